@@ -1,0 +1,72 @@
+"""Triton helpers shared by the kernels: availability, interpreter detection, autotune configs.
+
+``TRITON_INTERPRET=1`` must be set before triton is imported; the CPU test suite does so in
+``tests/conftest.py``. Under the interpreter every autotuned kernel gets exactly one config
+(the interpreter is slow and timing it means nothing).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Sequence
+from typing import Any
+
+
+def interpreter_enabled() -> bool:
+    return os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
+
+
+@functools.lru_cache(maxsize=None)
+def triton_import_error() -> str | None:
+    """None when triton imports, else a one-line reason."""
+    try:
+        import triton  # noqa: F401
+        import triton.language  # noqa: F401
+    except Exception as exc:  # ImportError and broken installs alike
+        return f"triton does not import ({type(exc).__name__}: {exc})"
+    return None
+
+
+def triton_version() -> str | None:
+    if triton_import_error() is not None:
+        return None
+    import triton
+
+    return triton.__version__
+
+
+def device_reasons(device_type: str) -> list[str]:
+    """Why a Triton kernel cannot run on tensors of this device type (empty list = it can)."""
+    if device_type == "cuda":
+        import torch
+
+        if not torch.cuda.is_available():
+            return ["CUDA tensors but torch.cuda is not available"]
+        return []
+    if device_type == "cpu":
+        if interpreter_enabled():
+            return []
+        return ["CPU tensors need the Triton interpreter (set TRITON_INTERPRET=1 before importing triton)"]
+    return [f"device type {device_type!r} is not supported by the Triton kernels"]
+
+
+def backend_unavailable_reason() -> str | None:
+    """Shared ``_unavailable_reason`` of the Triton backends."""
+    err = triton_import_error()
+    if err is not None:
+        return err
+    import torch
+
+    if not torch.cuda.is_available() and not interpreter_enabled():
+        return "no CUDA device and TRITON_INTERPRET is not set"
+    return None
+
+
+def configs(gpu: Sequence[Any], interpreter: Any) -> list[Any]:
+    """Autotune configs: ``gpu`` on a device, the single ``interpreter`` config under the interpreter."""
+    return [interpreter] if interpreter_enabled() else list(gpu)
+
+
+def next_power_of_2(n: int) -> int:
+    return 1 if n <= 1 else 1 << (int(n) - 1).bit_length()
