@@ -214,7 +214,9 @@ class Explanation:
 
     def __str__(self) -> str:
         width = max([len(r.backend) for r in self.rows] + [7])
-        lines = [f"family {self.family!r}, backend={self.requested!r}" + (f" ({self.note})" if self.note else "")]
+        lines = [
+            f"family {self.family!r}, backend={self.requested!r}" + (f" ({self.note})" if self.note else "")
+        ]
         for r in self.rows:
             if r.chosen:
                 status = "CHOSEN"
@@ -250,7 +252,7 @@ def _resolve_request(family: str, backend: str) -> tuple[str, str]:
     if not isinstance(backend, str):
         raise TypeError(f"backend: expected a str such as 'auto', got {type(backend).__name__}")
     if backend != AUTO:
-        return backend, "explicit"
+        return backend, "the backend= argument"
     default = _default_for(family)
     if default is not None and default[0] != AUTO:
         return default[0], default[1]
@@ -272,7 +274,7 @@ def select(family: str, inputs: Any, backend: str = AUTO) -> Backend:
         reasons = [f"unavailable: {why}"] if not ok else list(b.not_supported_reasons(inputs))
         if reasons:
             raise NotSupportedError(
-                f"{family}: backend {requested!r} (requested via {source}) cannot run these inputs:\n"
+                f"{family}: backend {requested!r} (chosen by {source}) cannot run these inputs:\n"
                 + "\n".join(f"  - {r}" for r in reasons)
                 + "\n(no fallback for an explicit backend; use backend='auto' to let jagattn choose)"
             )
@@ -308,7 +310,7 @@ def explain_inputs(family: str, inputs: Any, backend: str = AUTO) -> Explanation
     else:
         raise ValueError(f"backend: family {family!r} has no backend {requested!r} (from {source})")
     rows = tuple(Verdict(b.name, b.name == chosen, tuple(r)) for b, r in verdicts)
-    note = "" if source in ("auto", "explicit") else f"set by {source}"
+    note = "" if source in ("auto", "the backend= argument") else f"set by {source}"
     if chosen is None:
         note = (note + "; " if note else "") + "nothing can run: a call raises NotSupportedError"
     return Explanation(family, requested if requested != AUTO else AUTO, rows, note)

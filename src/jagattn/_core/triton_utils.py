@@ -17,7 +17,7 @@ def interpreter_enabled() -> bool:
     return os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def triton_import_error() -> str | None:
     """None when triton imports, else a one-line reason."""
     try:

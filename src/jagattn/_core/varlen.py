@@ -76,13 +76,17 @@ def check_tensor(
 def check_same_device(ref_name: str, ref: torch.Tensor, **others: torch.Tensor | None) -> None:
     for name, t in others.items():
         if t is not None and t.device != ref.device:
-            raise ValueError(f"{name}: is on {t.device} but {ref_name} is on {ref.device}; move them together")
+            raise ValueError(
+                f"{name}: is on {t.device} but {ref_name} is on {ref.device}; move them together"
+            )
 
 
 def check_same_dtype(ref_name: str, ref: torch.Tensor, **others: torch.Tensor | None) -> None:
     for name, t in others.items():
         if t is not None and t.dtype != ref.dtype:
-            raise ValueError(f"{name}: dtype {t.dtype} differs from {ref_name}'s {ref.dtype}; cast them to one dtype")
+            raise ValueError(
+                f"{name}: dtype {t.dtype} differs from {ref_name}'s {ref.dtype}; cast them to one dtype"
+            )
 
 
 def check_dim(name: str, got: int, want: int, what: str) -> None:
@@ -179,7 +183,7 @@ def resolve_max_seqlen(cu: torch.Tensor, max_seqlen: Any, name: str, cu_name: st
 def seq_lengths(cu: torch.Tensor) -> list[int]:
     """Python list of sequence lengths (reads the tensor)."""
     vals = cu.detach().to("cpu", torch.int64).tolist()
-    return [b - a for a, b in zip(vals[:-1], vals[1:])]
+    return [b - a for a, b in zip(vals[:-1], vals[1:], strict=False)]
 
 
 def cu_seqlens_from_lengths(

@@ -111,11 +111,13 @@ def make_inputs(
     tq, hq, d = q.shape
     tk, hkv, dk = k.shape
     if v.shape[0] != tk or v.shape[1] != hkv:
-        raise ValueError(f"v: shape {tuple(v.shape)} must be [Tk={tk}, Hkv={hkv}, Dv] to match k {tuple(k.shape)}")
-    if dk != d:
-        raise ValueError(f"k: head dim {dk} must equal q's head dim {d}")
+        raise ValueError(
+            f"v: shape {tuple(v.shape)} must be [Tk={tk}, Hkv={hkv}, Dv] to match k {tuple(k.shape)}"
+        )
     if d == 0 or v.shape[2] == 0:
         raise ValueError(f"q/v: head dims must be positive, got D={d}, Dv={v.shape[2]}")
+    if dk != d:
+        raise ValueError(f"k: head dim {dk} must equal q's head dim {d}")
     if hq == 0 or hkv == 0:
         raise ValueError(f"q/k: head counts must be positive, got Hq={hq}, Hkv={hkv}")
     if hq % hkv != 0:
@@ -152,7 +154,9 @@ def make_inputs(
     max_seqlen_k = resolve_max_seqlen(cu_seqlens_k, max_seqlen_k, "max_seqlen_k", "cu_seqlens_k")
     check_cu_values(cu_seqlens_q, "cu_seqlens_q", total=tq, max_seqlen=max_seqlen_q, max_name="max_seqlen_q")
     if not self_attention:
-        check_cu_values(cu_seqlens_k, "cu_seqlens_k", total=tk, max_seqlen=max_seqlen_k, max_name="max_seqlen_k")
+        check_cu_values(
+            cu_seqlens_k, "cu_seqlens_k", total=tk, max_seqlen=max_seqlen_k, max_name="max_seqlen_k"
+        )
     return AttentionInputs(
         q=q,
         k=k,

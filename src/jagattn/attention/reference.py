@@ -61,7 +61,7 @@ def attention_reference(
     lens_k = seq_lengths(cu_seqlens_k)
     starts_q = [0]
     starts_k = [0]
-    for a, b in zip(lens_q, lens_k):
+    for a, b in zip(lens_q, lens_k, strict=False):
         starts_q.append(starts_q[-1] + a)
         starts_k.append(starts_k[-1] + b)
 
@@ -70,7 +70,7 @@ def attention_reference(
     anchor = (q.sum() + k.sum() + v.sum()).to(cdt) * 0
     o_parts = [anchor.expand(0, hq, dv)]
     lse_parts = [anchor.float().expand(hq, 0)]
-    for b, (lq, lk) in enumerate(zip(lens_q, lens_k)):
+    for b, (lq, lk) in enumerate(zip(lens_q, lens_k, strict=False)):
         if lq == 0:
             continue
         if lk == 0:  # no key at all: every row outputs zeros and lse = -inf
