@@ -1,0 +1,79 @@
+"""The command line: info, explain, demo (the README's main job) and bench dispatch."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from jagattn.__main__ import main
+
+
+def test_info_lists_every_backend(capsys):
+    assert main(["info"]) == 0
+    out = capsys.readouterr().out
+    assert "torch" in out and "triton" in out
+    for fam in ("attention",):
+        assert fam in out
+    assert "reference" in out
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [
+            "explain",
+            "attention",
+            "--dtype",
+            "fp32",
+            "--batch",
+            "2",
+            "--seqlen",
+            "8",
+            "--causal",
+            "--kv-heads",
+            "4",
+        ],
+        [
+            "explain",
+            "attention",
+            "--dtype",
+            "fp16",
+            "--dim",
+            "300",
+            "--batch",
+            "1",
+            "--seqlen",
+            "4",
+            "--backward",
+        ],
+    ],
+)
+def test_explain_prints_the_table(argv, capsys):
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "family 'attention'" in out and "CHOSEN" in out
+
+
+def test_explain_bad_shape_is_a_clear_error():
+    with pytest.raises(ValueError, match="Hq=16 must be a multiple of Hkv=5"):
+        main(["explain", "attention", "--kv-heads", "5", "--batch", "1", "--seqlen", "4", "--dtype", "fp32"])
+
+
+def test_demo_runs_and_checks(capsys):
+    # In-process: conftest already set TRITON_INTERPRET when there is no GPU.
+    from jagattn.demo import run_demo
+
+    assert run_demo(seed=1) == 0
+    out = capsys.readouterr().out
+    assert "summary" in out and "FAIL" not in out
+    assert "attention" in out
+
+
+def test_module_entry_point_runs():
+    env = dict(os.environ)
+    r = subprocess.run(
+        [sys.executable, "-m", "jagattn", "info"], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert r.returncode == 0, r.stderr
+    assert "jagattn" in r.stdout
