@@ -12,6 +12,7 @@ __version__ = "0.1.0"
 from ._core.dispatch import NotSupportedError, use_backend
 from .attention import attention
 from .explain import backend_table, explain
+from .gated_delta import gated_delta_rule
 from .hstu import hstu_attention, hstu_attention_cached
 
 __all__ = [
@@ -20,6 +21,7 @@ __all__ = [
     "attention",
     "backend_table",
     "explain",
+    "gated_delta_rule",
     "hstu_attention",
     "hstu_attention_cached",
     "use_backend",

@@ -10,6 +10,7 @@ from ._core import dispatch
 # family -> module whose make_inputs(...) validates that family's arguments
 _FAMILY_API = {
     "attention": "jagattn.attention.api",
+    "gated_delta": "jagattn.gated_delta.api",
     "hstu": "jagattn.hstu.api",
 }
 
