@@ -13,7 +13,7 @@ def test_info_lists_every_backend(capsys):
     assert main(["info"]) == 0
     out = capsys.readouterr().out
     assert "torch" in out and "triton" in out
-    for fam in ("attention",):
+    for fam in ("attention", "hstu", "gated_delta"):
         assert fam in out
     assert "reference" in out
 
@@ -67,7 +67,8 @@ def test_demo_runs_and_checks(capsys):
     assert run_demo(seed=1) == 0
     out = capsys.readouterr().out
     assert "summary" in out and "FAIL" not in out
-    assert "attention" in out
+    for op in ("attention", "hstu_attention_cached", "gated_delta_rule"):
+        assert op in out
 
 
 def test_module_entry_point_runs():

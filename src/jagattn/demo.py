@@ -85,9 +85,176 @@ def _attention_case() -> DemoCase:
     return DemoCase("attention", title, make, call, lowp, explain, ("q", "k", "v"), ("o", "lse"))
 
 
+def _hstu_case() -> DemoCase:
+    from jagattn.hstu.reference import hstu_reference
+
+    lengths = [50, 0, 1, 97, 64, 33]
+    targets = [4, 0, 1, 10, 0, 33]
+    n_max = max(lengths)
+    kw = dict(alpha=0.25, contextual_seq_len=3, max_attn_len=24, min_full_attn_seq_len=8)
+
+    def make(device, dtype, gen):
+        t = sum(lengths)
+        return {
+            "q": testing.randn((t, 2, 32), dtype=dtype, device=device, generator=gen),
+            "k": testing.randn((t, 2, 32), dtype=dtype, device=device, generator=gen),
+            "v": testing.randn((t, 2, 16), dtype=dtype, device=device, generator=gen),
+            "cu": testing.cu_seqlens(lengths, device),
+            "nt": torch.tensor(targets, dtype=torch.int64, device=device),
+        }
+
+    def call(a, backend):
+        return (
+            jagattn.hstu_attention(
+                a["q"], a["k"], a["v"], a["cu"], n_max, num_targets=a["nt"], backend=backend, **kw
+            ),
+        )
+
+    def lowp(a):
+        return (
+            hstu_reference(
+                a["q"],
+                a["k"],
+                a["v"],
+                a["cu"],
+                scale_len=n_max,
+                num_targets=a["nt"],
+                compute_dtype=a["q"].dtype,
+                **kw,
+            ),
+        )
+
+    def explain(a):
+        return jagattn.explain("hstu", a["q"], a["k"], a["v"], a["cu"], n_max, num_targets=a["nt"], **kw)
+
+    title = f"hstu targets+context C=3+window W=24 F=8, Dq=32 Dv=16, {len(lengths)} seqs {lengths}"
+    return DemoCase("hstu", title, make, call, lowp, explain, ("q", "k", "v"), ("o",))
+
+
+def _hstu_cached_case() -> DemoCase:
+    from jagattn.hstu.reference import hstu_reference
+
+    lengths = [50, 2, 97, 64]
+    delta = 2
+    n_max = max(lengths)
+
+    def make(device, dtype, gen):
+        t = sum(lengths)
+        return {
+            "dq": testing.randn((len(lengths) * delta, 2, 32), dtype=dtype, device=device, generator=gen),
+            "k": testing.randn((t, 2, 32), dtype=dtype, device=device, generator=gen),
+            "v": testing.randn((t, 2, 32), dtype=dtype, device=device, generator=gen),
+            "cu": testing.cu_seqlens(lengths, device),
+        }
+
+    def call(a, backend):
+        return (
+            jagattn.hstu_attention_cached(
+                a["dq"], a["k"], a["v"], a["cu"], n_max, alpha=0.25, backend=backend
+            ),
+        )
+
+    def lowp(a):
+        return (
+            hstu_reference(
+                a["dq"],
+                a["k"],
+                a["v"],
+                a["cu"],
+                alpha=0.25,
+                scale_len=n_max,
+                delta=delta,
+                compute_dtype=a["dq"].dtype,
+            ),
+        )
+
+    def explain(a):
+        return jagattn.explain("hstu", a["dq"], a["k"], a["v"], a["cu"], n_max, alpha=0.25, cached=True)
+
+    title = f"hstu_attention_cached (inference, last {delta} rows), {len(lengths)} seqs {lengths}"
+    return DemoCase("hstu", title, make, call, lowp, explain, (), ("o",))
+
+
+def _gated_delta_case() -> DemoCase:
+    from jagattn.gated_delta.reference import gated_delta_reference
+
+    lengths = [70, 0, 1, 130, 63]
+
+    def make(device, dtype, gen):
+        t = sum(lengths)
+        f32 = torch.float32
+        return {
+            "q": testing.randn((t, 2, 32), dtype=dtype, device=device, generator=gen),
+            "k": testing.randn((t, 2, 32), dtype=dtype, device=device, generator=gen),
+            "v": testing.randn((t, 4, 16), dtype=dtype, device=device, generator=gen),
+            "g": torch.nn.functional.logsigmoid(
+                testing.randn((t, 4), dtype=f32, device=device, generator=gen)
+            ),
+            "beta": torch.sigmoid(testing.randn((t, 4), dtype=f32, device=device, generator=gen)),
+            "h0": testing.randn(
+                (len(lengths), 4, 32, 16), dtype=f32, device=device, generator=gen, scale=0.1
+            ),
+            "cu": testing.cu_seqlens(lengths, device),
+        }
+
+    kw = dict(use_qk_l2norm=True)
+
+    def call(a, backend):
+        return jagattn.gated_delta_rule(
+            a["q"],
+            a["k"],
+            a["v"],
+            a["g"],
+            a["beta"],
+            cu_seqlens=a["cu"],
+            initial_state=a["h0"],
+            output_final_state=True,
+            backend=backend,
+            **kw,
+        )
+
+    def lowp(a):
+        return gated_delta_reference(
+            a["q"],
+            a["k"],
+            a["v"],
+            a["g"],
+            a["beta"],
+            a["cu"],
+            initial_state=a["h0"],
+            compute_dtype=a["q"].dtype,
+            **kw,
+        )
+
+    def explain(a):
+        return jagattn.explain(
+            "gated_delta",
+            a["q"],
+            a["k"],
+            a["v"],
+            a["g"],
+            a["beta"],
+            cu_seqlens=a["cu"],
+            initial_state=a["h0"],
+            output_final_state=True,
+            **kw,
+        )
+
+    title = f"gated_delta_rule GVA 2:4 K=32 V=16, l2norm, initial+final state, {len(lengths)} seqs {lengths}"
+    return DemoCase(
+        "gated_delta",
+        title,
+        make,
+        call,
+        lowp,
+        explain,
+        ("q", "k", "v", "g", "beta", "h0"),
+        ("o", "final_state"),
+    )
+
+
 def cases() -> list[DemoCase]:
-    out = [_attention_case()]
-    return out
+    return [_attention_case(), _hstu_case(), _hstu_cached_case(), _gated_delta_case()]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -181,6 +348,7 @@ def run_case(case: DemoCase, device: str, dtype: torch.dtype, seed: int) -> dict
         print(f"   FAIL {f}")
     return {
         "family": case.family,
+        "op": case.title.split()[0],
         "backend": table.chosen,
         "title": case.title,
         "status": status,
@@ -196,10 +364,10 @@ def run_demo(device: str | None = None, seed: int = 0) -> int:
     print(f"jagattn {jagattn.__version__} demo on {device} (torch {torch.__version__})")
     results = [run_case(case, device, dtype, seed) for case in cases()]
     print("\nsummary")
-    print(f"  {'family':<12} {'backend':<10} {'check':<6} {'fwd ms':>9} {'fwd+bwd ms':>11}")
+    print(f"  {'op':<22} {'backend':<10} {'check':<6} {'fwd ms':>9} {'fwd+bwd ms':>11}")
     for r in results:
         print(
-            f"  {r['family']:<12} {str(r['backend']):<10} {r['status']:<6} {r['fwd_ms']:>9.2f} {r['fwdbwd_ms']:>11.2f}"
+            f"  {r['op']:<22} {str(r['backend']):<10} {r['status']:<6} {r['fwd_ms']:>9.2f} {r['fwdbwd_ms']:>11.2f}"
         )
     if device == "cpu":
         print("  (CPU: Triton kernels run under the interpreter; timings only show the path runs)")
