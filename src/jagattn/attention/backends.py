@@ -1,21 +1,82 @@
 """The ordered backends of softmax attention. ``auto`` takes the first that can run the inputs.
 
-Order: fast kernels first, the reference last (it runs anything SPEC.md allows, slowly). The
-Triton kernels (``triton/``) and the optional peer adapters (torch ``varlen_attn``,
-``flash_attn``, FlexAttention) slot in ahead of the reference as they land.
+Order: ``triton`` (our kernels), then the peer adapters of ``adapters.py`` (torch
+``varlen_attn``, ``flash_attn``; they run only what they compute exactly as SPEC.md says, so
+``auto`` reaches them only when the Triton backend is unavailable), then the reference (anything
+SPEC.md allows, slowly).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import torch
+
+from .._core import triton_utils
 from .._core.dispatch import Backend, register_family
+from .adapters import FlashAttnBackend, TorchVarlenBackend
 from .reference import attention_reference
 
 if TYPE_CHECKING:
     from .api import AttentionInputs
 
 FAMILY = "attention"
+
+
+_OPS_ERROR: str | None = triton_utils.triton_import_error()
+if _OPS_ERROR is None:
+    try:
+        # Registers jagattn::attention_fwd / attention_bwd at import, so the first call may
+        # already be under torch.compile (an import inside traced code would break the graph).
+        from . import ops  # noqa: F401
+    except Exception as exc:  # a broken triton install must not break `import jagattn`
+        _OPS_ERROR = f"jagattn.attention.ops failed to import ({type(exc).__name__}: {exc})"
+
+MAX_HEAD_DIM = 256
+MAX_GRID_Y = 65535  # CUDA's limit on grid axis 1, which carries the heads
+
+
+class TritonBackend(Backend):
+    name = "triton"
+    family = FAMILY
+    description = (
+        "jagattn Triton kernels: varlen, GQA in place, causal/window/softcap, lse, Dv != D, D <= 256; "
+        "fp16/bf16 on tensor cores, fp32 in IEEE precision (slow, exact contract)"
+    )
+
+    def _unavailable_reason(self) -> str | None:
+        return triton_utils.backend_unavailable_reason() or _OPS_ERROR
+
+    def not_supported_reasons(self, inputs: AttentionInputs) -> list[str]:
+        reasons = list(triton_utils.device_reasons(inputs.device_type))
+        if inputs.dtype == torch.float64:
+            reasons.append(
+                "fp64 is not supported by the Triton kernels (fp16, bf16, or fp32 in IEEE precision)"
+            )
+        if inputs.head_dim > MAX_HEAD_DIM or inputs.head_dim_v > MAX_HEAD_DIM:
+            reasons.append(
+                f"head dims D={inputs.head_dim}, Dv={inputs.head_dim_v}: the kernels support at most {MAX_HEAD_DIM}"
+            )
+        if inputs.num_heads_q > MAX_GRID_Y:
+            reasons.append(f"Hq={inputs.num_heads_q} exceeds the {MAX_GRID_Y} heads a launch grid can carry")
+        return reasons
+
+    def __call__(self, inputs: AttentionInputs):
+        left, right = inputs.window
+        return torch.ops.jagattn.attention_fwd(
+            inputs.q,
+            inputs.k,
+            inputs.v,
+            inputs.cu_seqlens_q,
+            inputs.cu_seqlens_k,
+            inputs.max_seqlen_q,
+            inputs.max_seqlen_k,
+            left,
+            right,
+            inputs.scale,
+            inputs.softcap,
+            inputs.deterministic,
+        )
 
 
 class ReferenceBackend(Backend):
@@ -40,5 +101,10 @@ class ReferenceBackend(Backend):
         )
 
 
-BACKENDS: tuple[Backend, ...] = (ReferenceBackend(),)
+BACKENDS: tuple[Backend, ...] = (
+    TritonBackend(),
+    TorchVarlenBackend(),
+    FlashAttnBackend(),
+    ReferenceBackend(),
+)
 register_family(FAMILY, BACKENDS)

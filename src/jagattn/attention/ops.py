@@ -1,0 +1,110 @@
+"""torch.library registration of the Triton attention kernels.
+
+``jagattn::attention_fwd`` returns ``(o, lse)``; ``jagattn::attention_bwd`` returns
+``(dq, dk, dv)``. Both are ``triton_op`` s: their Python bodies only allocate and launch
+``wrap_triton`` kernels, so torch.compile/Inductor sees the kernels themselves, and the same
+bodies traced with FakeTensors are the fake (meta) implementations that ``triton_op`` registers.
+The forward op carries the backward's flags (``deterministic``) so autograd can pass them on;
+the gradient of ``lse`` is supported (it enters the backward through ``delta``).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from .._core.library import qualname
+from .triton import bwd as _bwd
+from .triton import fwd as _fwd
+
+
+@torch.library.triton_op(qualname("attention_fwd"), mutates_args=())
+def attention_fwd(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    cu_seqlens_q: torch.Tensor,
+    cu_seqlens_k: torch.Tensor,
+    max_seqlen_q: int,
+    max_seqlen_k: int,
+    window_left: int,
+    window_right: int,
+    scale: float,
+    softcap: float,
+    deterministic: bool,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(o [Tq, Hq, Dv], lse [Hq, Tq] fp32)``; see ``triton.fwd.attention_fwd``."""
+    return _fwd.attention_fwd(
+        q,
+        k,
+        v,
+        cu_seqlens_q,
+        cu_seqlens_k,
+        max_seqlen_q,
+        max_seqlen_k,
+        window_left,
+        window_right,
+        scale,
+        softcap,
+    )
+
+
+@torch.library.triton_op(qualname("attention_bwd"), mutates_args=())
+def attention_bwd(
+    do: torch.Tensor,
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    o: torch.Tensor,
+    lse: torch.Tensor,
+    dlse: torch.Tensor | None,
+    cu_seqlens_q: torch.Tensor,
+    cu_seqlens_k: torch.Tensor,
+    max_seqlen_q: int,
+    max_seqlen_k: int,
+    window_left: int,
+    window_right: int,
+    scale: float,
+    softcap: float,
+    deterministic: bool,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """``(dq, dk, dv)`` like ``(q, k, v)``; see ``triton.bwd.attention_bwd``."""
+    if do.stride(-1) != 1:  # e.g. the expanded ones of o.sum().backward()
+        do = do.contiguous()
+    if dlse is not None and dlse.stride(-1) != 1:
+        dlse = dlse.contiguous()
+    return _bwd.attention_bwd(
+        do,
+        q,
+        k,
+        v,
+        o,
+        lse.contiguous(),
+        dlse,
+        cu_seqlens_q,
+        cu_seqlens_k,
+        max_seqlen_q,
+        max_seqlen_k,
+        window_left,
+        window_right,
+        scale,
+        softcap,
+        deterministic,
+    )
+
+
+def _setup_context(ctx, inputs, output) -> None:
+    q, k, v, cu_q, cu_k, max_q, max_k, wl, wr, scale, softcap, deterministic = inputs
+    o, lse = output
+    ctx.save_for_backward(q, k, v, o, lse, cu_q, cu_k)
+    ctx.flags = (max_q, max_k, wl, wr, scale, softcap, deterministic)
+
+
+def _backward(ctx, do, dlse):
+    q, k, v, o, lse, cu_q, cu_k = ctx.saved_tensors
+    if do is None:
+        do = torch.zeros_like(o)
+    dq, dk, dv = torch.ops.jagattn.attention_bwd(do, q, k, v, o, lse, dlse, cu_q, cu_k, *ctx.flags)
+    return dq, dk, dv, None, None, None, None, None, None, None, None, None
+
+
+attention_fwd.register_autograd(_backward, setup_context=_setup_context)

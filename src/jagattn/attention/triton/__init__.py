@@ -1,0 +1,1 @@
+"""Triton kernels of softmax varlen attention: ``fwd.py`` (forward), ``bwd.py`` (backward)."""

@@ -1,0 +1,629 @@
+"""Backward kernels of varlen softmax attention and their launcher.
+
+Three kernels, FlashAttention-2 style (scores recomputed from q, k and the saved lse):
+
+1. ``_attention_bwd_preprocess_kernel``: ``delta = rowsum(o * do) - dlse`` ``[Hq, Tq]`` fp32
+   (``dlse`` is the gradient flowing into the returned lse, zero when lse is unused).
+2. ``_attention_bwd_dkdv_kernel``: one program per (key block, kv head). dK/dV live in fp32
+   registers while the program loops over the query heads of its GQA group and over the query
+   blocks that can see the key block (masked edge blocks, unmasked middle), so K/V are never
+   expanded and dK/dV are written once, without atomics. With ``ATOMIC_DQ`` the same program
+   also adds ``ds @ k`` into an fp32 dQ buffer with atomics (fast, not bit-reproducible).
+3. ``_attention_bwd_dq_kernel``: one program per (query block, query head) recomputes p and dp
+   and accumulates dQ in registers: bit-reproducible, used when ``deterministic=True``.
+
+Rows with no visible key have ``lse = -inf``; they are loaded as ``+inf`` so ``p = 0`` and their
+gradients are exact zeros.
+"""
+
+from __future__ import annotations
+
+import os
+
+import torch
+import triton
+import triton.language as tl
+
+from ..._core.alloc import new_empty
+from ..._core.triton_utils import configs
+from .common import LOG2E, _block_ranges, _load_tile, _seq_of_slot, _tanh, num_slots
+from .fwd import dot_precision, head_block, seq_bucket, softcap_args, window_args
+
+# ---------------------------------------------------------------------------------------------
+# 1. delta
+
+
+@triton.jit(do_not_specialize=["T"])
+def _attention_bwd_preprocess_kernel(
+    O,
+    DO,
+    DLSE,
+    DELTA,
+    T,
+    stride_ot,
+    stride_oh,
+    stride_dot,
+    stride_doh,
+    stride_dlse_h,
+    stride_delta_h,
+    DV: tl.constexpr,
+    BLOCK_DV: tl.constexpr,
+    HAS_DLSE: tl.constexpr,
+    BLOCK_T: tl.constexpr,
+):
+    i_t = tl.program_id(0)
+    i_h = tl.program_id(1)
+    o_t = i_t * BLOCK_T + tl.arange(0, BLOCK_T)
+    o_dv = tl.arange(0, BLOCK_DV)
+    m_t = o_t < T
+    m_dv = o_dv < DV
+    rows = o_t.to(tl.int64)[:, None]
+    b_o = _load_tile(O + rows * stride_ot + i_h * stride_oh + o_dv[None, :], m_t, m_dv, True, BLOCK_DV != DV)
+    b_do = _load_tile(
+        DO + rows * stride_dot + i_h * stride_doh + o_dv[None, :], m_t, m_dv, True, BLOCK_DV != DV
+    )
+    b_delta = tl.sum(b_o.to(tl.float32) * b_do.to(tl.float32), 1)
+    if HAS_DLSE:
+        b_delta -= tl.load(DLSE + i_h.to(tl.int64) * stride_dlse_h + o_t, mask=m_t, other=0.0)
+    tl.store(DELTA + i_h.to(tl.int64) * stride_delta_h + o_t, b_delta, mask=m_t)
+
+
+# ---------------------------------------------------------------------------------------------
+# 2. dK, dV (and optionally dQ by atomics)
+
+
+def _dkdv_configs() -> list[triton.Config]:
+    gpu = [
+        triton.Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_warps=w, num_stages=s)
+        for bm, bn, w, s in (
+            (64, 128, 8, 2),
+            (32, 128, 8, 3),
+            (64, 128, 8, 3),
+            (32, 64, 4, 3),
+            (64, 64, 4, 2),
+            (16, 64, 4, 3),
+        )
+    ]
+    return configs(gpu, triton.Config({"BLOCK_M": 16, "BLOCK_N": 32}, num_warps=4, num_stages=1))
+
+
+def _prune_dkdv(configs, named_args, **kwargs):
+    bd, bdv = named_args["BLOCK_D"], named_args["BLOCK_DV"]
+    keep = []
+    for c in configs:
+        bm, bn = c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"]
+        smem = 2 * (max(c.num_stages - 1, 1) * bm * (bd + bdv) + bn * (bd + bdv))
+        acc_regs = bn * (bd + bdv) // (32 * c.num_warps)
+        if smem <= 200 * 1024 and acc_regs <= 160:
+            keep.append(c)
+    return keep or configs[-1:]
+
+
+@triton.jit
+def _attention_bwd_dkdv_inner(
+    dk,
+    dv,
+    b_k,
+    b_v,
+    Q,
+    DO,
+    LSE,
+    DELTA,
+    DQ_ACC,
+    m_lo,
+    m_hi,
+    o_n,
+    bos_q,
+    lq,
+    lk,
+    diag,
+    i_h,
+    window_left,
+    window_right,
+    scale,
+    qk_scale,
+    softcap_in,
+    softcap_out,
+    stride_qt,
+    stride_qh,
+    stride_dot,
+    stride_doh,
+    stride_lse_h,
+    stride_dqt,
+    stride_dqh,
+    D: tl.constexpr,
+    DV: tl.constexpr,
+    BLOCK_D: tl.constexpr,
+    BLOCK_DV: tl.constexpr,
+    BLOCK_M: tl.constexpr,
+    MASKED: tl.constexpr,
+    HAS_LEFT: tl.constexpr,
+    HAS_RIGHT: tl.constexpr,
+    HAS_SOFTCAP: tl.constexpr,
+    ATOMIC_DQ: tl.constexpr,
+    DOT_PREC: tl.constexpr,
+):
+    o_m0 = tl.arange(0, BLOCK_M)
+    o_d = tl.arange(0, BLOCK_D)
+    o_dv = tl.arange(0, BLOCK_DV)
+    rows0 = (bos_q + o_m0).to(tl.int64)
+    p_q0 = Q + rows0[:, None] * stride_qt + i_h * stride_qh + o_d[None, :]
+    p_do0 = DO + rows0[:, None] * stride_dot + i_h * stride_doh + o_dv[None, :]
+    p_lse0 = LSE + i_h.to(tl.int64) * stride_lse_h + bos_q + o_m0
+    p_delta0 = DELTA + i_h.to(tl.int64) * stride_lse_h + bos_q + o_m0
+    for m0 in range(m_lo, m_hi, BLOCK_M):
+        m0 = tl.multiple_of(m0, BLOCK_M)
+        o_m = m0 + o_m0
+        m_m = o_m < lq
+        b_q = _load_tile(p_q0 + m0.to(tl.int64) * stride_qt, m_m, o_d < D, MASKED, BLOCK_D != D)
+        b_do = _load_tile(p_do0 + m0.to(tl.int64) * stride_dot, m_m, o_dv < DV, MASKED, BLOCK_DV != DV)
+        if MASKED:
+            b_lse = tl.load(p_lse0 + m0, mask=m_m, other=float("inf"))
+            b_delta = tl.load(p_delta0 + m0, mask=m_m, other=0.0)
+        else:
+            b_lse = tl.load(p_lse0 + m0)
+            b_delta = tl.load(p_delta0 + m0)
+        b_lse = tl.where(b_lse == float("-inf"), float("inf"), b_lse * LOG2E)
+        # [BLOCK_N, BLOCK_M]
+        sT = tl.dot(b_k, tl.trans(b_q), input_precision=DOT_PREC)
+        if HAS_SOFTCAP:
+            tT = _tanh(sT * softcap_in)
+            sT = softcap_out * tT
+        else:
+            sT = sT * qk_scale
+        pT = tl.math.exp2(sT - b_lse[None, :])
+        if MASKED:
+            vis = m_m[None, :] & (o_n < lk)[:, None]
+            if HAS_LEFT:
+                vis = vis & (o_n[:, None] >= o_m[None, :] + (diag - window_left))
+            if HAS_RIGHT:
+                vis = vis & (o_n[:, None] <= o_m[None, :] + (diag + window_right))
+            pT = tl.where(vis, pT, 0.0)
+        dv = tl.dot(pT.to(b_do.dtype), b_do, dv, input_precision=DOT_PREC)
+        dpT = tl.dot(b_v, tl.trans(b_do), input_precision=DOT_PREC)
+        dsT = pT * (dpT - b_delta[None, :])
+        if HAS_SOFTCAP:
+            dsT = dsT * (1.0 - tT * tT)
+        dsT = dsT.to(b_q.dtype)
+        dk = tl.dot(dsT, b_q, dk, input_precision=DOT_PREC)
+        if ATOMIC_DQ:
+            b_dq = tl.dot(tl.trans(dsT), b_k, input_precision=DOT_PREC) * scale
+            p_dq = DQ_ACC + (bos_q + o_m).to(tl.int64)[:, None] * stride_dqt + i_h * stride_dqh + o_d[None, :]
+            tl.atomic_add(p_dq, b_dq, mask=m_m[:, None] & (o_d < D)[None, :], sem="relaxed")
+    return dk, dv
+
+
+@triton.autotune(
+    configs=_dkdv_configs(),
+    key=["D", "DV", "HAS_LEFT", "HAS_RIGHT", "HAS_SOFTCAP", "ATOMIC_DQ", "SEQ_BUCKET"],
+    prune_configs_by={"early_config_prune": _prune_dkdv},
+    reset_to_zero=["DQ_ACC"],
+)
+@triton.jit(do_not_specialize=["B", "GROUP", "window_left", "window_right", "SEQ_BUCKET"])
+def _attention_bwd_dkdv_kernel(
+    Q,
+    K,
+    V,
+    DO,
+    LSE,
+    DELTA,
+    DK,
+    DV_OUT,
+    DQ_ACC,
+    CU_Q,
+    CU_K,
+    stride_qt,
+    stride_qh,
+    stride_kt,
+    stride_kh,
+    stride_vt,
+    stride_vh,
+    stride_dot,
+    stride_doh,
+    stride_lse_h,
+    stride_dkt,
+    stride_dkh,
+    stride_dvt,
+    stride_dvh,
+    stride_dqt,
+    stride_dqh,
+    B,
+    GROUP,
+    window_left,
+    window_right,
+    scale,
+    qk_scale,
+    softcap_in,
+    softcap_out,
+    SEQ_BUCKET,
+    D: tl.constexpr,
+    DV: tl.constexpr,
+    BLOCK_D: tl.constexpr,
+    BLOCK_DV: tl.constexpr,
+    HAS_LEFT: tl.constexpr,
+    HAS_RIGHT: tl.constexpr,
+    HAS_SOFTCAP: tl.constexpr,
+    ATOMIC_DQ: tl.constexpr,
+    DOT_PREC: tl.constexpr,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+):
+    i_slot = tl.program_id(0)  # natural order: the first key blocks (heaviest when causal) start first
+    i_hk = tl.program_id(1)
+    i_b, i_n = _seq_of_slot(CU_K, i_slot, B, BLOCK_N)
+    bos_k = tl.load(CU_K + i_b).to(tl.int32)
+    lk = tl.load(CU_K + i_b + 1).to(tl.int32) - bos_k
+    n0 = i_n * BLOCK_N
+    if n0 >= lk:
+        return
+    bos_q = tl.load(CU_Q + i_b).to(tl.int32)
+    lq = tl.load(CU_Q + i_b + 1).to(tl.int32) - bos_q
+    diag = lk - lq
+
+    o_n = n0 + tl.arange(0, BLOCK_N)
+    o_d = tl.arange(0, BLOCK_D)
+    o_dv = tl.arange(0, BLOCK_DV)
+    m_n = o_n < lk
+    rows_k = (bos_k + o_n).to(tl.int64)[:, None]
+    b_k = _load_tile(
+        K + rows_k * stride_kt + i_hk * stride_kh + o_d[None, :], m_n, o_d < D, True, BLOCK_D != D
+    )
+    b_v = _load_tile(
+        V + rows_k * stride_vt + i_hk * stride_vh + o_dv[None, :], m_n, o_dv < DV, True, BLOCK_DV != DV
+    )
+
+    # query rows that see some key of the block: [lo, hi); rows that see all of them: [full_lo, full_hi)
+    n_last = tl.minimum(n0 + BLOCK_N, lk) - 1
+    lo = n0 * 0
+    full_lo = lo
+    hi = lq
+    full_hi = lq
+    if HAS_RIGHT:
+        lo = tl.maximum(n0 - diag - window_right, 0)
+        full_lo = tl.maximum(n_last - diag - window_right, 0)
+    if HAS_LEFT:
+        hi = tl.minimum(n_last - diag + window_left + 1, lq)
+        full_hi = tl.minimum(n0 - diag + window_left + 1, lq)
+    if n0 + BLOCK_N > lk:  # the padded key rows of a partial block must be masked everywhere
+        full_hi = full_lo
+    m_start, m_a, m_b, m_stop = _block_ranges(lo, hi, full_lo, full_hi, BLOCK_M)
+
+    dk = tl.zeros([BLOCK_N, BLOCK_D], dtype=tl.float32)
+    dv = tl.zeros([BLOCK_N, BLOCK_DV], dtype=tl.float32)
+    for i_g in range(0, GROUP):
+        i_h = i_hk * GROUP + i_g
+        dk, dv = _attention_bwd_dkdv_inner(
+            dk, dv, b_k, b_v, Q, DO, LSE, DELTA, DQ_ACC, m_start, m_a, o_n, bos_q, lq, lk, diag, i_h,
+            window_left, window_right, scale, qk_scale, softcap_in, softcap_out,
+            stride_qt, stride_qh, stride_dot, stride_doh, stride_lse_h, stride_dqt, stride_dqh,
+            D, DV, BLOCK_D, BLOCK_DV, BLOCK_M, True, HAS_LEFT, HAS_RIGHT, HAS_SOFTCAP, ATOMIC_DQ, DOT_PREC,
+        )  # fmt: skip
+        dk, dv = _attention_bwd_dkdv_inner(
+            dk, dv, b_k, b_v, Q, DO, LSE, DELTA, DQ_ACC, m_a, m_b, o_n, bos_q, lq, lk, diag, i_h,
+            window_left, window_right, scale, qk_scale, softcap_in, softcap_out,
+            stride_qt, stride_qh, stride_dot, stride_doh, stride_lse_h, stride_dqt, stride_dqh,
+            D, DV, BLOCK_D, BLOCK_DV, BLOCK_M, False, HAS_LEFT, HAS_RIGHT, HAS_SOFTCAP, ATOMIC_DQ, DOT_PREC,
+        )  # fmt: skip
+        dk, dv = _attention_bwd_dkdv_inner(
+            dk, dv, b_k, b_v, Q, DO, LSE, DELTA, DQ_ACC, m_b, m_stop, o_n, bos_q, lq, lk, diag, i_h,
+            window_left, window_right, scale, qk_scale, softcap_in, softcap_out,
+            stride_qt, stride_qh, stride_dot, stride_doh, stride_lse_h, stride_dqt, stride_dqh,
+            D, DV, BLOCK_D, BLOCK_DV, BLOCK_M, True, HAS_LEFT, HAS_RIGHT, HAS_SOFTCAP, ATOMIC_DQ, DOT_PREC,
+        )  # fmt: skip
+
+    m_store = m_n[:, None]
+    p_dk = DK + rows_k * stride_dkt + i_hk * stride_dkh + o_d[None, :]
+    tl.store(p_dk, (dk * scale).to(DK.dtype.element_ty), mask=m_store & (o_d < D)[None, :])
+    p_dv = DV_OUT + rows_k * stride_dvt + i_hk * stride_dvh + o_dv[None, :]
+    tl.store(p_dv, dv.to(DV_OUT.dtype.element_ty), mask=m_store & (o_dv < DV)[None, :])
+
+
+# ---------------------------------------------------------------------------------------------
+# 3. dQ (deterministic)
+
+
+def _dq_configs() -> list[triton.Config]:
+    gpu = [
+        triton.Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_warps=w, num_stages=s)
+        for bm, bn, w, s in (
+            (128, 64, 8, 2),
+            (128, 64, 8, 3),
+            (128, 128, 8, 2),
+            (64, 64, 4, 3),
+            (128, 32, 4, 3),
+            (64, 32, 4, 3),
+        )
+    ]
+    return configs(gpu, triton.Config({"BLOCK_M": 32, "BLOCK_N": 16}, num_warps=4, num_stages=1))
+
+
+def _prune_dq(configs, named_args, **kwargs):
+    bd, bdv = named_args["BLOCK_D"], named_args["BLOCK_DV"]
+    keep = []
+    for c in configs:
+        bm, bn = c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"]
+        smem = 2 * (max(c.num_stages - 1, 1) * bn * (bd + bdv) + bm * (bd + bdv))
+        acc_regs = bm * bd // (32 * c.num_warps)
+        if smem <= 200 * 1024 and acc_regs <= 128:
+            keep.append(c)
+    return keep or configs[-1:]
+
+
+@triton.jit
+def _attention_bwd_dq_inner(
+    dq,
+    b_q,
+    b_do,
+    b_lse,
+    b_delta,
+    p_k0,
+    p_v0,
+    n_lo,
+    n_hi,
+    o_m,
+    lk,
+    diag,
+    window_left,
+    window_right,
+    qk_scale,
+    softcap_in,
+    softcap_out,
+    stride_kt,
+    stride_vt,
+    D: tl.constexpr,
+    DV: tl.constexpr,
+    BLOCK_D: tl.constexpr,
+    BLOCK_DV: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    MASKED: tl.constexpr,
+    HAS_LEFT: tl.constexpr,
+    HAS_RIGHT: tl.constexpr,
+    HAS_SOFTCAP: tl.constexpr,
+    DOT_PREC: tl.constexpr,
+):
+    o_n0 = tl.arange(0, BLOCK_N)
+    o_d = tl.arange(0, BLOCK_D)
+    o_dv = tl.arange(0, BLOCK_DV)
+    for n0 in range(n_lo, n_hi, BLOCK_N):
+        n0 = tl.multiple_of(n0, BLOCK_N)
+        o_n = n0 + o_n0
+        m_n = o_n < lk
+        b_k = _load_tile(p_k0 + n0.to(tl.int64) * stride_kt, m_n, o_d < D, MASKED, BLOCK_D != D)
+        b_v = _load_tile(p_v0 + n0.to(tl.int64) * stride_vt, m_n, o_dv < DV, MASKED, BLOCK_DV != DV)
+        # [BLOCK_M, BLOCK_N]
+        s = tl.dot(b_q, tl.trans(b_k), input_precision=DOT_PREC)
+        if HAS_SOFTCAP:
+            t = _tanh(s * softcap_in)
+            s = softcap_out * t
+        else:
+            s = s * qk_scale
+        p = tl.math.exp2(s - b_lse[:, None])
+        if MASKED:
+            vis = m_n[None, :]
+            if HAS_LEFT:
+                vis = vis & (o_n[None, :] >= o_m[:, None] + (diag - window_left))
+            if HAS_RIGHT:
+                vis = vis & (o_n[None, :] <= o_m[:, None] + (diag + window_right))
+            p = tl.where(vis, p, 0.0)
+        dp = tl.dot(b_do, tl.trans(b_v), input_precision=DOT_PREC)
+        ds = p * (dp - b_delta[:, None])
+        if HAS_SOFTCAP:
+            ds = ds * (1.0 - t * t)
+        dq = tl.dot(ds.to(b_k.dtype), b_k, dq, input_precision=DOT_PREC)
+    return dq
+
+
+@triton.autotune(
+    configs=_dq_configs(),
+    key=["D", "DV", "HAS_LEFT", "HAS_RIGHT", "HAS_SOFTCAP", "SEQ_BUCKET"],
+    prune_configs_by={"early_config_prune": _prune_dq},
+)
+@triton.jit(do_not_specialize=["B", "GROUP", "window_left", "window_right", "SEQ_BUCKET"])
+def _attention_bwd_dq_kernel(
+    Q,
+    K,
+    V,
+    DO,
+    LSE,
+    DELTA,
+    DQ,
+    CU_Q,
+    CU_K,
+    stride_qt,
+    stride_qh,
+    stride_kt,
+    stride_kh,
+    stride_vt,
+    stride_vh,
+    stride_dot,
+    stride_doh,
+    stride_lse_h,
+    stride_dqt,
+    stride_dqh,
+    B,
+    GROUP,
+    window_left,
+    window_right,
+    scale,
+    qk_scale,
+    softcap_in,
+    softcap_out,
+    SEQ_BUCKET,
+    D: tl.constexpr,
+    DV: tl.constexpr,
+    BLOCK_D: tl.constexpr,
+    BLOCK_DV: tl.constexpr,
+    HAS_LEFT: tl.constexpr,
+    HAS_RIGHT: tl.constexpr,
+    HAS_SOFTCAP: tl.constexpr,
+    DOT_PREC: tl.constexpr,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+):
+    i_slot = tl.num_programs(0) - 1 - tl.program_id(0)
+    i_h = tl.program_id(1)
+    i_b, i_m = _seq_of_slot(CU_Q, i_slot, B, BLOCK_M)
+    bos_q = tl.load(CU_Q + i_b).to(tl.int32)
+    lq = tl.load(CU_Q + i_b + 1).to(tl.int32) - bos_q
+    m0 = i_m * BLOCK_M
+    if m0 >= lq:
+        return
+    bos_k = tl.load(CU_K + i_b).to(tl.int32)
+    lk = tl.load(CU_K + i_b + 1).to(tl.int32) - bos_k
+    i_hk = i_h // GROUP
+    diag = lk - lq
+
+    o_m = m0 + tl.arange(0, BLOCK_M)
+    o_d = tl.arange(0, BLOCK_D)
+    o_dv = tl.arange(0, BLOCK_DV)
+    o_n0 = tl.arange(0, BLOCK_N)
+    m_m = o_m < lq
+    rows_q = (bos_q + o_m).to(tl.int64)[:, None]
+    b_q = _load_tile(
+        Q + rows_q * stride_qt + i_h * stride_qh + o_d[None, :], m_m, o_d < D, True, BLOCK_D != D
+    )
+    b_do = _load_tile(
+        DO + rows_q * stride_dot + i_h * stride_doh + o_dv[None, :], m_m, o_dv < DV, True, BLOCK_DV != DV
+    )
+    b_lse = tl.load(LSE + i_h.to(tl.int64) * stride_lse_h + bos_q + o_m, mask=m_m, other=float("inf"))
+    b_lse = tl.where(b_lse == float("-inf"), float("inf"), b_lse * LOG2E)
+    b_delta = tl.load(DELTA + i_h.to(tl.int64) * stride_lse_h + bos_q + o_m, mask=m_m, other=0.0)
+    p_k0 = K + (bos_k + o_n0).to(tl.int64)[:, None] * stride_kt + i_hk * stride_kh + o_d[None, :]
+    p_v0 = V + (bos_k + o_n0).to(tl.int64)[:, None] * stride_vt + i_hk * stride_vh + o_dv[None, :]
+
+    m_last = tl.minimum(m0 + BLOCK_M, lq) - 1
+    lo = m0 * 0
+    full_lo = lo
+    hi = lk
+    full_hi = lk
+    if HAS_LEFT:
+        lo = tl.maximum(m0 + diag - window_left, 0)
+        full_lo = tl.maximum(m_last + diag - window_left, 0)
+    if HAS_RIGHT:
+        hi = tl.minimum(m_last + diag + window_right + 1, lk)
+        full_hi = tl.minimum(m0 + diag + window_right + 1, lk)
+    n_start, n_a, n_b, n_stop = _block_ranges(lo, hi, full_lo, full_hi, BLOCK_N)
+
+    dq = tl.zeros([BLOCK_M, BLOCK_D], dtype=tl.float32)
+    dq = _attention_bwd_dq_inner(
+        dq, b_q, b_do, b_lse, b_delta, p_k0, p_v0, n_start, n_a, o_m, lk, diag, window_left, window_right,
+        qk_scale, softcap_in, softcap_out, stride_kt, stride_vt,
+        D, DV, BLOCK_D, BLOCK_DV, BLOCK_N, True, HAS_LEFT, HAS_RIGHT, HAS_SOFTCAP, DOT_PREC,
+    )  # fmt: skip
+    dq = _attention_bwd_dq_inner(
+        dq, b_q, b_do, b_lse, b_delta, p_k0, p_v0, n_a, n_b, o_m, lk, diag, window_left, window_right,
+        qk_scale, softcap_in, softcap_out, stride_kt, stride_vt,
+        D, DV, BLOCK_D, BLOCK_DV, BLOCK_N, False, HAS_LEFT, HAS_RIGHT, HAS_SOFTCAP, DOT_PREC,
+    )  # fmt: skip
+    dq = _attention_bwd_dq_inner(
+        dq, b_q, b_do, b_lse, b_delta, p_k0, p_v0, n_b, n_stop, o_m, lk, diag, window_left, window_right,
+        qk_scale, softcap_in, softcap_out, stride_kt, stride_vt,
+        D, DV, BLOCK_D, BLOCK_DV, BLOCK_N, True, HAS_LEFT, HAS_RIGHT, HAS_SOFTCAP, DOT_PREC,
+    )  # fmt: skip
+    p_dq = DQ + rows_q * stride_dqt + i_h * stride_dqh + o_d[None, :]
+    tl.store(p_dq, (dq * scale).to(DQ.dtype.element_ty), mask=m_m[:, None] & (o_d < D)[None, :])
+
+
+# ---------------------------------------------------------------------------------------------
+# launcher
+
+PREPROCESS_BLOCK_T = 64
+
+
+def dq_mode(deterministic: bool) -> str:
+    """``"kernel"`` (separate dQ kernel, bit-reproducible) or ``"atomic"`` (fp32 atomics in dK/dV).
+
+    ``deterministic=True`` always gets ``"kernel"``. Otherwise ``JAGATTN_ATTN_DQ`` (``kernel`` or
+    ``atomic``) chooses, default ``atomic`` (see the family README for the measurement).
+    """
+    if deterministic:
+        return "kernel"
+    mode = os.environ.get("JAGATTN_ATTN_DQ", "atomic").strip().lower()
+    return mode if mode in ("kernel", "atomic") else "atomic"
+
+
+def attention_bwd(
+    do: torch.Tensor,
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    o: torch.Tensor,
+    lse: torch.Tensor,
+    dlse: torch.Tensor | None,
+    cu_seqlens_q: torch.Tensor,
+    cu_seqlens_k: torch.Tensor,
+    max_seqlen_q: int,
+    max_seqlen_k: int,
+    window_left: int,
+    window_right: int,
+    scale: float,
+    softcap: float,
+    deterministic: bool,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Launch the backward kernels; returns ``(dq, dk, dv)`` shaped and typed like q, k, v.
+
+    Args:
+        do: ``[Tq, Hq, Dv]`` gradient of o (last dim contiguous).
+        o, lse: the forward outputs (``lse [Hq, Tq]`` fp32, natural log).
+        dlse: ``[Hq, Tq]`` gradient of lse, or None.
+        deterministic: use the separate dQ kernel (no float atomics): bit-identical reruns.
+    """
+    tq, hq, d = q.shape
+    tk, hkv, dv = k.shape[0], k.shape[1], v.shape[2]
+    batch = cu_seqlens_q.shape[0] - 1
+    mode = dq_mode(deterministic)
+    if tk == 0 or batch == 0 or tq == 0:
+        # no (query, key) pair exists: every gradient is zero
+        return torch.zeros_like(q), torch.zeros_like(k), torch.zeros_like(v)
+    dk = new_empty(tuple(k.shape), dtype=k.dtype, device=k.device)
+    dvv = new_empty(tuple(v.shape), dtype=v.dtype, device=v.device)
+    has_left, has_right, wl, wr = window_args(window_left, window_right)
+    has_softcap, qk_scale, softcap_in, softcap_out = softcap_args(scale, softcap)
+    bucket = seq_bucket(max_seqlen_q, max_seqlen_k)
+    bd, bdv = head_block(d), head_block(dv)
+    prec = dot_precision(q.dtype)
+
+    delta = new_empty((hq, tq), dtype=torch.float32, device=q.device)
+    has_dlse = dlse is not None
+    dlse_arg = dlse if has_dlse else delta
+    torch.library.wrap_triton(_attention_bwd_preprocess_kernel)[(triton.cdiv(tq, PREPROCESS_BLOCK_T), hq)](
+        o, do, dlse_arg, delta, tq,
+        o.stride(0), o.stride(1), do.stride(0), do.stride(1), dlse_arg.stride(0), delta.stride(0),
+        dv, bdv, has_dlse, PREPROCESS_BLOCK_T,
+    )  # fmt: skip
+
+    if mode == "atomic":
+        dq_acc = torch.zeros((tq, hq, d), dtype=torch.float32, device=q.device)
+    else:
+        # never touched with ATOMIC_DQ=False; its own buffer because the autotuner zeroes it
+        dq_acc = torch.zeros((1, 1, 1), dtype=torch.float32, device=q.device)
+
+    def grid_kv(meta):
+        return (num_slots(tk, batch, meta["BLOCK_N"]), hkv)
+
+    torch.library.wrap_triton(_attention_bwd_dkdv_kernel)[grid_kv](
+        q, k, v, do, lse, delta, dk, dvv, dq_acc, cu_seqlens_q, cu_seqlens_k,
+        q.stride(0), q.stride(1), k.stride(0), k.stride(1), v.stride(0), v.stride(1),
+        do.stride(0), do.stride(1), lse.stride(0),
+        dk.stride(0), dk.stride(1), dvv.stride(0), dvv.stride(1),
+        dq_acc.stride(0), dq_acc.stride(1),
+        batch, hq // hkv, wl, wr, scale, qk_scale, softcap_in, softcap_out, bucket,
+        d, dv, bd, bdv, has_left, has_right, has_softcap, mode == "atomic", prec,
+    )  # fmt: skip
+
+    if mode == "atomic":
+        return dq_acc.to(q.dtype), dk, dvv
+
+    dq = new_empty(tuple(q.shape), dtype=q.dtype, device=q.device)
+
+    def grid_q(meta):
+        return (num_slots(tq, batch, meta["BLOCK_M"]), hq)
+
+    torch.library.wrap_triton(_attention_bwd_dq_kernel)[grid_q](
+        q, k, v, do, lse, delta, dq, cu_seqlens_q, cu_seqlens_k,
+        q.stride(0), q.stride(1), k.stride(0), k.stride(1), v.stride(0), v.stride(1),
+        do.stride(0), do.stride(1), lse.stride(0), dq.stride(0), dq.stride(1),
+        batch, hq // hkv, wl, wr, scale, qk_scale, softcap_in, softcap_out, bucket,
+        d, dv, bd, bdv, has_left, has_right, has_softcap, prec,
+    )  # fmt: skip
+    return dq, dk, dvv

@@ -1,0 +1,80 @@
+"""Pieces shared by the attention kernels: the varlen block schedule, tile loads, softcap's tanh.
+
+Varlen schedule. A kernel that works on blocks of ``BLOCK`` rows of packed sequences is launched
+with ``Tq // BLOCK + B`` programs along grid axis 0 (no ``max_seqlen`` and no host sync). Slot
+``start_b = cu[b] // BLOCK + b`` is reserved for the first block of sequence ``b``; sequence ``b``
+needs ``cdiv(len_b, BLOCK) <= start_{b+1} - start_b`` slots, so the ranges never overlap. A
+program finds its sequence by a binary search over ``cu`` (log2(B) scalar loads from L2) and
+exits at once if its slot lies past the end of that sequence: at most ``B`` idle programs per
+head, instead of ``B * cdiv(max_seqlen, BLOCK)`` for the usual (block, head, sequence) grid,
+and a ``max_seqlen`` that is too small cannot cause an out-of-bounds access because it is not
+used at all.
+"""
+
+from __future__ import annotations
+
+import triton
+import triton.language as tl
+
+LOG2E = 1.4426950408889634
+LN2 = 0.6931471805599453
+
+
+def num_slots(total_rows: int, batch: int, block: int) -> int:
+    """Grid size along axis 0 for the varlen schedule described in the module docstring."""
+    return total_rows // block + batch
+
+
+@triton.jit
+def _seq_of_slot(CU, slot, B, BLOCK: tl.constexpr):
+    """(sequence b, block index within b) owning ``slot``; the block may lie past b's end."""
+    lo = slot * 0
+    hi = lo + B
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        start = tl.load(CU + mid).to(tl.int32) // BLOCK + mid
+        go_right = start <= slot
+        lo = tl.where(go_right, mid, lo)
+        hi = tl.where(go_right, hi, mid)
+    i_blk = slot - (tl.load(CU + lo).to(tl.int32) // BLOCK + lo)
+    return lo, i_blk
+
+
+@triton.jit
+def _tanh(x):
+    # 1 - 2 / (exp(2x) + 1): saturates to +-1 without inf/inf, same code on GPU and interpreter.
+    e = tl.math.exp2(x * 2.8853900817779268)
+    return 1.0 - 2.0 / (e + 1.0)
+
+
+@triton.jit
+def _load_tile(ptrs, m_row, m_col, ROW_MASK: tl.constexpr, COL_MASK: tl.constexpr):
+    """Load a [R, C] tile; masked-off elements read as 0. Masks are skipped when known all-true."""
+    if ROW_MASK:
+        if COL_MASK:
+            x = tl.load(ptrs, mask=m_row[:, None] & m_col[None, :], other=0.0)
+        else:
+            x = tl.load(ptrs, mask=m_row[:, None], other=0.0)
+    else:
+        if COL_MASK:
+            x = tl.load(ptrs, mask=m_col[None, :], other=0.0)
+        else:
+            x = tl.load(ptrs)
+    return x
+
+
+@triton.jit
+def _block_ranges(lo, hi, full_lo, full_hi, BLOCK: tl.constexpr):
+    """Split the rows ``[lo, hi)`` touched by a tile into block-aligned phases.
+
+    Returns ``(start, a, b, stop)``: blocks ``[start, a)`` and ``[b, stop)`` need the element mask,
+    blocks ``[a, b)`` lie inside ``[full_lo, full_hi)`` (every element visible) and skip it.
+    ``lo >= 0`` is required.
+    """
+    start = (lo // BLOCK) * BLOCK
+    stop = start + tl.cdiv(tl.maximum(hi - start, 0), BLOCK) * BLOCK
+    a = start + tl.cdiv(tl.maximum(full_lo - start, 0), BLOCK) * BLOCK
+    a = tl.minimum(a, stop)
+    b = a + (tl.maximum(full_hi - a, 0) // BLOCK) * BLOCK
+    b = tl.minimum(b, stop)
+    return start, a, b, stop

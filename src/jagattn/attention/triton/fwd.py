@@ -1,0 +1,310 @@
+"""Forward kernel of varlen softmax attention (SPEC.md section 1) and its launcher.
+
+One program computes ``BLOCK_M`` query rows of one sequence for one query head: online softmax
+in base 2 (``scale * log2(e)`` folded into the scores, ``exp2``), fp32 accumulators, GQA by
+reading kv head ``h // group`` in place. The key range of a tile is split into masked edge
+blocks and an unmasked middle (``common._block_ranges``); key blocks outside the causal/window
+band are never visited. Grid: ``(Tq // BLOCK_M + B, Hq)`` with the varlen schedule of
+``common`` (no max_seqlen, no sync), slots walked in reverse so that the heaviest causal tiles
+(the last query blocks of each sequence) start first.
+"""
+
+from __future__ import annotations
+
+import torch
+import triton
+import triton.language as tl
+
+from ..._core.alloc import new_empty
+from ..._core.triton_utils import configs
+from .common import LN2, LOG2E, _block_ranges, _load_tile, _seq_of_slot, _tanh, num_slots
+
+
+def _fwd_configs() -> list[triton.Config]:
+    gpu = [
+        triton.Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_warps=w, num_stages=s)
+        for bm, bn, w, s in (
+            (128, 64, 8, 3),
+            (128, 128, 8, 2),
+            (128, 64, 4, 3),
+            (128, 32, 4, 4),
+            (64, 64, 4, 3),
+            (64, 32, 4, 4),
+        )
+    ]
+    return configs(gpu, triton.Config({"BLOCK_M": 32, "BLOCK_N": 16}, num_warps=4, num_stages=1))
+
+
+def _prune_fwd(configs, named_args, **kwargs):
+    """Drop tiles whose pipelined K/V buffers cannot fit in shared memory for this head dim."""
+    bd, bdv = named_args["BLOCK_D"], named_args["BLOCK_DV"]
+    keep = []
+    for c in configs:
+        bm, bn = c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"]
+        smem = 2 * (max(c.num_stages - 1, 1) * bn * (bd + bdv) + bm * bd)
+        acc_regs = bm * bdv // (32 * c.num_warps)
+        if smem <= 200 * 1024 and acc_regs <= 128:
+            keep.append(c)
+    return keep or configs[-1:]
+
+
+@triton.jit
+def _attention_fwd_inner(
+    acc,
+    l_i,
+    m_i,
+    q,
+    p_k0,
+    p_v0,
+    n_lo,
+    n_hi,
+    o_m,
+    lk,
+    diag,
+    window_left,
+    window_right,
+    qk_scale,
+    softcap_in,
+    softcap_out,
+    stride_kt,
+    stride_vt,
+    D: tl.constexpr,
+    DV: tl.constexpr,
+    BLOCK_D: tl.constexpr,
+    BLOCK_DV: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    MASKED: tl.constexpr,
+    HAS_LEFT: tl.constexpr,
+    HAS_RIGHT: tl.constexpr,
+    HAS_SOFTCAP: tl.constexpr,
+    DOT_PREC: tl.constexpr,
+):
+    o_n0 = tl.arange(0, BLOCK_N)
+    o_d = tl.arange(0, BLOCK_D)
+    o_dv = tl.arange(0, BLOCK_DV)
+    for n0 in range(n_lo, n_hi, BLOCK_N):
+        n0 = tl.multiple_of(n0, BLOCK_N)
+        o_n = n0 + o_n0
+        m_n = o_n < lk
+        # [BLOCK_N, BLOCK_D]
+        b_k = _load_tile(p_k0 + n0.to(tl.int64) * stride_kt, m_n, o_d < D, MASKED, BLOCK_D != D)
+        # [BLOCK_M, BLOCK_N]
+        s = tl.dot(q, tl.trans(b_k), input_precision=DOT_PREC)
+        if HAS_SOFTCAP:
+            s = softcap_out * _tanh(s * softcap_in)
+        else:
+            s = s * qk_scale
+        if MASKED:
+            vis = m_n[None, :]
+            if HAS_LEFT:
+                vis = vis & (o_n[None, :] >= o_m[:, None] + (diag - window_left))
+            if HAS_RIGHT:
+                vis = vis & (o_n[None, :] <= o_m[:, None] + (diag + window_right))
+            s = tl.where(vis, s, float("-inf"))
+            m_new = tl.maximum(m_i, tl.max(s, 1))
+            # a row with no visible key so far keeps m = -inf; shift by 0 so exp2 gives 0, not NaN
+            m_use = tl.where(m_new == float("-inf"), 0.0, m_new)
+        else:
+            m_new = tl.maximum(m_i, tl.max(s, 1))
+            m_use = m_new
+        p = tl.math.exp2(s - m_use[:, None])
+        alpha = tl.math.exp2(m_i - m_use)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        acc = acc * alpha[:, None]
+        # [BLOCK_N, BLOCK_DV]
+        b_v = _load_tile(p_v0 + n0.to(tl.int64) * stride_vt, m_n, o_dv < DV, MASKED, BLOCK_DV != DV)
+        acc = tl.dot(p.to(b_v.dtype), b_v, acc, input_precision=DOT_PREC)
+        m_i = m_new
+    return acc, l_i, m_i
+
+
+@triton.autotune(
+    configs=_fwd_configs(),
+    key=["D", "DV", "HAS_LEFT", "HAS_RIGHT", "HAS_SOFTCAP", "SEQ_BUCKET"],
+    prune_configs_by={"early_config_prune": _prune_fwd},
+)
+@triton.jit(do_not_specialize=["B", "GROUP", "window_left", "window_right", "SEQ_BUCKET"])
+def _attention_fwd_kernel(
+    Q,
+    K,
+    V,
+    O,
+    LSE,
+    CU_Q,
+    CU_K,
+    stride_qt,
+    stride_qh,
+    stride_kt,
+    stride_kh,
+    stride_vt,
+    stride_vh,
+    stride_ot,
+    stride_oh,
+    stride_lse_h,
+    B,
+    GROUP,
+    window_left,
+    window_right,
+    qk_scale,
+    softcap_in,
+    softcap_out,
+    SEQ_BUCKET,
+    D: tl.constexpr,
+    DV: tl.constexpr,
+    BLOCK_D: tl.constexpr,
+    BLOCK_DV: tl.constexpr,
+    HAS_LEFT: tl.constexpr,
+    HAS_RIGHT: tl.constexpr,
+    HAS_SOFTCAP: tl.constexpr,
+    DOT_PREC: tl.constexpr,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+):
+    i_slot = tl.num_programs(0) - 1 - tl.program_id(0)
+    i_h = tl.program_id(1)
+    i_b, i_m = _seq_of_slot(CU_Q, i_slot, B, BLOCK_M)
+    bos_q = tl.load(CU_Q + i_b).to(tl.int32)
+    lq = tl.load(CU_Q + i_b + 1).to(tl.int32) - bos_q
+    m0 = i_m * BLOCK_M
+    if m0 >= lq:
+        return
+    bos_k = tl.load(CU_K + i_b).to(tl.int32)
+    lk = tl.load(CU_K + i_b + 1).to(tl.int32) - bos_k
+    i_hk = i_h // GROUP
+    diag = lk - lq  # bottom-right alignment: query i sits at key position i + diag
+
+    o_m = m0 + tl.arange(0, BLOCK_M)
+    o_d = tl.arange(0, BLOCK_D)
+    o_dv = tl.arange(0, BLOCK_DV)
+    m_m = o_m < lq
+    o_n0 = tl.arange(0, BLOCK_N)
+
+    p_q = Q + (bos_q + o_m).to(tl.int64)[:, None] * stride_qt + i_h * stride_qh + o_d[None, :]
+    b_q = _load_tile(p_q, m_m, o_d < D, True, BLOCK_D != D)
+    p_k0 = K + (bos_k + o_n0).to(tl.int64)[:, None] * stride_kt + i_hk * stride_kh + o_d[None, :]
+    p_v0 = V + (bos_k + o_n0).to(tl.int64)[:, None] * stride_vt + i_hk * stride_vh + o_dv[None, :]
+
+    # keys any row of the tile can see: [lo, hi); keys every row sees: [full_lo, full_hi)
+    m_last = tl.minimum(m0 + BLOCK_M, lq) - 1
+    lo = m0 * 0
+    full_lo = lo
+    hi = lk
+    full_hi = lk
+    if HAS_LEFT:
+        lo = tl.maximum(m0 + diag - window_left, 0)
+        full_lo = tl.maximum(m_last + diag - window_left, 0)
+    if HAS_RIGHT:
+        hi = tl.minimum(m_last + diag + window_right + 1, lk)
+        full_hi = tl.minimum(m0 + diag + window_right + 1, lk)
+    n_start, n_a, n_b, n_stop = _block_ranges(lo, hi, full_lo, full_hi, BLOCK_N)
+
+    m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
+    l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
+    acc = tl.zeros([BLOCK_M, BLOCK_DV], dtype=tl.float32)
+    acc, l_i, m_i = _attention_fwd_inner(
+        acc, l_i, m_i, b_q, p_k0, p_v0, n_start, n_a, o_m, lk, diag, window_left, window_right,
+        qk_scale, softcap_in, softcap_out, stride_kt, stride_vt,
+        D, DV, BLOCK_D, BLOCK_DV, BLOCK_N, True, HAS_LEFT, HAS_RIGHT, HAS_SOFTCAP, DOT_PREC,
+    )  # fmt: skip
+    acc, l_i, m_i = _attention_fwd_inner(
+        acc, l_i, m_i, b_q, p_k0, p_v0, n_a, n_b, o_m, lk, diag, window_left, window_right,
+        qk_scale, softcap_in, softcap_out, stride_kt, stride_vt,
+        D, DV, BLOCK_D, BLOCK_DV, BLOCK_N, False, HAS_LEFT, HAS_RIGHT, HAS_SOFTCAP, DOT_PREC,
+    )  # fmt: skip
+    acc, l_i, m_i = _attention_fwd_inner(
+        acc, l_i, m_i, b_q, p_k0, p_v0, n_b, n_stop, o_m, lk, diag, window_left, window_right,
+        qk_scale, softcap_in, softcap_out, stride_kt, stride_vt,
+        D, DV, BLOCK_D, BLOCK_DV, BLOCK_N, True, HAS_LEFT, HAS_RIGHT, HAS_SOFTCAP, DOT_PREC,
+    )  # fmt: skip
+
+    # rows with no visible key: l = 0 -> output 0, lse = -inf
+    has_key = l_i > 0.0
+    l_safe = tl.where(has_key, l_i, 1.0)
+    b_o = acc / l_safe[:, None]
+    b_lse = tl.where(has_key, (m_i + tl.math.log2(l_safe)) * LN2, float("-inf"))
+    p_o = O + (bos_q + o_m).to(tl.int64)[:, None] * stride_ot + i_h * stride_oh + o_dv[None, :]
+    tl.store(p_o, b_o.to(O.dtype.element_ty), mask=m_m[:, None] & (o_dv < DV)[None, :])
+    tl.store(LSE + i_h.to(tl.int64) * stride_lse_h + bos_q + o_m, b_lse, mask=m_m)
+
+
+# ---------------------------------------------------------------------------------------------
+# launcher
+
+
+def head_block(d: int) -> int:
+    """Register/smem tile width of a head dim: next power of two, at least 16 (tl.dot's minimum)."""
+    return max(16, triton.next_power_of_2(d))
+
+
+def seq_bucket(max_seqlen_q, max_seqlen_k) -> int:
+    """Autotune bucket of the sequence lengths (log2 of the longest); 0 when symbolic."""
+    if isinstance(max_seqlen_q, int) and isinstance(max_seqlen_k, int):
+        return min(max(max_seqlen_q, max_seqlen_k, 1).bit_length(), 16)
+    return 0
+
+
+def dot_precision(dtype: torch.dtype) -> str:
+    """fp32 inputs run in IEEE fp32 (exact contract); fp16/bf16 use the tensor cores."""
+    return "ieee" if dtype == torch.float32 else "tf32"
+
+
+def window_args(window_left: int, window_right: int) -> tuple[bool, bool, int, int]:
+    has_left, has_right = window_left >= 0, window_right >= 0
+    return has_left, has_right, max(window_left, 0), max(window_right, 0)
+
+
+def softcap_args(scale: float, softcap: float) -> tuple[bool, float, float, float]:
+    """(HAS_SOFTCAP, qk_scale, softcap_in, softcap_out) for scores in the log2 domain."""
+    if softcap > 0:
+        return True, scale * LOG2E, scale / softcap, softcap * LOG2E
+    return False, scale * LOG2E, 1.0, 1.0
+
+
+def attention_fwd(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    cu_seqlens_q: torch.Tensor,
+    cu_seqlens_k: torch.Tensor,
+    max_seqlen_q: int,
+    max_seqlen_k: int,
+    window_left: int,
+    window_right: int,
+    scale: float,
+    softcap: float,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Launch the forward kernel. Inputs are validated by ``attention.api.make_inputs``.
+
+    Args:
+        q: ``[Tq, Hq, D]``; k: ``[Tk, Hkv, D]``; v: ``[Tk, Hkv, Dv]`` (last dim contiguous).
+        cu_seqlens_q, cu_seqlens_k: ``[B+1]`` int32/int64.
+        max_seqlen_q, max_seqlen_k: only pick the autotune bucket (never used for indexing).
+        window_left, window_right: ``-1`` = unbounded (causal is ``window_right = 0``).
+
+    Returns:
+        ``o [Tq, Hq, Dv]`` in q's dtype and ``lse [Hq, Tq]`` fp32 (natural log, ``-inf`` where
+        no key is visible).
+    """
+    tq, hq, d = q.shape
+    hkv, dv = k.shape[1], v.shape[2]
+    batch = cu_seqlens_q.shape[0] - 1
+    o = new_empty((tq, hq, dv), dtype=q.dtype, device=q.device)
+    lse = new_empty((hq, tq), dtype=torch.float32, device=q.device)
+    if tq == 0 or batch == 0:
+        return o, lse
+    has_left, has_right, wl, wr = window_args(window_left, window_right)
+    has_softcap, qk_scale, softcap_in, softcap_out = softcap_args(scale, softcap)
+
+    def grid(meta):
+        return (num_slots(tq, batch, meta["BLOCK_M"]), hq)
+
+    torch.library.wrap_triton(_attention_fwd_kernel)[grid](
+        q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k,
+        q.stride(0), q.stride(1), k.stride(0), k.stride(1), v.stride(0), v.stride(1),
+        o.stride(0), o.stride(1), lse.stride(0),
+        batch, hq // hkv, wl, wr, qk_scale, softcap_in, softcap_out,
+        seq_bucket(max_seqlen_q, max_seqlen_k),
+        d, dv, head_block(d), head_block(dv),
+        has_left, has_right, has_softcap, dot_precision(q.dtype),
+    )  # fmt: skip
+    return o, lse

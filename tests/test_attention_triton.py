@@ -1,0 +1,434 @@
+"""The Triton backend of ``attention`` against the reference (SPEC.md sections 1 and 5).
+
+CPU (Triton interpreter, small shapes): forward, lse and dq/dk/dv against the fp64 reference
+with the tolerance rule, over jagged batches with empty sequences, length 1, odd lengths,
+q/k length mismatch, GQA ratios 1/2/4, causal/window/softcap combinations and Dv != D, in
+fp32 (IEEE) and fp16. GPU (``gpu`` marker, the device's own Triton): bf16 at production
+sizes, determinism, opcheck, torch.compile, and the peer adapters.
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+
+import pytest
+import torch
+
+import jagattn
+from jagattn import testing as T
+from jagattn.attention import backends as attention_backends
+from jagattn.attention.api import make_inputs
+from jagattn.attention.reference import attention_reference
+
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def _inputs(lens_q, lens_k, hq, hkv, d, dv, *, dtype, seed, device=DEVICE):
+    g = T.generator(seed)
+    tq, tk = sum(lens_q), sum(lens_k)
+    q = T.randn((tq, hq, d), generator=g, dtype=dtype, device=device)
+    k = T.randn((tk, hkv, d), generator=g, dtype=dtype, device=device)
+    v = T.randn((tk, hkv, dv), generator=g, dtype=dtype, device=device)
+    do = T.randn((tq, hq, dv), generator=g, dtype=dtype, device=device)
+    dlse = T.randn((hq, tq), generator=g, device=device)
+    cu_q = T.cu_seqlens(lens_q, device=device)
+    cu_k = T.cu_seqlens(lens_k, device=device)
+    return q, k, v, do, dlse, cu_q, cu_k
+
+
+def _loss(o, lse, do, dlse):
+    # lse enters the loss too, so its gradient path (delta - dlse) is checked; -inf rows excluded
+    lse_fin = torch.where(torch.isfinite(lse), lse, torch.zeros_like(lse))
+    return (o.double() * do.double()).sum() + (lse_fin.double() * dlse.double()).sum()
+
+
+def _run(fn, q, k, v, do, dlse):
+    qq, kk, vv = (t.detach().clone().requires_grad_(True) for t in (q, k, v))
+    o, lse = fn(qq, kk, vv)
+    _loss(o, lse, do, dlse).backward()
+    return o.detach(), lse.detach(), qq.grad, kk.grad, vv.grad
+
+
+def _compare(
+    lens_q,
+    lens_k,
+    hq,
+    hkv,
+    d,
+    dv,
+    *,
+    dtype,
+    seed,
+    causal=False,
+    window=(-1, -1),
+    softcap=0.0,
+    scale=None,
+    deterministic=False,
+    gold_device="cpu",
+):
+    """Triton vs the fp64 (CPU) or fp32 (GPU) gold reference; lowp = reference in the input dtype."""
+    q, k, v, do, dlse, cu_q, cu_k = _inputs(lens_q, lens_k, hq, hkv, d, dv, dtype=dtype, seed=seed)
+    kw = dict(causal=causal, window=window, softcap=softcap, scale=scale)
+
+    def tri(qq, kk, vv):
+        return jagattn.attention(
+            qq, kk, vv, cu_q, cu_k, max(lens_q, default=0), max(lens_k, default=0),
+            deterministic=deterministic, return_lse=True, backend="triton", **kw,
+        )  # fmt: skip
+
+    out = _run(tri, q, k, v, do, dlse)
+    gold_dtype = torch.float64 if gold_device == "cpu" else torch.float32
+    g = [t.to(gold_device) for t in (q, k, v, do, dlse, cu_q, cu_k)]
+
+    def gold(qq, kk, vv):
+        return attention_reference(qq.to(gold_dtype), kk.to(gold_dtype), vv.to(gold_dtype), g[5], g[6], **kw)
+
+    def lowp(qq, kk, vv):
+        return attention_reference(qq, kk, vv, g[5], g[6], compute_dtype=dtype, **kw)
+
+    ref = _run(gold, *g[:5])
+    low = _run(lowp, *g[:5])
+    for name, a, b, c in zip(("o", "lse", "dq", "dk", "dv"), out, ref, low, strict=True):
+        T.assert_finite_where(name, a)
+        T.check_close(name, a, b, c)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# CPU (interpreter) and GPU: feature coverage on small shapes
+
+# (lens_q, lens_k or None for self-attention, hq, hkv, d, dv, options)
+CASES = [
+    (
+        "empties-causal-gqa2",
+        T.random_lengths("empties", batch=6, max_len=90, seed=1),
+        None,
+        4,
+        2,
+        32,
+        32,
+        dict(causal=True),
+    ),
+    ("odd-full-mha", T.random_lengths("odd", batch=4, max_len=100, seed=2), None, 2, 2, 64, 64, {}),
+    (
+        "odd-causal-gqa4-dv",
+        T.random_lengths("odd", batch=5, max_len=80, seed=3),
+        None,
+        4,
+        1,
+        32,
+        16,
+        dict(causal=True),
+    ),
+    (
+        "skewed-window-causal",
+        T.random_lengths("skewed", batch=8, max_len=160, seed=4),
+        None,
+        4,
+        2,
+        16,
+        16,
+        dict(causal=True, window=(37, -1)),
+    ),
+    (
+        "uniform-window-twosided",
+        T.random_lengths("uniform", batch=3, max_len=120, seed=5),
+        None,
+        2,
+        1,
+        32,
+        64,
+        dict(window=(21, 9)),
+    ),
+    ("single-rightwindow", [150], None, 2, 2, 16, 32, dict(window=(-1, 5))),
+    ("ones-causal", T.random_lengths("ones", batch=5, seed=6), None, 4, 4, 16, 16, dict(causal=True)),
+    (
+        "softcap-full",
+        T.random_lengths("uniform", batch=3, max_len=70, seed=7),
+        None,
+        4,
+        2,
+        32,
+        32,
+        dict(softcap=2.5),
+    ),
+    (
+        "softcap-causal-window-scale",
+        T.random_lengths("odd", batch=4, max_len=96, seed=8),
+        None,
+        4,
+        1,
+        64,
+        32,
+        dict(causal=True, window=(30, -1), softcap=4.0, scale=0.3),
+    ),
+    # q/k length mismatch: bottom-right alignment, rows without keys (lq > lk), empty k
+    ("cross-causal", [5, 70, 33, 1, 0, 40], [9, 50, 100, 0, 7, 40], 4, 2, 32, 32, dict(causal=True)),
+    ("cross-window", [65, 3, 63], [20, 64, 130], 2, 1, 16, 32, dict(window=(10, 3))),
+    ("cross-full-softcap", [17, 0, 64], [1, 33, 65], 4, 4, 32, 16, dict(softcap=1.5)),
+]
+
+
+def _case_id(case):
+    return case[0]
+
+
+@pytest.mark.parametrize("case", CASES, ids=_case_id)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=["fp32", "fp16"])
+def test_matches_reference(case, dtype):
+    name, lens_q, lens_k, hq, hkv, d, dv, opts = case
+    lens_k = lens_q if lens_k is None else lens_k
+    _compare(lens_q, lens_k, hq, hkv, d, dv, dtype=dtype, seed=zlib.crc32(name.encode()) % 1000, **opts)
+
+
+@pytest.mark.parametrize("mode", ["kernel", "atomic"])
+def test_dq_modes_match_reference(mode, monkeypatch):
+    """Both dQ paths (separate kernel / fp32 atomics inside the dK/dV kernel) meet the rule."""
+    monkeypatch.setenv("JAGATTN_ATTN_DQ", mode)
+    lens = T.random_lengths("skewed", batch=6, max_len=130, seed=11)
+    _compare(lens, lens, 4, 2, 32, 32, dtype=torch.float16, seed=12, causal=True, window=(50, -1))
+
+
+def test_deterministic_is_bit_identical():
+    lens = T.random_lengths("uniform", batch=3, max_len=100, seed=13)
+    q, k, v, do, dlse, cu, _ = _inputs(lens, lens, 4, 2, 32, 32, dtype=torch.float16, seed=14)
+
+    def fn(qq, kk, vv):
+        return jagattn.attention(
+            qq, kk, vv, cu, causal=True, deterministic=True, return_lse=True, backend="triton"
+        )
+
+    a = _run(fn, q, k, v, do, dlse)
+    b = _run(fn, q, k, v, do, dlse)
+    for name, x, y in zip(("o", "lse", "dq", "dk", "dv"), a, b, strict=True):
+        assert torch.equal(x, y), name
+
+
+def test_rows_without_keys_are_zero_with_zero_gradients():
+    # lq > lk causal: the first lq - lk rows see no key; one sequence has no key at all
+    lens_q, lens_k = [40, 6, 0], [25, 0, 3]
+    q, k, v, do, dlse, cu_q, cu_k = _inputs(lens_q, lens_k, 2, 1, 16, 16, dtype=torch.float32, seed=15)
+
+    def fn(qq, kk, vv):
+        return jagattn.attention(qq, kk, vv, cu_q, cu_k, causal=True, return_lse=True, backend="triton")
+
+    o, lse, dq, dk, dv = _run(fn, q, k, v, do, dlse)
+    empty_rows = list(range(0, 15)) + list(range(40, 46))
+    assert torch.all(o[empty_rows] == 0)
+    assert torch.all(lse[:, empty_rows] == -math.inf)
+    assert torch.all(dq[empty_rows] == 0)
+    for name, t in (("o", o), ("dq", dq), ("dk", dk), ("dv", dv)):
+        T.assert_finite_where(name, t)
+    assert torch.isfinite(lse[:, 15:40]).all()
+
+
+def test_strided_heads_and_inputs_unchanged():
+    """q/k/v sliced out of one packed qkv tensor (strided rows); inputs are never mutated."""
+    lens = T.random_lengths("odd", batch=3, max_len=70, seed=16)
+    g = T.generator(17)
+    qkv = T.randn((sum(lens), 3, 2, 32), generator=g, device=DEVICE)
+    q, k, v = qkv[:, 0], qkv[:, 1], qkv[:, 2]
+    cu = T.cu_seqlens(lens, device=DEVICE)
+    before = qkv.clone()
+    o = jagattn.attention(q, k, v, cu, causal=True, backend="triton")
+    ref, _ = attention_reference(q.double(), k.double(), v.double(), cu, cu, causal=True)
+    low, _ = attention_reference(q, k, v, cu, cu, causal=True)
+    T.check_close("o", o, ref, low)
+    assert torch.equal(qkv, before)
+
+
+def test_max_seqlen_is_never_used_for_indexing():
+    """A max_seqlen smaller than the real lengths (a caller bug) must not change what is read."""
+    from jagattn.attention import ops  # noqa: F401
+
+    lens = [70, 3, 129]
+    q, k, v, _, _, cu, _ = _inputs(lens, lens, 2, 1, 16, 16, dtype=torch.float32, seed=18)
+    args = (q, k, v, cu, cu)
+    good = torch.ops.jagattn.attention_fwd(*args, 129, 129, -1, 0, 0.25, 0.0, False)
+    bad = torch.ops.jagattn.attention_fwd(*args, 4, 4, -1, 0, 0.25, 0.0, False)
+    assert torch.equal(good[0], bad[0]) and torch.equal(good[1], bad[1])
+
+
+def test_empty_batch():
+    cu = torch.zeros(2, dtype=torch.int32, device=DEVICE)
+    q = torch.randn(0, 2, 16, device=DEVICE, requires_grad=True)
+    k = torch.randn(0, 1, 16, device=DEVICE, requires_grad=True)
+    v = torch.randn(0, 1, 16, device=DEVICE, requires_grad=True)
+    o, lse = jagattn.attention(q, k, v, cu, max_seqlen_q=0, return_lse=True, backend="triton")
+    assert o.shape == (0, 2, 16) and lse.shape == (2, 0)
+    o.sum().backward()
+    assert q.grad.shape == q.shape and k.grad.shape == k.shape
+
+
+def test_reasons_are_metadata_only_and_honest():
+    be = next(b for b in attention_backends.BACKENDS if b.name == "triton")
+    cu = T.cu_seqlens([3, 5])
+    q64 = torch.randn(8, 2, 16, dtype=torch.float64)
+    ex = jagattn.explain("attention", q64, q64, q64, cu)
+    row = next(r for r in ex.rows if r.backend == "triton")
+    assert not row.chosen and any("fp64" in r for r in row.reasons)
+    big = torch.randn(8, 2, 320)
+    ex = jagattn.explain("attention", big, big, big, cu)
+    row = next(r for r in ex.rows if r.backend == "triton")
+    assert any("head dims" in r for r in row.reasons)
+    ok = torch.randn(8, 2, 16, dtype=torch.float16, device=DEVICE)
+    inputs = make_inputs(ok, ok, ok, cu.to(DEVICE), window=(3, 2), softcap=1.0)
+    assert be.not_supported_reasons(inputs) == []
+    with pytest.raises(jagattn.NotSupportedError, match="fp64"):
+        jagattn.attention(q64, q64, q64, cu, backend="triton")
+
+
+def test_ops_schema_and_autograd_registration():
+    """Full opcheck needs a GPU (fake tracing cannot run the interpreter); see the gpu test."""
+    from jagattn.attention import ops  # noqa: F401
+
+    lens = [3, 40, 0, 17]
+    q, k, v, do, dlse, cu, _ = _inputs(lens, lens, 4, 2, 32, 16, dtype=torch.float32, seed=19)
+    args = (q.requires_grad_(), k.requires_grad_(), v.requires_grad_(), cu, cu, 40, 40, -1, 0, 0.2, 0.0, True)
+    utils = ("test_schema", "test_autograd_registration")
+    torch.library.opcheck(torch.ops.jagattn.attention_fwd.default, args, test_utils=utils)
+    o, lse = torch.ops.jagattn.attention_fwd(*args)
+    bwd_args = (do, q.detach(), k.detach(), v.detach(), o.detach(), lse.detach(), dlse, cu, cu, 40, 40, -1, 0, 0.2,
+                0.0, True)  # fmt: skip
+    torch.library.opcheck(torch.ops.jagattn.attention_bwd.default, bwd_args, test_utils=utils)
+
+
+# ---------------------------------------------------------------------------------------------
+# GPU: production sizes in bf16 on the device's real Triton
+
+
+def _lengths_total(total: int, mean: int, seed: int) -> list[int]:
+    import random
+
+    rng = random.Random(seed)
+    out = []
+    while sum(out) < total:
+        out.append(rng.randint(mean // 2, (3 * mean) // 2))
+    out[-1] -= sum(out) - total
+    return [n for n in out if n > 0]
+
+
+GPU_CASES = [
+    # (name, d, dv, hq, hkv, mean, options)
+    ("d64-causal-gqa4", 64, 64, 16, 4, 2048, dict(causal=True)),
+    ("d128-causal-gqa4", 128, 128, 16, 4, 2048, dict(causal=True)),
+    ("d128-full-mha", 128, 128, 16, 16, 1024, {}),
+    ("d128-window-softcap", 128, 128, 16, 4, 2048, dict(causal=True, window=(512, -1), softcap=30.0)),
+    ("d256-causal-gqa2", 256, 256, 8, 4, 2048, dict(causal=True)),
+    ("d192-dv128-causal", 192, 128, 8, 2, 1024, dict(causal=True)),
+]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", GPU_CASES, ids=_case_id)
+def test_gpu_bf16_production_sizes(case):
+    name, d, dv, hq, hkv, mean, opts = case
+    lens = _lengths_total(32768, mean, seed=len(name))
+    _compare(lens, lens, hq, hkv, d, dv, dtype=torch.bfloat16, seed=21, gold_device="cuda", **opts)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("mode", ["kernel", "atomic"])
+def test_gpu_dq_modes(mode, monkeypatch):
+    monkeypatch.setenv("JAGATTN_ATTN_DQ", mode)
+    lens = _lengths_total(16384, 1024, seed=5) + [0, 1, 63, 65]
+    _compare(lens, lens, 16, 4, 128, 128, dtype=torch.bfloat16, seed=22, gold_device="cuda", causal=True)
+
+
+@pytest.mark.gpu
+def test_gpu_cross_lengths_fp16():
+    lens_q = [5, 700, 333, 1, 0, 4000, 129]
+    lens_k = [9, 500, 1000, 0, 7, 4000, 64]
+    _compare(lens_q, lens_k, 8, 2, 64, 64, dtype=torch.float16, seed=23, gold_device="cuda", causal=True,
+             window=(300, -1))  # fmt: skip
+
+
+@pytest.mark.gpu
+def test_gpu_deterministic_bit_identical():
+    lens = _lengths_total(32768, 2048, seed=3)
+    q, k, v, do, dlse, cu, _ = _inputs(lens, lens, 16, 4, 128, 128, dtype=torch.bfloat16, seed=24)
+
+    def fn(qq, kk, vv):
+        return jagattn.attention(
+            qq,
+            kk,
+            vv,
+            cu,
+            None,
+            max(lens),
+            causal=True,
+            deterministic=True,
+            return_lse=True,
+            backend="triton",
+        )
+
+    a = _run(fn, q, k, v, do, dlse)
+    b = _run(fn, q, k, v, do, dlse)
+    for name, x, y in zip(("o", "lse", "dq", "dk", "dv"), a, b, strict=True):
+        assert torch.equal(x, y), name
+
+
+@pytest.mark.gpu
+def test_gpu_opcheck():
+    from jagattn.attention import ops  # noqa: F401
+
+    lens = [3, 400, 0, 170, 1]
+    q, k, v, do, dlse, cu, _ = _inputs(lens, lens, 4, 2, 64, 32, dtype=torch.bfloat16, seed=25)
+    args = (
+        q.requires_grad_(),
+        k.requires_grad_(),
+        v.requires_grad_(),
+        cu,
+        cu,
+        400,
+        400,
+        64,
+        0,
+        0.125,
+        0.0,
+        True,
+    )
+    torch.library.opcheck(torch.ops.jagattn.attention_fwd.default, args)
+    o, lse = torch.ops.jagattn.attention_fwd(*args)
+    bwd = (do, q.detach(), k.detach(), v.detach(), o.detach(), lse.detach(), dlse, cu, cu, 400, 400, 64, 0, 0.125,
+           0.0, True)  # fmt: skip
+    torch.library.opcheck(torch.ops.jagattn.attention_bwd.default, bwd)
+
+
+@pytest.mark.gpu
+def test_gpu_compile_fullgraph():
+    lens = [300, 1, 0, 1000, 77]
+    q, k, v, do, dlse, cu, _ = _inputs(lens, lens, 8, 2, 128, 128, dtype=torch.bfloat16, seed=26)
+
+    def f(qq, kk, vv):
+        return jagattn.attention(
+            qq, kk, vv, cu, cu, 1000, 1000, causal=True, return_lse=True, backend="triton"
+        )
+
+    eager = _run(f, q, k, v, do, dlse)
+    compiled = _run(torch.compile(f, fullgraph=True), q, k, v, do, dlse)
+    for name, x, y in zip(("o", "lse", "dq", "dk", "dv"), eager, compiled, strict=True):
+        torch.testing.assert_close(x, y, rtol=0, atol=0, msg=name)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("peer", ["torch_varlen", "flash_attn"])
+def test_gpu_peer_adapters_match_reference(peer):
+    be = next(b for b in attention_backends.BACKENDS if b.name == peer)
+    if not be.available():
+        pytest.skip(f"{peer} unavailable: {be.unavailable_reason()}")
+    lens_q, lens_k = [5, 700, 333, 1, 0, 129], [9, 500, 1000, 0, 7, 64]
+    for hkv, opts in ((8, dict(causal=True)), (8, dict(window=(100, 20))), (2, dict(causal=True))):
+        q, k, v, do, dlse, cu_q, cu_k = _inputs(lens_q, lens_k, 8, hkv, 64, 64, dtype=torch.bfloat16, seed=27)
+        inputs = make_inputs(q, k, v, cu_q, cu_k, 700, 1000, return_lse=True, **opts)
+        reasons = be.not_supported_reasons(inputs)
+        if reasons:
+            assert hkv != 8, reasons  # only GQA may be refused (torch builds without enable_gqa)
+            continue
+        o, lse = jagattn.attention(q, k, v, cu_q, cu_k, 700, 1000, return_lse=True, backend=peer, **opts)
+        g = [t.float() for t in (q, k, v)]
+        ref_o, ref_lse = attention_reference(*g, cu_q, cu_k, **opts)
+        low_o, low_lse = attention_reference(q, k, v, cu_q, cu_k, compute_dtype=torch.bfloat16, **opts)
+        T.check_close(f"{peer} o", o, ref_o, low_o)
+        T.check_close(f"{peer} lse", lse, ref_lse, low_lse)
