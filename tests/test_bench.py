@@ -1,0 +1,234 @@
+"""The benchmark CLI end to end on the CPU (smoke suite), plus its FLOP counts and suite data.
+
+The end-to-end tests call ``jagattn.bench.cli.main`` exactly as ``python -m jagattn bench`` does,
+read the JSON back, and check that a deliberately wrong implementation is caught by the
+correctness gate before timing and never reported as a win.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import random
+
+import pytest
+import torch
+
+import jagattn
+from jagattn.bench import cli, flops, harness, impls, suites
+from jagattn.bench.cases import FAMILIES
+from jagattn.bench.impls import Impl, Prepared
+
+HAS_MPL = importlib.util.find_spec("matplotlib") is not None
+
+
+class WrongScale(Impl):
+    """A 'peer' whose attention output is 5% too large: the gate must fail it."""
+
+    name = "wrong_scale"
+    family = "attention"
+
+    def prepare(self, p):
+        fam = FAMILIES["attention"]
+        return Prepared(lambda t: fam.call(p, t, "reference") * 1.05, label="test")
+
+
+class WrongLastRow(Impl):
+    """A subtler bug: the last token's output of every gated-delta batch is replaced by zeros."""
+
+    name = "wrong_last_row"
+    family = "gated_delta"
+
+    def prepare(self, p):
+        fam = FAMILIES["gated_delta"]
+
+        def fn(t):
+            o = fam.call(p, t, "reference")
+            keep = torch.ones(o.shape[0], 1, 1, dtype=o.dtype)
+            keep[-1] = 0
+            return o * keep
+
+        return Prepared(fn)
+
+
+def _run(tmp_path, *args: str) -> tuple[int, dict]:
+    out = tmp_path / "bench.json"
+    rc = cli.main(["--suite", "smoke", "--json", str(out), "--cpu-reps", "1", "--device", "cpu", *args])
+    return rc, json.loads(out.read_text())
+
+
+def test_smoke_cli_reference_and_wrong_impls(tmp_path, capsys):
+    png = tmp_path / "bench.png"
+    with impls.extra_peer(WrongScale()), impls.extra_peer(WrongLastRow()):
+        rc, doc = _run(
+            tmp_path,
+            "--family",
+            "all",
+            "--backends",
+            "reference,wrong_scale,wrong_last_row",
+            "--plot",
+            str(png),
+        )
+    printed = capsys.readouterr().out
+    assert rc == 1, "a failing implementation must make the exit status 1"
+
+    prov = doc["provenance"]
+    for key in ("date_utc", "command", "jagattn", "git_sha", "torch", "triton", "python", "device", "gpu"):
+        assert key in prov, key
+    assert prov["jagattn"] == jagattn.__version__
+    assert prov["gpu"] is None and prov["device"] == "cpu"
+    assert prov["command"].startswith("jagattn bench --suite smoke")
+    assert doc["settings"]["bwd"] == "fwd+bwd minus fwd"
+
+    rows = {(r["family"], r["row"]): r for r in doc["rows"]}
+    assert set(rows) == {(r.family, r.name) for r in suites.all_rows("smoke")}
+    assert not doc["failed_rows"]
+    for r in rows.values():
+        assert r["config"].startswith(f"{len(r['lengths'])}seqs T={sum(r['lengths'])} [")
+        assert r["check"]["ran"], r["check"]
+        assert "every input gradient" in r["check"]["compared"]
+        ref = r["impls"]["reference"]
+        assert ref["kind"] == "jagattn"
+        assert ref["status"] == "ok" and ref["gate"] == "pass", ref
+        assert set(ref["errors"]) == {"o"} | {
+            "d" + n
+            for n in FAMILIES[r["family"]]
+            .build(next(x for x in suites.all_rows("smoke") if x.name == r["row"]), "cpu", torch.bfloat16)
+            .grad_names
+        }
+        assert ref["max_rel"] < 0.02
+        assert set(ref["ms"]) == {"fwd", "fwdbwd", "bwd"}
+        assert ref["ms"]["fwd"] > 0 and ref["ms"]["fwdbwd"] > 0
+        assert r["flops"]["fwd"] > 0
+        # a length-1 or short batch still has an exact pair count from the real lengths
+        if r["family"] == "attention":
+            assert r["flops"]["pairs"] == flops.attention_pairs(
+                r["lengths"], r["lengths"], causal=r["params"]["causal"], window=tuple(r["params"]["window"])
+            )
+
+    for key, name in (
+        (("attention", "smoke-causal-gqa"), "wrong_scale"),
+        (("gated_delta", "smoke-gdn"), "wrong_last_row"),
+    ):
+        bad = rows[key]["impls"][name]
+        assert bad["kind"] == "peer"
+        assert bad["gate"] == "FAIL" and bad["status"] == "FAILED", bad
+        assert "o" in bad["gate_failed_on"], bad
+        assert bad["ms"]["fwd"] > 0, "a failing implementation is still timed, and shown as failed"
+        assert all(v is None for v in bad["speedup_vs_best_peer"].values())
+        assert rows[key]["best_peer"] == {}, "a failing peer is never the best peer"
+        fam_summary = doc["summary"][key[0]]["impls"][name]
+        assert all(v is None for v in fam_summary["rate_geomean"].values())
+    assert "FAIL(" in printed and "failing implementations:" in printed
+    assert "attention/smoke-causal-gqa:wrong_scale" in printed
+
+    if HAS_MPL:
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert doc["plot"] == str(png)
+    else:
+        assert not png.exists()
+        pytest.skip("matplotlib not installed: the PNG part was not checked (install the 'bench' extra)")
+
+
+def test_smoke_cli_every_jagattn_backend_forward(tmp_path):
+    """The smoke suite through every jagattn backend available here (reference; Triton under the
+    interpreter when TRITON_INTERPRET=1), forward only to stay fast: all must pass the gate."""
+    rc, doc = _run(tmp_path, "--backends", "jagattn", "--mode", "fwd")
+    for r in doc["rows"]:
+        for name, e in r["impls"].items():
+            if e["status"] == "n/a":
+                continue
+            assert e.get("gate") == "pass", (r["family"], r["row"], name, e)
+            assert set(e["ms"]) == {"fwd"}
+    assert rc == 0
+
+
+def test_cli_bad_arguments(capsys):
+    assert cli.main(["--family", "nope"]) == 2
+    assert "unknown family" in capsys.readouterr().err
+    assert cli.main(["--suite", "no-such-row"]) == 2
+    assert "rows:" in capsys.readouterr().err
+    assert cli.main(["--backends", "nosuchpeer"]) == 2
+    assert "unknown implementation" in capsys.readouterr().err
+
+
+def test_cli_list_and_row_selection(capsys):
+    assert cli.main(["--list", "--suite", "causal-mean8192-hkv4,hstu/B64-N4096"]) == 0
+    out = capsys.readouterr().out
+    assert "attention/causal-mean8192-hkv4" in out and "hstu/B64-N4096" in out
+    assert "gated_delta/" not in out.split("attention:")[0]
+
+
+def test_suites_match_benchmarks_md():
+    rows = suites.all_rows("default")
+    by_fam = {f: [r for r in rows if r.family == f] for f in suites.FAMILIES}
+    assert len(by_fam["attention"]) == 9 and len(by_fam["hstu"]) == 5 and len(by_fam["gated_delta"]) == 5
+    assert len({r.key for r in rows}) == len(rows)
+    for r in by_fam["attention"]:
+        lengths = suites.draw_lengths(*r.lengths, seed=r.seed)
+        assert sum(lengths) == 32768, r.name
+        assert r.params["hq"] == 16 and r.params["d"] == 128 and r.params["dv"] == 128
+        if r.lengths[0] == "fill_uniform":
+            lo, hi = r.lengths[1]["lo"], r.lengths[1]["hi"]
+            assert all(lo <= n <= hi for n in lengths), (r.name, min(lengths), max(lengths))
+        assert lengths == suites.draw_lengths(*r.lengths, seed=r.seed), "seeded"
+    skewed = suites.draw_lengths(*next(r for r in rows if r.name == "skewed").lengths, seed=1)
+    assert sum(skewed) == 32768 and sum(n <= 256 for n in skewed) > 0.75 * len(skewed)
+    for r in by_fam["hstu"]:
+        lengths = suites.draw_lengths(*r.lengths, seed=r.seed)
+        assert max(lengths) <= r.params["max_seq_len"]
+    for r in by_fam["gated_delta"]:
+        assert sum(suites.draw_lengths(*r.lengths, seed=r.seed)) == 32768
+    assert suites.describe_lengths([296, 571, 360]) == "3seqs T=1227 [296..571] avg=409"
+
+
+def test_attention_pairs_match_the_reference_mask():
+    from jagattn.attention.reference import visible_mask
+
+    rng = random.Random(3)
+    for _ in range(30):
+        lq, lk = rng.randint(0, 40), rng.randint(0, 40)
+        causal = rng.random() < 0.5
+        window = (rng.choice([-1, 0, 3, 17]), rng.choice([-1, 0, 5]))
+        want = int(visible_mask(lq, lk, causal=causal, window=window).sum()) if lq and lk else 0
+        assert flops.attention_pairs([lq], [lk], causal=causal, window=window) == want
+    assert flops.attention_pairs([5], [5], causal=True, window=(-1, -1)) == 15
+
+
+def test_hstu_pairs_match_bruteforce_and_reference_mask():
+    from jagattn.hstu.reference import hstu_mask
+
+    rng = random.Random(5)
+    for _ in range(60):
+        n = rng.randint(0, 48)
+        t = rng.choice([None, 0, rng.randint(0, n)])
+        c = rng.choice([0, 0, 1, 3, 6])
+        w = rng.choice([0, 0, 1, 4, 9])
+        f = rng.choice([0, 0, 2, 5]) if w else 0
+        fast = flops.hstu_pairs_one(n, t, contextual=c, window=w, min_full=f)
+        brute = int(flops.hstu_mask_bruteforce(n, t, contextual=c, window=w, min_full=f).sum())
+        assert fast == brute, (n, t, c, w, f)
+        if n:
+            ref = hstu_mask(n, num_targets=t, contextual_seq_len=c, max_attn_len=w, min_full_attn_seq_len=f)
+            assert int(ref.sum()) == brute, (n, t, c, w, f)
+    # causal history plus targets that see all history and themselves
+    assert flops.hstu_pairs_one(10, 3) == 7 * 8 // 2 + 3 * 8
+    assert flops.hstu_pairs([10, 4], [3, 1])["peer"] == 50 + 8
+
+
+def test_check_subset_selection():
+    assert harness.choose_check_subset([5, 6, 7], 100, 0) == ([0, 1, 2], None)
+    ids, trunc = harness.choose_check_subset([4000, 9000, 100, 3000, 5000], 8192, 0)
+    assert trunc is None and 1 not in ids and 4 in ids and 2 in ids  # longest that fits, shortest
+    assert sum([4000, 9000, 100, 3000, 5000][i] for i in ids) <= 8192
+    assert harness.choose_check_subset([32768], 4096, 0) == ([0], 4096)
+
+
+def test_gate_compare_flags_nan_and_scale():
+    g = torch.randn(64, 2, 8, generator=torch.Generator().manual_seed(0))
+    assert harness.compare(g, g)["max_abs"] == 0
+    e = harness.compare(g * 1.05, g)
+    assert 0.04 < e["rms_rel"] < 0.06
+    bad = g.clone()
+    bad[3, 1, 2] = float("nan")
+    assert harness.compare(bad, g)["nonfinite"] == 1
