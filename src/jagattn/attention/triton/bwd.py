@@ -26,7 +26,7 @@ import triton.language as tl
 
 from ..._core.alloc import new_empty
 from ..._core.triton_utils import configs
-from .common import LOG2E, _block_ranges, _load_tile, _seq_of_slot, _tanh, num_slots
+from .common import LOG2E, _block_ranges, _load_tile, _seq_of_slot, _tanh, fitting_configs, num_slots
 from .fwd import dot_precision, head_block, seq_bucket, softcap_args, window_args
 
 # ---------------------------------------------------------------------------------------------
@@ -78,10 +78,10 @@ def _dkdv_configs() -> list[triton.Config]:
         for bm, bn, w, s in (
             (64, 128, 8, 2),
             (32, 128, 8, 3),
-            (64, 128, 8, 3),
-            (32, 64, 4, 3),
             (64, 64, 4, 2),
-            (16, 64, 4, 3),
+            (32, 64, 4, 3),
+            (64, 64, 8, 2),
+            (32, 64, 8, 2),
         )
     ]
     return configs(gpu, triton.Config({"BLOCK_M": 16, "BLOCK_N": 32}, num_warps=4, num_stages=1))
@@ -89,14 +89,15 @@ def _dkdv_configs() -> list[triton.Config]:
 
 def _prune_dkdv(configs, named_args, **kwargs):
     bd, bdv = named_args["BLOCK_D"], named_args["BLOCK_DV"]
-    keep = []
-    for c in configs:
+
+    def fits(c):
         bm, bn = c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"]
         smem = 2 * (max(c.num_stages - 1, 1) * bm * (bd + bdv) + bn * (bd + bdv))
-        acc_regs = bn * (bd + bdv) // (32 * c.num_warps)
-        if smem <= 200 * 1024 and acc_regs <= 160:
-            keep.append(c)
-    return keep or configs[-1:]
+        # 8 warps on 64 key rows only pay when dK/dV (BLOCK_N x (D + Dv) fp32) need the registers
+        wide_only = c.num_warps == 8 and bn == 64 and bd + bdv <= 256
+        return smem <= 200 * 1024 and bn * (bd + bdv) // (32 * c.num_warps) <= 160 and not wide_only
+
+    return fitting_configs(configs, fits)
 
 
 @triton.jit
@@ -330,8 +331,6 @@ def _dq_configs() -> list[triton.Config]:
             (128, 64, 8, 3),
             (128, 128, 8, 2),
             (64, 64, 4, 3),
-            (128, 32, 4, 3),
-            (64, 32, 4, 3),
         )
     ]
     return configs(gpu, triton.Config({"BLOCK_M": 32, "BLOCK_N": 16}, num_warps=4, num_stages=1))
@@ -339,14 +338,13 @@ def _dq_configs() -> list[triton.Config]:
 
 def _prune_dq(configs, named_args, **kwargs):
     bd, bdv = named_args["BLOCK_D"], named_args["BLOCK_DV"]
-    keep = []
-    for c in configs:
+
+    def fits(c):
         bm, bn = c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"]
         smem = 2 * (max(c.num_stages - 1, 1) * bn * (bd + bdv) + bm * (bd + bdv))
-        acc_regs = bm * bd // (32 * c.num_warps)
-        if smem <= 200 * 1024 and acc_regs <= 128:
-            keep.append(c)
-    return keep or configs[-1:]
+        return smem <= 200 * 1024 and bm * bd // (32 * c.num_warps) <= 128
+
+    return fitting_configs(configs, fits)
 
 
 @triton.jit

@@ -13,11 +13,25 @@ used at all.
 
 from __future__ import annotations
 
+import os
+
 import triton
 import triton.language as tl
 
 LOG2E = 1.4426950408889634
 LN2 = 0.6931471805599453
+
+# JAGATTN_AUTOTUNE=0: every kernel runs the first config that fits its head dims, untimed (the
+# GPU correctness tests use it to spend device time on checks, not on tuning). Read once at
+# import so the prune functions stay free of environment reads when torch.compile traces them.
+AUTOTUNE = os.environ.get("JAGATTN_AUTOTUNE", "1").strip() not in ("0", "")
+
+
+def fitting_configs(configs, fits):
+    """The configs for which ``fits(config)`` holds (the last config if none does); the first one only
+    when autotuning is off."""
+    keep = [c for c in configs if fits(c)] or list(configs[-1:])
+    return keep if AUTOTUNE else keep[:1]
 
 
 def num_slots(total_rows: int, batch: int, block: int) -> int:

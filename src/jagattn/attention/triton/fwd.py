@@ -17,7 +17,7 @@ import triton.language as tl
 
 from ..._core.alloc import new_empty
 from ..._core.triton_utils import configs
-from .common import LN2, LOG2E, _block_ranges, _load_tile, _seq_of_slot, _tanh, num_slots
+from .common import LN2, LOG2E, _block_ranges, _load_tile, _seq_of_slot, _tanh, fitting_configs, num_slots
 
 
 def _fwd_configs() -> list[triton.Config]:
@@ -27,9 +27,7 @@ def _fwd_configs() -> list[triton.Config]:
             (128, 64, 8, 3),
             (128, 128, 8, 2),
             (128, 64, 4, 3),
-            (128, 32, 4, 4),
             (64, 64, 4, 3),
-            (64, 32, 4, 4),
         )
     ]
     return configs(gpu, triton.Config({"BLOCK_M": 32, "BLOCK_N": 16}, num_warps=4, num_stages=1))
@@ -38,14 +36,13 @@ def _fwd_configs() -> list[triton.Config]:
 def _prune_fwd(configs, named_args, **kwargs):
     """Drop tiles whose pipelined K/V buffers cannot fit in shared memory for this head dim."""
     bd, bdv = named_args["BLOCK_D"], named_args["BLOCK_DV"]
-    keep = []
-    for c in configs:
+
+    def fits(c):
         bm, bn = c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"]
         smem = 2 * (max(c.num_stages - 1, 1) * bn * (bd + bdv) + bm * bd)
-        acc_regs = bm * bdv // (32 * c.num_warps)
-        if smem <= 200 * 1024 and acc_regs <= 128:
-            keep.append(c)
-    return keep or configs[-1:]
+        return smem <= 200 * 1024 and bm * bdv // (32 * c.num_warps) <= 128
+
+    return fitting_configs(configs, fits)
 
 
 @triton.jit
