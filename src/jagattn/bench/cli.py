@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 from collections.abc import Sequence
 
 DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
@@ -38,7 +39,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--backends",
         default="all",
         help="comma list of implementations: jagattn backends (triton, reference, ...; or 'jagattn' for all) "
-        "and peers (torch_varlen, flex, flash_attn, fla, gr_triton; or 'peers'); default all",
+        "and peers (torch_varlen, flex, flash_attn, fla, gr_triton; or 'peers'); 'family:word' limits a word to "
+        "one family (e.g. attention:triton,reference,peers); default all",
     )
     p.add_argument(
         "--mode", choices=MODES, default="fwdbwd", help="what the table shows (default fwdbwd: all)"
@@ -61,6 +63,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="run the correctness gate before timing (default on)",
     )
     p.add_argument(
+        "--timing",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="time the implementations (--no-timing: correctness gate only, e.g. in CPU CI)",
+    )
+    p.add_argument(
         "--check-tokens",
         type=int,
         default=None,
@@ -77,6 +85,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cpu-reps", type=int, default=3, help="timed calls per phase on a CPU")
     p.add_argument("--tol-max", type=float, default=None, help="override the gate's max_rel tolerance")
     p.add_argument("--tol-rms", type=float, default=None, help="override the gate's rms_rel tolerance")
+    p.add_argument(
+        "--time-budget",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="start no new row after this many seconds; the rest are listed as skipped (for leased GPUs)",
+    )
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True, help="progress display")
     p.add_argument("--list", action="store_true", help="list the suite rows and implementations, run nothing")
 
@@ -157,6 +172,7 @@ def run(args: argparse.Namespace, argv: Sequence[str] = ()) -> int:
         dtype=dtype,
         modes=modes,
         check=args.check,
+        timing=args.timing,
         check_tokens=args.check_tokens,
         ref_max_tokens=args.ref_max_tokens,
         warmup_ms=args.warmup_ms,
@@ -183,12 +199,13 @@ def run(args: argparse.Namespace, argv: Sequence[str] = ()) -> int:
             "mode": args.mode,
             "dtype": args.dtype,
             "check": args.check,
+            "timed": args.timing,
             "check_tokens": args.check_tokens,
             "ref_max_tokens": args.ref_max_tokens,
             "warmup_ms": args.warmup_ms,
             "rep_ms": args.rep_ms,
             "tolerance": {"max_rel": meta["tol"][0], "rms_rel": meta["tol"][1]},
-            "timing": "triton.testing.do_bench(return_mode='median') after a warm-up call"
+            "timing_method": "triton.testing.do_bench(return_mode='median') after a warm-up call"
             if device.type == "cuda"
             else f"wall-clock median of {args.cpu_reps} calls (no warm-up call on a CPU)",
             "fwd_timing": "forward with inputs that require grad (the training forward)",
@@ -198,9 +215,15 @@ def run(args: argparse.Namespace, argv: Sequence[str] = ()) -> int:
     }
     total = sum(len(plan[r.family][0]) for r in rows)
     results = []
+    t_start = time.perf_counter()
+    skipped: list[str] = []
     with Progress(total, enabled=args.progress) as progress:
         for r in rows:
             its, notes = plan[r.family]
+            if args.time_budget is not None and time.perf_counter() - t_start > args.time_budget:
+                skipped.append(r.key)
+                progress.advance(len(its))
+                continue
             try:
                 res = harness.run_row(r, its, settings, progress, notes)
             except Exception as exc:  # one broken row must not lose the others
@@ -219,6 +242,8 @@ def run(args: argparse.Namespace, argv: Sequence[str] = ()) -> int:
     doc["rows"] = good
     doc["failed_rows"] = [x for x in results if "impls" not in x]
     doc["summary"] = summary
+    doc["skipped_rows"] = skipped
+    doc["elapsed_s"] = round(time.perf_counter() - t_start, 1)
     if args.plot:
         title = f"jagattn bench {args.suite} {args.dtype} on {prov.get('gpu') or 'CPU'} ({prov['date_utc']})"
         why = report.write_png(args.plot, good, phases, title)
@@ -230,6 +255,8 @@ def run(args: argparse.Namespace, argv: Sequence[str] = ()) -> int:
     print(report.format_table(good, summary, phases, meta))
     for x in doc["failed_rows"]:
         print(f"row {x['family']}/{x['row']} failed: {x['error']}")
+    if skipped:
+        print(f"rows skipped (--time-budget {args.time_budget:g}s reached): {', '.join(skipped)}")
     bad = [
         f"{r['family']}/{r['row']}:{n}"
         for r in good

@@ -53,6 +53,7 @@ class Settings:
     dtype: torch.dtype
     modes: tuple[str, ...]  # subset of ("fwd", "fwdbwd"), in order
     check: bool = True
+    timing: bool = True
     check_tokens: int | None = None  # None: the family's default budget (all tokens on a CPU)
     ref_max_tokens: int = 4096
     warmup_ms: float = 25.0
@@ -361,6 +362,9 @@ def run_row(row: Row, impls: list[Impl], s: Settings, progress: Progress, notes:
         entry = res[impl.name]
         progress.advance()
         if impl.name not in prepared or entry.get("status") == "error":
+            continue
+        if not s.timing:
+            entry["status"] = {"pass": "ok", "FAIL": "FAILED"}.get(entry.get("gate"), "unchecked")
             continue
         if impl.is_reference and p.tokens > s.ref_max_tokens:
             entry["status"] = "not timed"

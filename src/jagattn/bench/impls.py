@@ -144,7 +144,7 @@ def resolve(family: str, spec: str) -> tuple[list[Impl], list[str]]:
     ``spec`` is ``all`` (default), or a comma list of: a jagattn backend name (``triton``,
     ``reference``, also written ``jagattn.<name>``), a peer name (``torch_varlen``, ``flex``,
     ``flash_attn``, ``fla``, ``gr_triton``, also ``peer.<name>``), ``jagattn`` (all of ours)
-    or ``peers`` (all peers). A name that belongs only to another family is skipped for this
+    or ``peers`` (all peers); ``family:<word>`` applies a word to one family only. A name that belongs only to another family is skipped for this
     one; a jagattn backend name this family lacks (``triton`` before it lands) is kept as an
     implementation that reports ``n/a (reason)``.
 
@@ -171,6 +171,12 @@ def resolve(family: str, spec: str) -> tuple[list[Impl], list[str]]:
                 out.append(it)
 
     for w in words:
+        if ":" in w:  # "family:name" applies to that family only
+            fam, _, w = w.partition(":")
+            if fam not in FAMILIES:
+                raise ValueError(f"backends: unknown family {fam!r} in {fam}:{w}; families: {list(FAMILIES)}")
+            if fam != family:
+                continue
         if w == "all":
             add(ours + theirs)
         elif w in ("jagattn", "ours"):

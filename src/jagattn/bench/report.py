@@ -311,41 +311,49 @@ def write_png(path: str | Path, rows: list[dict[str, Any]], phases: Sequence[str
     except ImportError as exc:
         return f"matplotlib not importable ({exc}); install the 'bench' extra"
     fams = list(dict.fromkeys(r["family"] for r in rows))
-    panels = [(f, ph) for f in fams for ph in phases]
+    plot_phases = [ph for ph in phases if ph != "fwdbwd"] or list(phases)
+    panels = [(f, ph) for f in fams for ph in plot_phases]
     if not panels:
         return "nothing to plot"
+    cmap = plt.get_cmap("tab10")
     fig, axes = plt.subplots(len(panels), 1, figsize=(13, 3.4 * len(panels)), squeeze=False)
     for ax, (fam, ph) in zip(axes[:, 0], panels, strict=True):
         fr = [r for r in rows if r["family"] == fam]
         names = list(dict.fromkeys(n for r in fr for n in r["impls"]))
-        width = 0.8 / max(1, len(names))
+        plotted = [n for n in names if any((r["impls"].get(n) or {}).get("status") in USABLE for r in fr)]
+        width = 0.8 / max(1, len(plotted))
         failed = []
-        for i, name in enumerate(names):
+        for r in fr:
+            failed += [f"{n}@{r['row']}" for n, e in r["impls"].items() if e.get("status") == "FAILED"]
+        for i, name in enumerate(plotted):
             xs, ys = [], []
             for j, r in enumerate(fr):
                 e = r["impls"].get(name) or {}
                 rate = (e.get("rate") or {}).get(ph)
-                if e.get("status") == "FAILED":
-                    failed.append(f"{name}@{r['row']}")
-                    continue
                 if e.get("status") in USABLE and rate:
-                    xs.append(j + (i - (len(names) - 1) / 2) * width)
+                    xs.append(j + (i - (len(plotted) - 1) / 2) * width)
                     ys.append(rate)
+            if not xs:
+                continue
             kind = next((r["impls"][name]["kind"] for r in fr if name in r["impls"]), "peer")
             label = name + ("" if kind == "jagattn" else " (peer)")
-            ax.bar(xs, ys, width=width, label=label, hatch="" if kind == "jagattn" else "//")
+            ax.bar(
+                xs, ys, width=width, label=label, color=cmap(i % 10), hatch="" if kind == "jagattn" else "//",
+                edgecolor="white" if kind != "jagattn" else None,
+            )  # fmt: skip
         ax.set_xticks(range(len(fr)))
-        ax.set_xticklabels([r["row"] for r in fr], rotation=20, ha="right", fontsize=8)
-        unit = fr[0]["rate_unit"]
-        ax.set_ylabel(unit)
-        t = f"{fam} {ph}"
+        ax.set_xticklabels([r["row"] for r in fr], rotation=15, ha="right", fontsize=8)
+        ax.set_xlim(-0.6, len(fr) - 0.4)
+        ax.set_ylabel(fr[0]["rate_unit"])
+        t = f"{fam} {ph}" + (" (fwd+bwd minus fwd)" if ph == "bwd" else "")
         if failed:
-            t += "  (failed the correctness gate, not plotted: " + ", ".join(failed[:6]) + ")"
+            t += "  | failed the correctness gate, not plotted: " + ", ".join(sorted(set(failed))[:6])
         ax.set_title(t, fontsize=10)
-        ax.legend(fontsize=8, ncol=min(6, max(1, len(names))))
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=8, ncol=min(6, len(plotted)))
         ax.grid(axis="y", alpha=0.3)
     fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0, 1, 0.985))
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=90)
