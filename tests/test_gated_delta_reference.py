@@ -419,7 +419,9 @@ def test_empty_sequence_between_others_matches_without_it():
 def test_final_state_only_when_asked_and_outputs_dtypes():
     case = make_case([4, 3], 1, 2, dtype=torch.bfloat16, with_init=True, seed=2)
     args = [case[n] for n in ("q", "k", "v", "g", "beta")]
-    o, fs = gated_delta_rule(*args, cu_seqlens=case["cu_seqlens"], initial_state=case["initial_state"])
+    o, fs = gated_delta_rule(
+        *args, cu_seqlens=case["cu_seqlens"], initial_state=case["initial_state"], backend="reference"
+    )
     assert fs is None and o.dtype == torch.bfloat16
     o, fs = gated_delta_rule(
         *args, cu_seqlens=case["cu_seqlens"], output_final_state=True, backend="reference"
@@ -639,7 +641,12 @@ def test_validation_device_mismatch():
 
 
 def test_good_arguments_pass_and_are_not_mutated():
-    args = _good(gk=-torch.rand(6, 4, 8), initial_state=torch.randn(2, 4, 8, 4), output_final_state=True)
+    args = _good(
+        gk=-torch.rand(6, 4, 8),
+        initial_state=torch.randn(2, 4, 8, 4),
+        output_final_state=True,
+        backend="reference",
+    )
     before = {n: t.clone() for n, t in args.items() if torch.is_tensor(t)}
     o, fs = _call(args)
     assert o.shape == (6, 4, 4) and fs.shape == (2, 4, 8, 4)

@@ -1,0 +1,97 @@
+"""torch.library ops of the Triton gated delta rule: ``jagattn::gated_delta_fwd`` / ``_bwd``.
+
+Both are ``triton_op``s (Inductor sees the kernels; the fake impl is the op body run on fake
+tensors, where ``wrap_triton`` launches nothing), with ``register_autograd`` wiring the backward.
+Outputs have a fixed arity: the forward always returns ``(o, final_state)`` and the backward
+always returns all six gradients; ``initial_state`` and the final-state gradient are optional
+*inputs* (``Tensor?``), which switch kernel variants (``USE_INITIAL_STATE``,
+``USE_FINAL_STATE_GRADIENT``) rather than output signatures. Nothing but the inputs is saved for
+the backward, which recomputes the chunk intermediates (smallest memory; see triton/chunk_bwd.py).
+"""
+
+from __future__ import annotations
+
+import torch
+from torch.library import triton_op
+
+from .._core.library import qualname
+from .triton.chunk_bwd import chunk_bwd
+from .triton.chunk_fwd import chunk_fwd
+from .triton.l2norm import l2norm_bwd, l2norm_fwd
+
+
+def _prep(q: torch.Tensor, k: torch.Tensor, use_qk_l2norm: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    q = q.contiguous()
+    k = k.contiguous()
+    if use_qk_l2norm:
+        return l2norm_fwd(q), l2norm_fwd(k)
+    return q, k
+
+
+@triton_op(qualname("gated_delta_fwd"), mutates_args=())
+def gated_delta_fwd(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    g: torch.Tensor,
+    beta: torch.Tensor,
+    initial_state: torch.Tensor | None,
+    cu_seqlens: torch.Tensor,
+    scale: float,
+    use_qk_l2norm: bool,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(o [T, HV, V] q.dtype, final_state [N, HV, K, V] fp32)``; shapes as in the public API."""
+    qn, kn = _prep(q, k, use_qk_l2norm)
+    h0 = initial_state.contiguous() if initial_state is not None else None
+    return chunk_fwd(qn, kn, v.contiguous(), g.contiguous(), beta.contiguous(), h0, cu_seqlens, scale)
+
+
+@triton_op(qualname("gated_delta_bwd"), mutates_args=())
+def gated_delta_bwd(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    g: torch.Tensor,
+    beta: torch.Tensor,
+    initial_state: torch.Tensor | None,
+    cu_seqlens: torch.Tensor,
+    do: torch.Tensor,
+    dht: torch.Tensor | None,
+    scale: float,
+    use_qk_l2norm: bool,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """``(dq, dk, dv, dg, dbeta, d_initial_state)`` in the dtypes of their inputs (dh0 fp32)."""
+    qn, kn = _prep(q, k, use_qk_l2norm)
+    h0 = initial_state.contiguous() if initial_state is not None else None
+    dht = dht.contiguous() if dht is not None else None
+    dq, dk, dv, dg, db, dh0 = chunk_bwd(
+        qn, kn, v.contiguous(), g.contiguous(), beta.contiguous(), h0, cu_seqlens, scale, do.contiguous(), dht
+    )
+    if use_qk_l2norm:
+        dq = l2norm_bwd(q.contiguous(), dq)
+        dk = l2norm_bwd(k.contiguous(), dk)
+    else:
+        dq = dq.to(q.dtype)
+        dk = dk.to(k.dtype)
+    return dq, dk, dv, dg.to(g.dtype), db.to(beta.dtype), dh0
+
+
+def _setup_context(ctx, inputs, output) -> None:
+    q, k, v, g, beta, initial_state, cu_seqlens, scale, use_qk_l2norm = inputs
+    ctx.save_for_backward(q, k, v, g, beta, initial_state, cu_seqlens)
+    ctx.scale = scale
+    ctx.use_qk_l2norm = use_qk_l2norm
+    ctx.has_initial_state = initial_state is not None
+
+
+def _backward(ctx, do, dht):
+    q, k, v, g, beta, initial_state, cu_seqlens = ctx.saved_tensors
+    if do is None:
+        do = torch.zeros(q.shape[0], v.shape[1], v.shape[2], dtype=v.dtype, device=v.device)
+    dq, dk, dv, dg, db, dh0 = gated_delta_bwd(
+        q, k, v, g, beta, initial_state, cu_seqlens, do, dht, ctx.scale, ctx.use_qk_l2norm
+    )
+    return dq, dk, dv, dg, db, (dh0 if ctx.has_initial_state else None), None, None, None
+
+
+gated_delta_fwd.register_autograd(_backward, setup_context=_setup_context)

@@ -1,0 +1,524 @@
+"""Chunked gated delta rule, backward kernels and launchers (chunk ``BT = 64``).
+
+Nothing is saved by the forward but its inputs: the backward recomputes G, T = (I + A)^-1, W, U~
+(``prepare``), the per-chunk states and U (``h``), then, per chunk with ``dS`` the gradient of the
+state leaving the chunk (notation of ``chunk_fwd.py``)::
+
+    dU  = scale ((Q K^T) * Gamma)^T dO + (exp(G_last - G) * K) dS        ("local dv" + dhu)
+    dS0 = exp(G_last) dS + scale (exp(G) * Q)^T dO - W^T dU               (bwd_dhu, in reverse)
+    dQ  = scale exp(G) * (dO S0^T) + scale ((dO U^T) * Gamma) K
+    dK  = scale ((dO U^T) * Gamma)^T Q + exp(G_last - G) * (U dS^T) + WY terms
+    dW  = -dU S0^T ;  dT = dW X^T + dU Y^T  (X = beta exp(G) K, Y = beta V) ;  dA = -T^T dT T^T
+    dV  = beta * (T^T dU) ;  dbeta, dG from X, Y and A ;  dg = reverse cumsum of dG in the chunk
+
+Kernels: ``dv_local`` (per chunk), ``dhu`` (sequential in reverse, per sequence, head and V block),
+``dqkwg`` (per chunk and head, loops over V) and ``wy`` (per chunk and head: the WY backward and
+the reverse cumsum). dq/dk are produced per value head in fp32 and summed over the GVA group.
+Every transposed operand of a ``tl.dot`` is a loaded tensor (see ``common.py``): matrices needed in
+both orientations are computed twice rather than transposed.
+"""
+
+from __future__ import annotations
+
+import torch
+import triton
+import triton.language as tl
+
+from ..._core.alloc import new_empty
+from ..._core.triton_utils import configs
+from .chunk_fwd import _prepare, _state_pass
+from .common import BT, _seq_of_slot, block_k, block_v, dot_precision, num_slots
+
+
+@triton.jit
+def _chunk_of_slot(CU, N, BT: tl.constexpr):
+    i_s = tl.program_id(0)
+    i_n, i_t = _seq_of_slot(CU, i_s, N, BT)
+    bos = tl.load(CU + i_n).to(tl.int32)
+    eos = tl.load(CU + i_n + 1).to(tl.int32)
+    return i_s, bos + i_t * BT, eos
+
+
+# ---------------------------------------------------------------------------------------------
+# local dv: scale ((Q K^T) * Gamma)^T dO
+
+
+def _dv_configs():
+    gpu = [
+        triton.Config({"BV": bv}, num_warps=w, num_stages=s)
+        for bv in (32, 64)
+        for w in (4, 8)
+        for s in (2, 3)
+    ]
+    return configs(gpu, triton.Config({"BV": 32}, num_warps=4, num_stages=1))
+
+
+@triton.autotune(configs=_dv_configs(), key=["H", "HV", "K", "V"])
+@triton.jit
+def _gated_delta_bwd_dv_local_kernel(
+    Q,
+    K_,
+    GC,
+    DO,
+    DU,
+    CU,
+    N,
+    scale,
+    H: tl.constexpr,
+    HV: tl.constexpr,
+    K: tl.constexpr,
+    V: tl.constexpr,
+    BT: tl.constexpr,
+    BK: tl.constexpr,
+    BV: tl.constexpr,
+):
+    i_s, row0, eos = _chunk_of_slot(CU, N, BT)
+    if row0 >= eos:
+        return
+    i_hv = tl.program_id(1)
+    i_v = tl.program_id(2)
+    i_h = i_hv // (HV // H)
+    o_t = tl.arange(0, BT)
+    rows = (row0 + o_t).to(tl.int64)
+    m_t = (row0 + o_t) < eos
+    o_k = tl.arange(0, BK)
+    m_k = o_k < K
+    o_v = i_v * BV + tl.arange(0, BV)
+    m_v = o_v < V
+    dt = Q.dtype.element_ty
+
+    p_qk = (rows[:, None] * H + i_h) * K + o_k[None, :]
+    b_q = tl.load(Q + p_qk, mask=m_t[:, None] & m_k[None, :], other=0.0)
+    b_k = tl.load(K_ + p_qk, mask=m_t[:, None] & m_k[None, :], other=0.0)
+    b_g = tl.load(GC + rows * HV + i_hv, mask=m_t, other=0.0)
+    # [s, t]: key row s, query row t >= s
+    b_kq = tl.dot(b_k, tl.trans(b_q))
+    causal_t = (o_t[None, :] >= o_t[:, None]) & m_t[None, :]
+    b_pt = (
+        tl.where(causal_t, b_kq * tl.exp(tl.where(causal_t, b_g[None, :] - b_g[:, None], 0.0)), 0.0) * scale
+    )
+    p_v = (rows[:, None] * HV + i_hv) * V + o_v[None, :]
+    m_tv = m_t[:, None] & m_v[None, :]
+    b_do = tl.load(DO + p_v, mask=m_tv, other=0.0)
+    tl.store(DU + p_v, tl.dot(b_pt.to(dt), b_do), mask=m_tv)
+
+
+# ---------------------------------------------------------------------------------------------
+# the backward state recurrence
+
+
+def _dhu_configs():
+    gpu = [
+        triton.Config({"BV": bv}, num_warps=w, num_stages=s)
+        for bv in (16, 32, 64)
+        for w in (4, 8)
+        for s in (2, 3)
+    ]
+    return configs(gpu, triton.Config({"BV": 32}, num_warps=4, num_stages=1))
+
+
+@triton.autotune(configs=_dhu_configs(), key=["H", "HV", "K", "V", "USE_FINAL_STATE_GRADIENT", "STORE_DH0"])
+@triton.jit
+def _gated_delta_bwd_dhu_kernel(
+    Q,
+    K_,
+    W,
+    GC,
+    DO,
+    DU,
+    DHT,
+    DH0,
+    DHBUF,
+    CU,
+    N,
+    scale,
+    H: tl.constexpr,
+    HV: tl.constexpr,
+    K: tl.constexpr,
+    V: tl.constexpr,
+    BT: tl.constexpr,
+    BK: tl.constexpr,
+    BV: tl.constexpr,
+    USE_FINAL_STATE_GRADIENT: tl.constexpr,
+    STORE_DH0: tl.constexpr,
+):
+    i_v = tl.program_id(0)
+    i_nh = tl.program_id(1)
+    i_n = i_nh // HV
+    i_hv = i_nh % HV
+    i_h = i_hv // (HV // H)
+    bos = tl.load(CU + i_n).to(tl.int32)
+    eos = tl.load(CU + i_n + 1).to(tl.int32)
+    n_chunks = tl.cdiv(eos - bos, BT)
+    slot0 = bos // BT + i_n
+    o_k = tl.arange(0, BK)
+    o_v = i_v * BV + tl.arange(0, BV)
+    m_k = o_k < K
+    m_v = o_v < V
+    m_kv = m_k[:, None] & m_v[None, :]
+    o_kv = o_k[:, None] * V + o_v[None, :]
+    dt = Q.dtype.element_ty
+
+    p_state = (i_n * HV + i_hv).to(tl.int64) * K * V
+    if USE_FINAL_STATE_GRADIENT:
+        b_dh = tl.load(DHT + p_state + o_kv, mask=m_kv, other=0.0).to(tl.float32)
+    else:
+        b_dh = tl.zeros([BK, BV], dtype=tl.float32)
+    o_t0 = tl.arange(0, BT)
+    for i in range(0, n_chunks):
+        i_t = n_chunks - 1 - i
+        row0 = bos + i_t * BT
+        rows = (row0 + o_t0).to(tl.int64)
+        m_t = (row0 + o_t0) < eos
+        last = (tl.minimum(row0 + BT, eos) - 1).to(tl.int64)
+        tl.store(
+            DHBUF + ((slot0 + i_t).to(tl.int64) * HV + i_hv) * K * V + o_kv,
+            b_dh.to(DHBUF.dtype.element_ty),
+            mask=m_kv,
+        )
+
+        b_g = tl.load(GC + rows * HV + i_hv, mask=m_t, other=0.0)
+        g_last = tl.load(GC + last * HV + i_hv)
+        m_tk = m_t[:, None] & m_k[None, :]
+        p_qk = (rows[:, None] * H + i_h) * K + o_k[None, :]
+        b_k = tl.load(K_ + p_qk, mask=m_tk, other=0.0)
+        b_kd = (b_k.to(tl.float32) * tl.exp(g_last - b_g)[:, None]).to(dt)
+        p_v = (rows[:, None] * HV + i_hv) * V + o_v[None, :]
+        m_tv = m_t[:, None] & m_v[None, :]
+        b_du = tl.load(DU + p_v, mask=m_tv, other=0.0) + tl.dot(b_kd, b_dh.to(dt))
+        tl.store(DU + p_v, b_du, mask=m_tv)
+
+        b_q = tl.load(Q + p_qk, mask=m_tk, other=0.0)
+        b_qd = (b_q.to(tl.float32) * (tl.exp(b_g) * scale)[:, None]).to(dt)
+        b_do = tl.load(DO + p_v, mask=m_tv, other=0.0)
+        b_w = tl.load(W + (rows[:, None] * HV + i_hv) * K + o_k[None, :], mask=m_tk, other=0.0)
+        b_dh = b_dh * tl.exp(g_last) + tl.dot(tl.trans(b_qd), b_do) - tl.dot(tl.trans(b_w), b_du.to(dt))
+    if STORE_DH0:
+        tl.store(DH0 + p_state + o_kv, b_dh, mask=m_kv)
+
+
+# ---------------------------------------------------------------------------------------------
+# dq, dk (output and state terms), dw and the gate terms
+
+
+@triton.jit
+def _gated_delta_bwd_dqkwg_kernel(
+    Q,
+    K_,
+    VNEW,
+    HBUF,
+    DHBUF,
+    GH,
+    GC,
+    DO,
+    DU,
+    DQ,
+    DK,
+    DW,
+    DG,
+    CU,
+    N,
+    scale,
+    H: tl.constexpr,
+    HV: tl.constexpr,
+    K: tl.constexpr,
+    V: tl.constexpr,
+    BT: tl.constexpr,
+    BK: tl.constexpr,
+    BV: tl.constexpr,
+    NG: tl.constexpr,
+    BG: tl.constexpr,
+):
+    i_s, row0, eos = _chunk_of_slot(CU, N, BT)
+    if row0 >= eos:
+        return
+    i_hv = tl.program_id(1)
+    i_h = i_hv // (HV // H)
+    o_t = tl.arange(0, BT)
+    rows = (row0 + o_t).to(tl.int64)
+    m_t = (row0 + o_t) < eos
+    last = (tl.minimum(row0 + BT, eos) - 1).to(tl.int64)
+    o_k = tl.arange(0, BK)
+    m_k = o_k < K
+    dt = Q.dtype.element_ty
+    p_state = (i_s.to(tl.int64) * HV + i_hv) * K * V
+
+    b_dp = tl.zeros([BT, BT], dtype=tl.float32)  # [t, s] dO_t . U_s
+    b_dpt = tl.zeros([BT, BT], dtype=tl.float32)  # [s, t]
+    b_dq = tl.zeros([BT, BK], dtype=tl.float32)
+    b_dk = tl.zeros([BT, BK], dtype=tl.float32)
+    b_dw = tl.zeros([BT, BK], dtype=tl.float32)
+    for i_v in range(tl.cdiv(V, BV)):
+        o_v = i_v * BV + tl.arange(0, BV)
+        m_v = o_v < V
+        p_v = (rows[:, None] * HV + i_hv) * V + o_v[None, :]
+        m_tv = m_t[:, None] & m_v[None, :]
+        b_do = tl.load(DO + p_v, mask=m_tv, other=0.0)
+        b_vn = tl.load(VNEW + p_v, mask=m_tv, other=0.0)
+        b_du = tl.load(DU + p_v, mask=m_tv, other=0.0).to(dt)
+        o_kv = o_k[:, None] * V + o_v[None, :]
+        m_kv = m_k[:, None] & m_v[None, :]
+        b_h = tl.load(HBUF + p_state + o_kv, mask=m_kv, other=0.0)
+        b_dh = tl.load(DHBUF + p_state + o_kv, mask=m_kv, other=0.0)
+        b_h = b_h.to(dt)
+        b_dh = b_dh.to(dt)
+        b_dp += tl.dot(b_do, tl.trans(b_vn))
+        b_dpt += tl.dot(b_vn, tl.trans(b_do))
+        b_dq += tl.dot(b_do, tl.trans(b_h))
+        b_dk += tl.dot(b_vn, tl.trans(b_dh))
+        b_dw += tl.dot(b_du, tl.trans(b_h))
+
+    p_qk = (rows[:, None] * H + i_h) * K + o_k[None, :]
+    m_tk = m_t[:, None] & m_k[None, :]
+    b_q = tl.load(Q + p_qk, mask=m_tk, other=0.0)
+    b_k = tl.load(K_ + p_qk, mask=m_tk, other=0.0)
+    b_g = tl.load(GC + rows * HV + i_hv, mask=m_t, other=0.0)
+    g_last = tl.load(GC + last * HV + i_hv)
+
+    # inter-chunk terms: o += scale exp(G) q S0 ;  S_next = ... + exp(G_last - G) k u^T
+    b_dq = b_dq * (tl.exp(b_g) * scale)[:, None]
+    b_dk = b_dk * tl.where(m_t, tl.exp(g_last - b_g), 0.0)[:, None]
+    b_kdk = tl.sum(b_dk * b_k.to(tl.float32), 1)
+    b_dg = tl.sum(b_dq * b_q.to(tl.float32), 1) - b_kdk
+    o_g = tl.arange(0, BG)
+    b_gh = tl.load(GH + (i_s.to(tl.int64) * HV + i_hv) * NG + o_g, mask=o_g < NG, other=0.0)
+    dg_last = tl.exp(g_last) * tl.sum(b_gh, 0) + tl.sum(b_kdk, 0)
+
+    # intra-chunk terms, [t, s] and [s, t] orientations computed separately
+    causal = (o_t[:, None] >= o_t[None, :]) & m_t[:, None]
+    e_ts = tl.exp(tl.where(causal, b_g[:, None] - b_g[None, :], 0.0))
+    b_p = tl.where(causal, tl.dot(b_q, tl.trans(b_k)) * e_ts, 0.0) * scale
+    b_dpm = tl.where(causal, b_dp * e_ts, 0.0) * scale
+    causal_t = (o_t[None, :] >= o_t[:, None]) & m_t[None, :]
+    e_st = tl.exp(tl.where(causal_t, b_g[None, :] - b_g[:, None], 0.0))
+    b_pt = tl.where(causal_t, tl.dot(b_k, tl.trans(b_q)) * e_st, 0.0) * scale
+    b_dpmt = tl.where(causal_t, b_dpt * e_st, 0.0) * scale
+    b_dq += tl.dot(b_dpm.to(dt), b_k)
+    b_dk += tl.dot(b_dpmt.to(dt), b_q)
+    b_dg += tl.sum(b_dp * b_p, 1) - tl.sum(b_dpt * b_pt, 1)
+    b_dg += tl.where(rows == last, dg_last, 0.0)
+
+    p_out = (rows[:, None] * HV + i_hv) * K + o_k[None, :]
+    tl.store(DQ + p_out, b_dq, mask=m_tk)
+    tl.store(DK + p_out, b_dk, mask=m_tk)
+    tl.store(DW + p_out, -b_dw, mask=m_tk)
+    tl.store(DG + rows * HV + i_hv, b_dg, mask=m_t)
+
+
+# ---------------------------------------------------------------------------------------------
+# WY backward, dbeta, dv and the reverse cumsum of the gate gradient
+
+
+@triton.jit
+def _gated_delta_bwd_wy_kernel(
+    K_,
+    V_,
+    BETA,
+    GC,
+    AINV,
+    DW,
+    DU,
+    DK,
+    DGP,
+    DV,
+    DB,
+    DGOUT,
+    CU,
+    N,
+    H: tl.constexpr,
+    HV: tl.constexpr,
+    K: tl.constexpr,
+    V: tl.constexpr,
+    BT: tl.constexpr,
+    BK: tl.constexpr,
+    BV: tl.constexpr,
+    DOT_PREC: tl.constexpr,
+):
+    i_s, row0, eos = _chunk_of_slot(CU, N, BT)
+    if row0 >= eos:
+        return
+    i_hv = tl.program_id(1)
+    i_h = i_hv // (HV // H)
+    o_t = tl.arange(0, BT)
+    rows = (row0 + o_t).to(tl.int64)
+    m_t = (row0 + o_t) < eos
+    o_k = tl.arange(0, BK)
+    m_k = o_k < K
+    m_tk = m_t[:, None] & m_k[None, :]
+
+    b_a = tl.load(AINV + (rows[:, None] * HV + i_hv) * BT + o_t[None, :], mask=m_t[:, None], other=0.0)
+    b_k = tl.load(K_ + (rows[:, None] * H + i_h) * K + o_k[None, :], mask=m_tk, other=0.0).to(tl.float32)
+    b_beta = tl.load(BETA + rows * HV + i_hv, mask=m_t, other=0.0).to(tl.float32)
+    b_g = tl.load(GC + rows * HV + i_hv, mask=m_t, other=0.0)
+    b_eg = tl.where(m_t, tl.exp(b_g), 0.0)
+    b_x = b_k * (b_beta * b_eg)[:, None]
+    p_kv = (rows[:, None] * HV + i_hv) * K + o_k[None, :]
+    b_dw = tl.load(DW + p_kv, mask=m_tk, other=0.0)
+
+    b_dT = tl.dot(b_dw, tl.trans(b_x), input_precision=DOT_PREC)  # [i, j]
+    b_dTt = tl.dot(b_x, tl.trans(b_dw), input_precision=DOT_PREC)  # [j, i]
+    b_tdw = tl.dot(tl.trans(b_a), b_dw, input_precision=DOT_PREC)
+    b_dk = tl.load(DK + p_kv, mask=m_tk, other=0.0) + b_tdw * (b_beta * b_eg)[:, None]
+    b_db = tl.sum(b_tdw * b_k * b_eg[:, None], 1)
+    b_dg = tl.load(DGP + rows * HV + i_hv, mask=m_t, other=0.0) + tl.sum(b_tdw * b_x, 1)
+
+    for i_v in range(tl.cdiv(V, BV)):
+        o_v = i_v * BV + tl.arange(0, BV)
+        m_v = o_v < V
+        p_v = (rows[:, None] * HV + i_hv) * V + o_v[None, :]
+        m_tv = m_t[:, None] & m_v[None, :]
+        b_v = tl.load(V_ + p_v, mask=m_tv, other=0.0).to(tl.float32)
+        b_y = b_v * b_beta[:, None]
+        b_du = tl.load(DU + p_v, mask=m_tv, other=0.0)
+        b_dT += tl.dot(b_du, tl.trans(b_y), input_precision=DOT_PREC)
+        b_dTt += tl.dot(b_y, tl.trans(b_du), input_precision=DOT_PREC)
+        b_tdu = tl.dot(tl.trans(b_a), b_du, input_precision=DOT_PREC)
+        tl.store(DV + p_v, (b_tdu * b_beta[:, None]).to(DV.dtype.element_ty), mask=m_tv)
+        b_db += tl.sum(b_tdu * b_v, 1)
+
+    # dA = -T^T dT T^T and its transpose -T dT^T T, each restricted to the strictly lower part of A
+    strict = (o_t[:, None] > o_t[None, :]) & m_t[:, None]
+    strict_t = (o_t[None, :] > o_t[:, None]) & m_t[None, :]
+    b_da = -tl.dot(
+        tl.dot(tl.trans(b_a), b_dT, input_precision=DOT_PREC), tl.trans(b_a), input_precision=DOT_PREC
+    )
+    b_dat = -tl.dot(tl.dot(b_a, b_dTt, input_precision=DOT_PREC), b_a, input_precision=DOT_PREC)
+    b_kk = tl.dot(b_k, tl.trans(b_k), input_precision=DOT_PREC)  # symmetric: serves [t, s] and [s, t]
+    e_ts = tl.exp(tl.where(strict, b_g[:, None] - b_g[None, :], 0.0))
+    e_st = tl.exp(tl.where(strict_t, b_g[None, :] - b_g[:, None], 0.0))
+    b_b = tl.where(strict, b_kk * e_ts, 0.0)
+    b_bt = tl.where(strict_t, b_kk * e_st, 0.0)
+    b_da = tl.where(strict, b_da, 0.0)
+    b_dat = tl.where(strict_t, b_dat, 0.0)
+    b_db += tl.sum(b_da * b_b, 1)
+    b_dm = b_da * e_ts * b_beta[:, None]
+    b_dmt = b_dat * e_st * b_beta[None, :]
+    b_dk += tl.dot(b_dm, b_k, input_precision=DOT_PREC) + tl.dot(b_dmt, b_k, input_precision=DOT_PREC)
+    b_dg += tl.sum(b_da * b_b * b_beta[:, None], 1) - tl.sum(b_dat * b_bt * b_beta[None, :], 1)
+
+    # g_t enters every G_t' with t' >= t in the chunk
+    b_dg = tl.where(m_t, b_dg, 0.0)
+    b_dg = tl.sum(b_dg, 0) - tl.cumsum(b_dg, 0) + b_dg
+    tl.store(DK + p_kv, b_dk, mask=m_tk)
+    tl.store(DB + rows * HV + i_hv, b_db, mask=m_t)
+    tl.store(DGOUT + rows * HV + i_hv, b_dg, mask=m_t)
+
+
+# ---------------------------------------------------------------------------------------------
+# launcher
+
+
+def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht):
+    """Gradients of the chunked gated delta rule on prepared inputs (l2norm already applied).
+
+    Returns ``(dq [T, H, K] fp32, dk [T, H, K] fp32, dv [T, HV, V] v.dtype, dg [T, HV] fp32,
+    dbeta [T, HV] fp32, dh0 [N, HV, K, V] fp32)``.
+    """
+    t, h, dk_ = q.shape
+    hv, dv_ = v.shape[1], v.shape[2]
+    n = cu.shape[0] - 1
+    ns = num_slots(t, n)
+    dev = q.device
+    bk = block_k(dk_)
+    bv = block_v(dv_)
+    gc, ainv, w, u = _prepare(k, v, g, beta, cu, store_ainv=True)
+
+    du = new_empty((t, hv, dv_), dtype=torch.float32, device=dev)
+    dhbuf = new_empty((ns, hv, dk_, dv_), dtype=torch.float32, device=dev)
+    dh0 = new_empty((n, hv, dk_, dv_), dtype=torch.float32, device=dev)
+    dq = new_empty((t, hv, dk_), dtype=torch.float32, device=dev)
+    dk = new_empty((t, hv, dk_), dtype=torch.float32, device=dev)
+    dw = new_empty((t, hv, dk_), dtype=torch.float32, device=dev)
+    dgp = new_empty((t, hv), dtype=torch.float32, device=dev)
+    dv = new_empty((t, hv, dv_), dtype=v.dtype, device=dev)
+    db = new_empty((t, hv), dtype=torch.float32, device=dev)
+    dg = new_empty((t, hv), dtype=torch.float32, device=dev)
+    if ns > 0:
+        torch.library.wrap_triton(_gated_delta_bwd_dv_local_kernel)[
+            lambda meta: (ns, hv, triton.cdiv(dv_, meta["BV"]))
+        ](q, k, gc, do, du, cu, n, scale, H=h, HV=hv, K=dk_, V=dv_, BT=BT, BK=bk)
+    if n > 0:
+        torch.library.wrap_triton(_gated_delta_bwd_dhu_kernel)[
+            lambda meta: (triton.cdiv(dv_, meta["BV"]), n * hv)
+        ](
+            q,
+            k,
+            w,
+            gc,
+            do,
+            du,
+            dht if dht is not None else gc,
+            dh0,
+            dhbuf,
+            cu,
+            n,
+            scale,
+            H=h,
+            HV=hv,
+            K=dk_,
+            V=dv_,
+            BT=BT,
+            BK=bk,
+            USE_FINAL_STATE_GRADIENT=dht is not None,
+            STORE_DH0=True,
+        )
+    # the state pass runs after dhu so it can form sum(S0 * dS) from its exact fp32 state
+    hbuf, vnew, _, gh = _state_pass(k, w, u, gc, initial_state, cu, store_final=False, dhbuf=dhbuf)
+    if ns > 0:
+        torch.library.wrap_triton(_gated_delta_bwd_dqkwg_kernel)[(ns, hv)](
+            q,
+            k,
+            vnew,
+            hbuf,
+            dhbuf,
+            gh,
+            gc,
+            do,
+            du,
+            dq,
+            dk,
+            dw,
+            dgp,
+            cu,
+            n,
+            scale,
+            H=h,
+            HV=hv,
+            K=dk_,
+            V=dv_,
+            BT=BT,
+            BK=bk,
+            BV=bv,
+            NG=gh.shape[-1],
+            BG=triton.next_power_of_2(gh.shape[-1]),
+            num_warps=4,
+        )
+        torch.library.wrap_triton(_gated_delta_bwd_wy_kernel)[(ns, hv)](
+            k,
+            v,
+            beta,
+            gc,
+            ainv,
+            dw,
+            du,
+            dk,
+            dgp,
+            dv,
+            db,
+            dg,
+            cu,
+            n,
+            H=h,
+            HV=hv,
+            K=dk_,
+            V=dv_,
+            BT=BT,
+            BK=bk,
+            BV=bv,
+            DOT_PREC=dot_precision(q.dtype),
+            num_warps=4,
+        )
+    grp = hv // h
+    dq = dq.view(t, h, grp, dk_).sum(2)
+    dk = dk.view(t, h, grp, dk_).sum(2)
+    return dq, dk, dv, dg, db, dh0

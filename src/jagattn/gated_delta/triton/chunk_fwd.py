@@ -1,0 +1,514 @@
+"""Chunked gated delta rule, forward kernels and launchers (chunk ``BT = 64``).
+
+Per chunk of a sequence and value head, with ``G_t`` the chunk-local inclusive cumulative sum of
+the log gates and ``S0`` the state entering the chunk (notation of ``../README.md``)::
+
+    A_ts = beta_t exp(G_t - G_s) k_t . k_s   (s < t)        T = (I + A)^-1   (unit lower)
+    W    = T (beta exp(G) * K)   [BT, K]                    U~ = T (beta * V)   [BT, V]
+    U    = U~ - W S0             (v_new: the delta-rule updates of the chunk's tokens)
+    O    = scale ((exp(G) * Q) S0 + ((Q K^T) * exp(G_t - G_s) [t >= s]) U)
+    S    = exp(G_last) S0 + (exp(G_last - G) * K)^T U      (state entering the next chunk)
+
+Kernels: ``prepare`` (G, T by 16x16 blocks, W, U~; one program per chunk and head), ``h`` (the
+sequential state pass, one program per sequence, head and V block), ``o`` (one program per chunk,
+head and V block). Intermediates W, U~, U and the per-chunk states are held in the input dtype
+(fp32 for fp32 inputs); gates, T and the running state are fp32.
+"""
+
+from __future__ import annotations
+
+import torch
+import triton
+import triton.language as tl
+
+from ..._core.alloc import new_empty
+from ..._core.triton_utils import configs
+from .common import (
+    BT,
+    _inv_unit_lower16,
+    _kkt_block,
+    _seq_of_slot,
+    block_k,
+    block_v,
+    dot_precision,
+    num_slots,
+)
+
+# ---------------------------------------------------------------------------------------------
+# prepare: chunk-local gate cumsum, the WY inverse, w and u
+
+
+@triton.jit
+def _rows16(row0, b: tl.constexpr, eos):
+    r = row0 + b * 16 + tl.arange(0, 16)
+    return r.to(tl.int64), r < eos
+
+
+@triton.jit
+def _load_gate16(G, r, m, i_hv, HV: tl.constexpr):
+    return tl.load(G + r * HV + i_hv, mask=m, other=0.0).to(tl.float32)
+
+
+@triton.jit
+def _load_k16(K_, r, m, i_h, o_k, m_k, H: tl.constexpr, K: tl.constexpr):
+    return tl.load(K_ + (r[:, None] * H + i_h) * K + o_k[None, :], mask=m[:, None] & m_k[None, :], other=0.0)
+
+
+@triton.jit
+def _store_ainv16(AINV, r, m, i_hv, col: tl.constexpr, blk, HV: tl.constexpr, BT: tl.constexpr):
+    o16 = tl.arange(0, 16)
+    tl.store(AINV + (r[:, None] * HV + i_hv) * BT + col + o16[None, :], blk, mask=m[:, None])
+
+
+@triton.jit
+def _gated_delta_fwd_prepare_kernel(
+    K_,
+    V_,
+    G,
+    BETA,
+    GC,
+    AINV,
+    W,
+    U,
+    CU,
+    N,
+    H: tl.constexpr,
+    HV: tl.constexpr,
+    K: tl.constexpr,
+    V: tl.constexpr,
+    BT: tl.constexpr,
+    BK: tl.constexpr,
+    BV: tl.constexpr,
+    STORE_AINV: tl.constexpr,
+    DOT_PREC: tl.constexpr,
+):
+    i_s = tl.program_id(0)
+    i_hv = tl.program_id(1)
+    i_n, i_t = _seq_of_slot(CU, i_s, N, BT)
+    bos = tl.load(CU + i_n).to(tl.int32)
+    eos = tl.load(CU + i_n + 1).to(tl.int32)
+    row0 = bos + i_t * BT
+    if row0 >= eos:
+        return
+    i_h = i_hv // (HV // H)
+    o_k = tl.arange(0, BK)
+    m_k = o_k < K
+
+    r0, m0 = _rows16(row0, 0, eos)
+    r1, m1 = _rows16(row0, 1, eos)
+    r2, m2 = _rows16(row0, 2, eos)
+    r3, m3 = _rows16(row0, 3, eos)
+    # chunk-local inclusive cumsum of the gates, by 16-row blocks
+    raw0 = _load_gate16(G, r0, m0, i_hv, HV)
+    raw1 = _load_gate16(G, r1, m1, i_hv, HV)
+    raw2 = _load_gate16(G, r2, m2, i_hv, HV)
+    raw3 = _load_gate16(G, r3, m3, i_hv, HV)
+    c1 = tl.sum(raw0, 0)
+    c2 = c1 + tl.sum(raw1, 0)
+    c3 = c2 + tl.sum(raw2, 0)
+    g0 = tl.cumsum(raw0, 0)
+    g1 = tl.cumsum(raw1, 0) + c1
+    g2 = tl.cumsum(raw2, 0) + c2
+    g3 = tl.cumsum(raw3, 0) + c3
+    tl.store(GC + r0 * HV + i_hv, g0, mask=m0)
+    tl.store(GC + r1 * HV + i_hv, g1, mask=m1)
+    tl.store(GC + r2 * HV + i_hv, g2, mask=m2)
+    tl.store(GC + r3 * HV + i_hv, g3, mask=m3)
+
+    b0 = _load_gate16(BETA, r0, m0, i_hv, HV)
+    b1 = _load_gate16(BETA, r1, m1, i_hv, HV)
+    b2 = _load_gate16(BETA, r2, m2, i_hv, HV)
+    b3 = _load_gate16(BETA, r3, m3, i_hv, HV)
+    k0 = _load_k16(K_, r0, m0, i_h, o_k, m_k, H, K)
+    k1 = _load_k16(K_, r1, m1, i_h, o_k, m_k, H, K)
+    k2 = _load_k16(K_, r2, m2, i_h, o_k, m_k, H, K)
+    k3 = _load_k16(K_, r3, m3, i_h, o_k, m_k, H, K)
+
+    # T = (I + A)^-1 by blocks: T_ii = (I + A_ii)^-1, T_ij = -T_ii sum_{j<=m<i} A_im T_mj
+    t00 = _inv_unit_lower16(_kkt_block(k0, k0, b0, g0, g0, True, DOT_PREC))
+    t11 = _inv_unit_lower16(_kkt_block(k1, k1, b1, g1, g1, True, DOT_PREC))
+    t22 = _inv_unit_lower16(_kkt_block(k2, k2, b2, g2, g2, True, DOT_PREC))
+    t33 = _inv_unit_lower16(_kkt_block(k3, k3, b3, g3, g3, True, DOT_PREC))
+    a10 = _kkt_block(k1, k0, b1, g1, g0, False, DOT_PREC)
+    a20 = _kkt_block(k2, k0, b2, g2, g0, False, DOT_PREC)
+    a21 = _kkt_block(k2, k1, b2, g2, g1, False, DOT_PREC)
+    a30 = _kkt_block(k3, k0, b3, g3, g0, False, DOT_PREC)
+    a31 = _kkt_block(k3, k1, b3, g3, g1, False, DOT_PREC)
+    a32 = _kkt_block(k3, k2, b3, g3, g2, False, DOT_PREC)
+    t10 = -tl.dot(t11, tl.dot(a10, t00, input_precision=DOT_PREC), input_precision=DOT_PREC)
+    t21 = -tl.dot(t22, tl.dot(a21, t11, input_precision=DOT_PREC), input_precision=DOT_PREC)
+    t20 = -tl.dot(
+        t22,
+        tl.dot(a20, t00, input_precision=DOT_PREC) + tl.dot(a21, t10, input_precision=DOT_PREC),
+        input_precision=DOT_PREC,
+    )
+    t32 = -tl.dot(t33, tl.dot(a32, t22, input_precision=DOT_PREC), input_precision=DOT_PREC)
+    t31 = -tl.dot(
+        t33,
+        tl.dot(a31, t11, input_precision=DOT_PREC) + tl.dot(a32, t21, input_precision=DOT_PREC),
+        input_precision=DOT_PREC,
+    )
+    t30 = -tl.dot(
+        t33,
+        tl.dot(a30, t00, input_precision=DOT_PREC)
+        + tl.dot(a31, t10, input_precision=DOT_PREC)
+        + tl.dot(a32, t20, input_precision=DOT_PREC),
+        input_precision=DOT_PREC,
+    )
+    if STORE_AINV:
+        zero = tl.zeros([16, 16], dtype=tl.float32)
+        _store_ainv16(AINV, r0, m0, i_hv, 0, t00, HV, BT)
+        _store_ainv16(AINV, r0, m0, i_hv, 16, zero, HV, BT)
+        _store_ainv16(AINV, r0, m0, i_hv, 32, zero, HV, BT)
+        _store_ainv16(AINV, r0, m0, i_hv, 48, zero, HV, BT)
+        _store_ainv16(AINV, r1, m1, i_hv, 0, t10, HV, BT)
+        _store_ainv16(AINV, r1, m1, i_hv, 16, t11, HV, BT)
+        _store_ainv16(AINV, r1, m1, i_hv, 32, zero, HV, BT)
+        _store_ainv16(AINV, r1, m1, i_hv, 48, zero, HV, BT)
+        _store_ainv16(AINV, r2, m2, i_hv, 0, t20, HV, BT)
+        _store_ainv16(AINV, r2, m2, i_hv, 16, t21, HV, BT)
+        _store_ainv16(AINV, r2, m2, i_hv, 32, t22, HV, BT)
+        _store_ainv16(AINV, r2, m2, i_hv, 48, zero, HV, BT)
+        _store_ainv16(AINV, r3, m3, i_hv, 0, t30, HV, BT)
+        _store_ainv16(AINV, r3, m3, i_hv, 16, t31, HV, BT)
+        _store_ainv16(AINV, r3, m3, i_hv, 32, t32, HV, BT)
+        _store_ainv16(AINV, r3, m3, i_hv, 48, t33, HV, BT)
+
+    # W = T (beta exp(G) * K)
+    x0 = k0.to(tl.float32) * (b0 * tl.exp(g0))[:, None]
+    x1 = k1.to(tl.float32) * (b1 * tl.exp(g1))[:, None]
+    x2 = k2.to(tl.float32) * (b2 * tl.exp(g2))[:, None]
+    x3 = k3.to(tl.float32) * (b3 * tl.exp(g3))[:, None]
+    w0 = tl.dot(t00, x0, input_precision=DOT_PREC)
+    w1 = tl.dot(t10, x0, input_precision=DOT_PREC) + tl.dot(t11, x1, input_precision=DOT_PREC)
+    w2 = (
+        tl.dot(t20, x0, input_precision=DOT_PREC)
+        + tl.dot(t21, x1, input_precision=DOT_PREC)
+        + tl.dot(t22, x2, input_precision=DOT_PREC)
+    )
+    w3 = (
+        tl.dot(t30, x0, input_precision=DOT_PREC)
+        + tl.dot(t31, x1, input_precision=DOT_PREC)
+        + tl.dot(t32, x2, input_precision=DOT_PREC)
+        + tl.dot(t33, x3, input_precision=DOT_PREC)
+    )
+    w_dt = W.dtype.element_ty
+    tl.store(W + (r0[:, None] * HV + i_hv) * K + o_k[None, :], w0.to(w_dt), mask=m0[:, None] & m_k[None, :])
+    tl.store(W + (r1[:, None] * HV + i_hv) * K + o_k[None, :], w1.to(w_dt), mask=m1[:, None] & m_k[None, :])
+    tl.store(W + (r2[:, None] * HV + i_hv) * K + o_k[None, :], w2.to(w_dt), mask=m2[:, None] & m_k[None, :])
+    tl.store(W + (r3[:, None] * HV + i_hv) * K + o_k[None, :], w3.to(w_dt), mask=m3[:, None] & m_k[None, :])
+
+    # U~ = T (beta * V), V in blocks of BV
+    for i_v in range(tl.cdiv(V, BV)):
+        o_v = i_v * BV + tl.arange(0, BV)
+        m_v = o_v < V
+        p0 = (r0[:, None] * HV + i_hv) * V + o_v[None, :]
+        p1 = (r1[:, None] * HV + i_hv) * V + o_v[None, :]
+        p2 = (r2[:, None] * HV + i_hv) * V + o_v[None, :]
+        p3 = (r3[:, None] * HV + i_hv) * V + o_v[None, :]
+        y0 = tl.load(V_ + p0, mask=m0[:, None] & m_v[None, :], other=0.0).to(tl.float32) * b0[:, None]
+        y1 = tl.load(V_ + p1, mask=m1[:, None] & m_v[None, :], other=0.0).to(tl.float32) * b1[:, None]
+        y2 = tl.load(V_ + p2, mask=m2[:, None] & m_v[None, :], other=0.0).to(tl.float32) * b2[:, None]
+        y3 = tl.load(V_ + p3, mask=m3[:, None] & m_v[None, :], other=0.0).to(tl.float32) * b3[:, None]
+        u0 = tl.dot(t00, y0, input_precision=DOT_PREC)
+        u1 = tl.dot(t10, y0, input_precision=DOT_PREC) + tl.dot(t11, y1, input_precision=DOT_PREC)
+        u2 = (
+            tl.dot(t20, y0, input_precision=DOT_PREC)
+            + tl.dot(t21, y1, input_precision=DOT_PREC)
+            + tl.dot(t22, y2, input_precision=DOT_PREC)
+        )
+        u3 = (
+            tl.dot(t30, y0, input_precision=DOT_PREC)
+            + tl.dot(t31, y1, input_precision=DOT_PREC)
+            + tl.dot(t32, y2, input_precision=DOT_PREC)
+            + tl.dot(t33, y3, input_precision=DOT_PREC)
+        )
+        tl.store(U + p0, u0.to(w_dt), mask=m0[:, None] & m_v[None, :])
+        tl.store(U + p1, u1.to(w_dt), mask=m1[:, None] & m_v[None, :])
+        tl.store(U + p2, u2.to(w_dt), mask=m2[:, None] & m_v[None, :])
+        tl.store(U + p3, u3.to(w_dt), mask=m3[:, None] & m_v[None, :])
+
+
+# ---------------------------------------------------------------------------------------------
+# the sequential state pass
+
+
+def _h_configs():
+    gpu = [
+        triton.Config({"BV": bv}, num_warps=w, num_stages=s)
+        for bv in (16, 32, 64)
+        for w in (4, 8)
+        for s in (2, 3)
+    ]
+    return configs(gpu, triton.Config({"BV": 32}, num_warps=4, num_stages=1))
+
+
+@triton.autotune(
+    configs=_h_configs(), key=["H", "HV", "K", "V", "USE_INITIAL_STATE", "STORE_FINAL_STATE", "COMPUTE_GH"]
+)
+@triton.jit
+def _gated_delta_fwd_h_kernel(
+    K_,
+    W,
+    U,
+    GC,
+    H0,
+    HT,
+    HBUF,
+    VNEW,
+    DHBUF,
+    GH,
+    CU,
+    N,
+    H: tl.constexpr,
+    HV: tl.constexpr,
+    K: tl.constexpr,
+    V: tl.constexpr,
+    BT: tl.constexpr,
+    BK: tl.constexpr,
+    BV: tl.constexpr,
+    NG: tl.constexpr,
+    USE_INITIAL_STATE: tl.constexpr,
+    STORE_FINAL_STATE: tl.constexpr,
+    COMPUTE_GH: tl.constexpr,
+):
+    i_v = tl.program_id(0)
+    i_nh = tl.program_id(1)
+    i_n = i_nh // HV
+    i_hv = i_nh % HV
+    i_h = i_hv // (HV // H)
+    bos = tl.load(CU + i_n).to(tl.int32)
+    eos = tl.load(CU + i_n + 1).to(tl.int32)
+    n_chunks = tl.cdiv(eos - bos, BT)
+    slot0 = bos // BT + i_n
+    o_k = tl.arange(0, BK)
+    o_v = i_v * BV + tl.arange(0, BV)
+    m_k = o_k < K
+    m_v = o_v < V
+    m_kv = m_k[:, None] & m_v[None, :]
+    o_kv = o_k[:, None] * V + o_v[None, :]
+    dt = W.dtype.element_ty
+
+    # [BK, BV] fp32 running state of this sequence and value head
+    p_state = (i_n * HV + i_hv).to(tl.int64) * K * V
+    if USE_INITIAL_STATE:
+        b_h = tl.load(H0 + p_state + o_kv, mask=m_kv, other=0.0).to(tl.float32)
+    else:
+        b_h = tl.zeros([BK, BV], dtype=tl.float32)
+    o_t0 = tl.arange(0, BT)
+    for i_t in range(0, n_chunks):
+        row0 = bos + i_t * BT
+        rows = (row0 + o_t0).to(tl.int64)
+        m_t = (row0 + o_t0) < eos
+        last = (tl.minimum(row0 + BT, eos) - 1).to(tl.int64)
+        p_slot = ((slot0 + i_t).to(tl.int64) * HV + i_hv) * K * V
+        tl.store(HBUF + p_slot + o_kv, b_h.to(HBUF.dtype.element_ty), mask=m_kv)
+        if COMPUTE_GH:
+            # backward only: sum(S0 * dS) with the exact fp32 state; the gate gradient of the whole
+            # chunk cancels against the k.dk terms, so rounding S0 here costs several x accuracy
+            b_dh = tl.load(DHBUF + p_slot + o_kv, mask=m_kv, other=0.0)
+            tl.store(
+                GH + ((slot0 + i_t).to(tl.int64) * HV + i_hv) * NG + i_v, tl.sum(tl.sum(b_h * b_dh, 1), 0)
+            )
+
+        b_w = tl.load(
+            W + (rows[:, None] * HV + i_hv) * K + o_k[None, :], mask=m_t[:, None] & m_k[None, :], other=0.0
+        )
+        p_u = (rows[:, None] * HV + i_hv) * V + o_v[None, :]
+        b_u = tl.load(U + p_u, mask=m_t[:, None] & m_v[None, :], other=0.0).to(tl.float32)
+        b_vn = b_u - tl.dot(b_w, b_h.to(dt))
+        b_vn = b_vn.to(dt)
+        tl.store(VNEW + p_u, b_vn, mask=m_t[:, None] & m_v[None, :])
+
+        b_g = tl.load(GC + rows * HV + i_hv, mask=m_t, other=0.0)
+        g_last = tl.load(GC + last * HV + i_hv)
+        b_k = tl.load(
+            K_ + (rows[:, None] * H + i_h) * K + o_k[None, :], mask=m_t[:, None] & m_k[None, :], other=0.0
+        )
+        b_kd = (b_k.to(tl.float32) * tl.exp(g_last - b_g)[:, None]).to(dt)
+        b_h = b_h * tl.exp(g_last) + tl.dot(tl.trans(b_kd), b_vn)
+    if STORE_FINAL_STATE:
+        tl.store(HT + p_state + o_kv, b_h, mask=m_kv)
+
+
+# ---------------------------------------------------------------------------------------------
+# the output
+
+
+def _o_configs():
+    gpu = [
+        triton.Config({"BV": bv}, num_warps=w, num_stages=s)
+        for bv in (32, 64)
+        for w in (4, 8)
+        for s in (2, 3)
+    ]
+    return configs(gpu, triton.Config({"BV": 32}, num_warps=4, num_stages=1))
+
+
+@triton.autotune(configs=_o_configs(), key=["H", "HV", "K", "V"])
+@triton.jit
+def _gated_delta_fwd_o_kernel(
+    Q,
+    K_,
+    VNEW,
+    HBUF,
+    GC,
+    O,
+    CU,
+    N,
+    scale,
+    H: tl.constexpr,
+    HV: tl.constexpr,
+    K: tl.constexpr,
+    V: tl.constexpr,
+    BT: tl.constexpr,
+    BK: tl.constexpr,
+    BV: tl.constexpr,
+):
+    i_s = tl.program_id(0)
+    i_hv = tl.program_id(1)
+    i_v = tl.program_id(2)
+    i_n, i_t = _seq_of_slot(CU, i_s, N, BT)
+    bos = tl.load(CU + i_n).to(tl.int32)
+    eos = tl.load(CU + i_n + 1).to(tl.int32)
+    row0 = bos + i_t * BT
+    if row0 >= eos:
+        return
+    i_h = i_hv // (HV // H)
+    o_t = tl.arange(0, BT)
+    rows = (row0 + o_t).to(tl.int64)
+    m_t = (row0 + o_t) < eos
+    o_k = tl.arange(0, BK)
+    m_k = o_k < K
+    o_v = i_v * BV + tl.arange(0, BV)
+    m_v = o_v < V
+    dt = VNEW.dtype.element_ty
+
+    p_qk = (rows[:, None] * H + i_h) * K + o_k[None, :]
+    m_tk = m_t[:, None] & m_k[None, :]
+    b_q = tl.load(Q + p_qk, mask=m_tk, other=0.0)
+    b_k = tl.load(K_ + p_qk, mask=m_tk, other=0.0)
+    b_h = tl.load(
+        HBUF + (i_s.to(tl.int64) * HV + i_hv) * K * V + o_k[:, None] * V + o_v[None, :],
+        mask=m_k[:, None] & m_v[None, :],
+        other=0.0,
+    ).to(dt)
+    b_g = tl.load(GC + rows * HV + i_hv, mask=m_t, other=0.0)
+
+    b_o = tl.dot(b_q, b_h) * tl.exp(b_g)[:, None]
+    b_qk = tl.dot(b_q, tl.trans(b_k))
+    causal = (o_t[:, None] >= o_t[None, :]) & m_t[:, None]
+    b_p = tl.where(causal, b_qk * tl.exp(tl.where(causal, b_g[:, None] - b_g[None, :], 0.0)), 0.0)
+    p_v = (rows[:, None] * HV + i_hv) * V + o_v[None, :]
+    m_tv = m_t[:, None] & m_v[None, :]
+    b_vn = tl.load(VNEW + p_v, mask=m_tv, other=0.0)
+    b_o = (b_o + tl.dot(b_p.to(dt), b_vn)) * scale
+    tl.store(O + p_v, b_o.to(O.dtype.element_ty), mask=m_tv)
+
+
+# ---------------------------------------------------------------------------------------------
+# launchers
+
+
+def _prepare(k, v, g, beta, cu, *, store_ainv: bool):
+    t, h, dk = k.shape
+    hv, dv = v.shape[1], v.shape[2]
+    n = cu.shape[0] - 1
+    ns = num_slots(t, n)
+    dev = k.device
+    gc = new_empty((t, hv), dtype=torch.float32, device=dev)
+    ainv = new_empty((t, hv, BT) if store_ainv else (0,), dtype=torch.float32, device=dev)
+    w = new_empty((t, hv, dk), dtype=k.dtype, device=dev)
+    u = new_empty((t, hv, dv), dtype=k.dtype, device=dev)
+    if ns > 0:
+        torch.library.wrap_triton(_gated_delta_fwd_prepare_kernel)[(ns, hv)](
+            k,
+            v,
+            g,
+            beta,
+            gc,
+            ainv,
+            w,
+            u,
+            cu,
+            n,
+            H=h,
+            HV=hv,
+            K=dk,
+            V=dv,
+            BT=BT,
+            BK=block_k(dk),
+            BV=block_v(dv),
+            STORE_AINV=store_ainv,
+            DOT_PREC=dot_precision(k.dtype),
+            num_warps=4,
+        )
+    return gc, ainv, w, u
+
+
+def _state_pass(k, w, u, gc, initial_state, cu, *, store_final: bool, dhbuf=None):
+    t, h, dk = k.shape
+    hv, dv = u.shape[1], u.shape[2]
+    n = cu.shape[0] - 1
+    ns = num_slots(t, n)
+    dev = k.device
+    hbuf = new_empty((ns, hv, dk, dv), dtype=k.dtype, device=dev)
+    ng = triton.cdiv(dv, 16)
+    # one partial sum per V block of the autotuned width (>= 16); unused entries stay 0
+    gh = torch.zeros((ns, hv, ng) if dhbuf is not None else (0,), dtype=torch.float32, device=dev)
+    vnew = new_empty((t, hv, dv), dtype=k.dtype, device=dev)
+    final = new_empty((n, hv, dk, dv) if store_final else (0,), dtype=torch.float32, device=dev)
+    if n > 0:
+
+        def grid(meta):
+            return (triton.cdiv(dv, meta["BV"]), n * hv)
+
+        torch.library.wrap_triton(_gated_delta_fwd_h_kernel)[grid](
+            k,
+            w,
+            u,
+            gc,
+            initial_state if initial_state is not None else gc,
+            final,
+            hbuf,
+            vnew,
+            dhbuf if dhbuf is not None else gc,
+            gh,
+            cu,
+            n,
+            H=h,
+            HV=hv,
+            K=dk,
+            V=dv,
+            BT=BT,
+            BK=block_k(dk),
+            NG=ng,
+            USE_INITIAL_STATE=initial_state is not None,
+            STORE_FINAL_STATE=store_final,
+            COMPUTE_GH=dhbuf is not None,
+        )
+    return hbuf, vnew, final, gh
+
+
+def chunk_fwd(q, k, v, g, beta, initial_state, cu, scale: float):
+    """Forward of the chunked gated delta rule on prepared inputs (l2norm already applied).
+
+    Shapes: q, k ``[T, H, K]``; v ``[T, HV, V]``; g, beta ``[T, HV]``; initial_state
+    ``[N, HV, K, V]`` fp32 or None; cu ``[N+1]``. Returns ``(o [T, HV, V], final [N, HV, K, V] fp32)``.
+    """
+    t, h, dk = q.shape
+    hv, dv = v.shape[1], v.shape[2]
+    n = cu.shape[0] - 1
+    gc, _, w, u = _prepare(k, v, g, beta, cu, store_ainv=False)
+    hbuf, vnew, final, _ = _state_pass(k, w, u, gc, initial_state, cu, store_final=True)
+    o = new_empty((t, hv, dv), dtype=v.dtype, device=v.device)
+    ns = num_slots(t, n)
+    if ns > 0:
+
+        def grid(meta):
+            return (ns, hv, triton.cdiv(dv, meta["BV"]))
+
+        torch.library.wrap_triton(_gated_delta_fwd_o_kernel)[grid](
+            q, k, vnew, hbuf, gc, o, cu, n, scale, H=h, HV=hv, K=dk, V=dv, BT=BT, BK=block_k(dk)
+        )
+    return o, final

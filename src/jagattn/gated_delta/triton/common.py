@@ -1,0 +1,90 @@
+"""Pieces shared by the gated delta kernels: the varlen chunk schedule and the 16x16 inverse.
+
+Varlen schedule. Chunks of ``BT = 64`` rows never cross sequences; the last chunk of a sequence
+may be partial. Chunk ``i`` of sequence ``n`` lives in *slot* ``cu[n] // BT + n + i``: sequence
+``n`` needs ``cdiv(len_n, BT)`` slots and owns ``cu[n+1] // BT - cu[n] // BT + 1 >= cdiv(len_n, BT)``
+of them, so ranges never overlap and ``T // BT + N`` slots cover every chunk. Per-chunk buffers
+(states ``h``, ``dh``) are indexed by slot, and chunk-parallel kernels launch one program per slot
+and find their sequence by a binary search over ``cu_seqlens``: no chunk table, no host sync, and
+at most ``N`` idle programs per head.
+
+Miscompile guard (Triton >= 3.4 on Hopper): a ``tl.trans`` of a tensor that came out of a
+``tl.dot`` and then feeds another ``tl.dot`` is miscompiled (the transposed MMA-layout operand;
+flash-linear-attention issue 640). The kernels never do that: where both ``M`` and ``M^T`` of a
+computed matrix are needed, ``M^T`` is computed by its own dot with the operands swapped, and
+``tl.trans`` is applied only to tensors loaded from memory (or elementwise functions of them).
+"""
+
+from __future__ import annotations
+
+import triton
+import triton.language as tl
+
+BT = 64  # chunk size (rows); the WY inverse is built from 4 blocks of 16
+
+
+def num_slots(total_rows: int, num_seqs: int) -> int:
+    """Grid size / per-chunk buffer length for the slot schedule in the module docstring."""
+    return total_rows // BT + num_seqs
+
+
+@triton.jit
+def _seq_of_slot(CU, slot, N, BT: tl.constexpr):
+    """(sequence n, chunk index within n) owning ``slot``; the chunk may lie past n's end."""
+    lo = slot * 0
+    hi = lo + N
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        start = tl.load(CU + mid).to(tl.int32) // BT + mid
+        go_right = start <= slot
+        lo = tl.where(go_right, mid, lo)
+        hi = tl.where(go_right, hi, mid)
+    i_t = slot - (tl.load(CU + lo).to(tl.int32) // BT + lo)
+    return lo, i_t
+
+
+@triton.jit
+def _inv_unit_lower16(a):
+    """``(I + a)^-1`` for a strictly lower-triangular ``[16, 16]`` fp32 block, by forward substitution.
+
+    Row ``i`` of the inverse is ``e_i - sum_{j<i} a[i, j] X[j, :]``; rows ``< i`` are final when
+    row ``i`` is formed.
+    """
+    o = tl.arange(0, 16)
+    x = tl.where(o[:, None] == o[None, :], 1.0, 0.0)
+    for i in tl.static_range(1, 16):
+        a_i = tl.sum(tl.where(o[:, None] == i, a, 0.0), 0)  # row i of a, indexed by column j
+        x_i = tl.sum(a_i[:, None] * x, 0)  # sum_j a[i, j] x[j, :]
+        x = tl.where(o[:, None] == i, x - x_i[None, :], x)
+    return x
+
+
+@triton.jit
+def _kkt_block(ki, kj, b_i, g_i, g_j, DIAG: tl.constexpr, DOT_PREC: tl.constexpr):
+    """``A_ij = beta_i * exp(G_i - G_j) * (k_i k_j^T)`` for 16-row blocks; the diagonal block is
+    strictly lower-triangular. Gates ``G`` are chunk-local cumulative sums (natural log)."""
+    a = tl.dot(ki, tl.trans(kj), input_precision=DOT_PREC)
+    d = g_i[:, None] - g_j[None, :]
+    if DIAG:
+        o = tl.arange(0, 16)
+        strict = o[:, None] > o[None, :]
+        a = tl.where(strict, a * tl.exp(tl.where(strict, d, 0.0)), 0.0)
+    else:
+        a = a * tl.exp(d)
+    return a * b_i[:, None]
+
+
+def dot_precision(dtype) -> str:
+    """fp32 inputs get exact fp32 products (the tolerance rule compares with an fp32 run); half
+    precision inputs keep their fp32 intermediates' products in tf32, below their own rounding."""
+    import torch
+
+    return "ieee" if dtype in (torch.float32, torch.float64) else "tf32"
+
+
+def block_k(k: int) -> int:
+    return max(16, triton.next_power_of_2(k))
+
+
+def block_v(v: int, cap: int = 64) -> int:
+    return max(16, min(cap, triton.next_power_of_2(v)))

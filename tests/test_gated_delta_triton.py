@@ -1,0 +1,329 @@
+"""The Triton gated delta backend against the recurrent reference (SPEC.md section 5 rule).
+
+CPU CI runs the kernels under the Triton interpreter on small shapes, fp32 and fp16 (the
+interpreter's bf16 ``tl.dot`` is broken, so bf16 is checked on the GPU only). Every test compares
+the forward output, the final state and every gradient; outputs are NaN-poisoned before the
+kernels write them (tests/conftest.py). GPU tests (``gpu`` marker) run the same at production
+size in bf16 on the device's Triton, plus opcheck and torch.compile.
+"""
+
+from __future__ import annotations
+
+import zlib
+
+import pytest
+import torch
+import torch.nn.functional as F
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import jagattn
+from jagattn import NotSupportedError, testing
+from jagattn.gated_delta.reference import gated_delta_reference
+
+GRADS = ("q", "k", "v", "g", "beta", "initial_state")
+
+
+def make_case(lengths, h, hv, dk, dv, *, dtype, with_init, l2, seed, device="cpu"):
+    """Random leaves on ``device``; without l2norm k is scaled so ``beta |k|^2`` stays below 2."""
+    gen = testing.generator(seed)
+    t = sum(lengths)
+    kscale = 1.0 if l2 else dk**-0.5
+    case = {
+        "q": testing.randn([t, h, dk], dtype=dtype, generator=gen, device=device),
+        "k": testing.randn([t, h, dk], dtype=dtype, generator=gen, device=device, scale=kscale),
+        "v": testing.randn([t, hv, dv], dtype=dtype, generator=gen, device=device),
+        "g": F.logsigmoid(testing.randn([t, hv], generator=gen) + 1.0).to(device),
+        "beta": torch.sigmoid(testing.randn([t, hv], generator=gen)).to(device),
+        "initial_state": testing.randn([len(lengths), hv, dk, dv], generator=gen, device=device)
+        if with_init
+        else None,
+    }
+    for x in case.values():
+        if x is not None:
+            x.requires_grad_(True)
+    case["cu_seqlens"] = testing.cu_seqlens(lengths, device=device)
+    case["use_qk_l2norm"] = l2
+    case["do"] = testing.randn([t, hv, dv], generator=gen, device=device).to(dtype)
+    case["dht"] = testing.randn([len(lengths), hv, dk, dv], generator=gen, device=device)
+    return case
+
+
+def _leaves(case):
+    return {n: case[n] for n in GRADS if case[n] is not None}
+
+
+def run_triton(case, backend="triton"):
+    o, fs = jagattn.gated_delta_rule(
+        case["q"],
+        case["k"],
+        case["v"],
+        case["g"],
+        case["beta"],
+        cu_seqlens=case["cu_seqlens"],
+        initial_state=case["initial_state"],
+        output_final_state=True,
+        use_qk_l2norm=case["use_qk_l2norm"],
+        backend=backend,
+    )
+    return _with_grads(case, o, fs, _leaves(case))
+
+
+def run_reference(case, cast=None, compute_dtype=None):
+    leaves = {}
+    for n, x in _leaves(case).items():
+        y = x.detach()
+        if cast is not None and (n in ("q", "k", "v") or cast == torch.float64):
+            y = y.to(cast)
+        leaves[n] = y.requires_grad_(True)
+    o, fs = gated_delta_reference(
+        leaves["q"],
+        leaves["k"],
+        leaves["v"],
+        leaves["g"],
+        leaves["beta"],
+        case["cu_seqlens"],
+        initial_state=leaves.get("initial_state"),
+        use_qk_l2norm=case["use_qk_l2norm"],
+        compute_dtype=compute_dtype,
+    )
+    return _with_grads(case, o, fs, leaves)
+
+
+def _with_grads(case, o, fs, leaves):
+    loss = (o.double() * case["do"].double()).sum() + (fs.double() * case["dht"].double()).sum()
+    grads = torch.autograd.grad(loss, list(leaves.values()))
+    out = {"o": o.detach(), "final_state": fs.detach()}
+    out.update({"d" + n: gr for n, gr in zip(leaves, grads, strict=True)})
+    return out
+
+
+def check_against_reference(case, dtype):
+    got = run_triton(case)
+    gold = run_reference(case, cast=torch.float64)
+    lowp = run_reference(case, cast=dtype, compute_dtype=None if dtype == torch.float32 else dtype)
+    assert got.keys() == gold.keys()
+    for name in gold:
+        testing.assert_finite_where(name, got[name])
+        testing.check_close(f"triton {name}", got[name], gold[name], lowp[name])
+
+
+# ---------------------------------------------------------------------------------------------
+# CPU (interpreter) and GPU: small shapes
+
+CASES = {
+    # lengths straddling the chunk (63/65/130), an empty and a length-1 sequence
+    "odd-l2-init-gva2": dict(lengths=[63, 0, 65, 1, 130], h=1, hv=2, dk=32, dv=16, with_init=True, l2=True),
+    "exact-chunk-raw": dict(lengths=[1, 64, 0], h=2, hv=2, dk=16, dv=32, with_init=False, l2=False),
+    "gva3-init-raw-vblocks": dict(lengths=[70, 5], h=1, hv=3, dk=16, dv=80, with_init=True, l2=False),
+    "k-not-pow2-l2": dict(lengths=[40, 90], h=1, hv=1, dk=24, dv=8, with_init=True, l2=True),
+}
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=["fp32", "fp16"])
+@pytest.mark.parametrize("name", list(CASES))
+def test_triton_matches_reference(name, dtype, device):
+    cfg = dict(CASES[name])
+    case = make_case(dtype=dtype, seed=zlib.crc32(name.encode()) % 1000, device=device, **cfg)
+    check_against_reference(case, dtype)
+
+
+def test_triton_no_tokens_keeps_state(device):
+    case = make_case(
+        [0, 0, 0], 1, 2, 16, 16, dtype=torch.float32, with_init=True, l2=True, seed=1, device=device
+    )
+    got = run_triton(case)
+    assert got["o"].shape == (0, 2, 16)
+    torch.testing.assert_close(got["final_state"], case["initial_state"].detach(), rtol=0, atol=0)
+    torch.testing.assert_close(got["dinitial_state"], case["dht"], rtol=0, atol=0)
+    for n in ("dq", "dk", "dv", "dg", "dbeta"):
+        assert got[n].numel() == 0
+
+
+def test_triton_4d_batch_matches_packed(device):
+    b, t = 2, 70
+    case = make_case(
+        [t] * b, 1, 2, 16, 16, dtype=torch.float32, with_init=True, l2=True, seed=2, device=device
+    )
+    packed = run_triton(case)
+
+    def four():
+        u = {n: case[n].unflatten(0, (b, t)) for n in ("q", "k", "v", "g", "beta")}
+        o, fs = jagattn.gated_delta_rule(
+            u["q"],
+            u["k"],
+            u["v"],
+            u["g"],
+            u["beta"],
+            initial_state=case["initial_state"],
+            output_final_state=True,
+            use_qk_l2norm=True,
+            backend="triton",
+        )
+        return o.flatten(0, 1), fs
+
+    o, fs = four()
+    batched = _with_grads(case, o, fs, _leaves(case))
+    for name in packed:
+        torch.testing.assert_close(batched[name], packed[name], rtol=1e-6, atol=1e-6, msg=name)
+
+
+def test_triton_without_final_state_gradient(device):
+    # only o feeds the loss: the USE_FINAL_STATE_GRADIENT=False path of the backward
+    case = make_case(
+        [66, 3], 1, 1, 16, 16, dtype=torch.float32, with_init=True, l2=False, seed=4, device=device
+    )
+    args = [case[n] for n in ("q", "k", "v", "g", "beta")]
+    kw = dict(cu_seqlens=case["cu_seqlens"], initial_state=case["initial_state"])
+    o, fs = jagattn.gated_delta_rule(*args, **kw, backend="triton")
+    assert fs is None
+    leaves = list(_leaves(case).values())
+    got = torch.autograd.grad((o * case["do"]).sum(), leaves)
+    ref_leaves = [x.detach().double().requires_grad_() for x in leaves]
+    ro, _ = gated_delta_reference(*ref_leaves[:5], case["cu_seqlens"], initial_state=ref_leaves[5])
+    gold = torch.autograd.grad((ro * case["do"].double()).sum(), ref_leaves)
+    low_leaves = [x.detach().requires_grad_() for x in leaves]
+    lo, _ = gated_delta_reference(*low_leaves[:5], case["cu_seqlens"], initial_state=low_leaves[5])
+    lowp = torch.autograd.grad((lo * case["do"]).sum(), low_leaves)
+    testing.check_close("o", o, ro, lo)
+    for n, a, gd, lw in zip(GRADS, got, gold, lowp, strict=True):
+        testing.check_close(f"d{n}", a, gd, lw)
+
+
+@settings(max_examples=4, deadline=None)
+@given(
+    lengths=st.lists(st.integers(0, 80), min_size=1, max_size=3),
+    hv=st.sampled_from([1, 2]),
+    with_init=st.booleans(),
+    l2=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_property_triton_vs_reference(lengths, hv, with_init, l2, seed):
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    case = make_case(
+        lengths, 1, hv, 16, 16, dtype=torch.float32, with_init=with_init, l2=l2, seed=seed, device=device
+    )
+    check_against_reference(case, torch.float32)
+
+
+# ---------------------------------------------------------------------------------------------
+# dispatch
+
+
+def test_triton_reasons_gk_and_fp64(device):
+    case = make_case([5], 1, 1, 16, 16, dtype=torch.float32, with_init=False, l2=False, seed=0, device=device)
+    args = [case[n] for n in ("q", "k", "v", "g", "beta")]
+    gk = -torch.rand(5, 1, 16, device=device)
+    table = jagattn.explain("gated_delta", *args, cu_seqlens=case["cu_seqlens"], gk=gk)
+    triton_row = next(r for r in table.rows if r.backend == "triton")
+    assert not triton_row.chosen and any("gk" in r for r in triton_row.reasons)
+    assert table.chosen == "reference"
+    with pytest.raises(NotSupportedError, match="gk"):
+        jagattn.gated_delta_rule(*args, cu_seqlens=case["cu_seqlens"], gk=gk, backend="triton")
+    args64 = [a.detach().double() for a in args]
+    with pytest.raises(NotSupportedError, match="float64"):
+        jagattn.gated_delta_rule(*args64, cu_seqlens=case["cu_seqlens"], backend="triton")
+    assert jagattn.explain("gated_delta", *args, cu_seqlens=case["cu_seqlens"]).chosen == "triton"
+
+
+# ---------------------------------------------------------------------------------------------
+# GPU only: production size in bf16 on the device's Triton, opcheck, compile
+
+
+def _rand_lengths(total, n, seed):
+    gen = torch.Generator().manual_seed(seed)
+    cuts = torch.randperm(total - 1, generator=gen)[: n - 1].sort().values + 1
+    edges = [0] + cuts.tolist() + [total]
+    return [b - a for a, b in zip(edges[:-1], edges[1:], strict=True)]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize(
+    "lengths,h,hv",
+    [
+        (_rand_lengths(32768, 8, 0), 1, 2),  # 32k tokens, 8 sequences, GVA 2
+        ([32768], 1, 1),  # one 32k sequence
+        ([0, 1, 63, 64, 65, 130, 4000, 0, 2049], 4, 8),  # odd lengths, more heads
+    ],
+    ids=["32k-8seqs-gva2", "32k-single", "odd-multihead"],
+)
+def test_gpu_production_bf16(lengths, h, hv):
+    case = make_case(
+        lengths, h, hv, 128, 128, dtype=torch.bfloat16, with_init=True, l2=True, seed=7, device="cuda"
+    )
+    got = run_triton(case)
+    gold = run_reference(case, cast=torch.float32)
+    for name in gold:
+        testing.assert_finite_where(name, got[name])
+    lowp = run_reference(case, cast=torch.bfloat16, compute_dtype=torch.bfloat16)
+    for name in gold:
+        testing.check_close(f"triton {name}", got[name], gold[name], lowp[name])
+
+
+@pytest.mark.gpu
+def test_gpu_fp16_and_fp32_small():
+    for dtype in (torch.float16, torch.float32):
+        case = make_case(
+            [63, 0, 65, 1, 300], 2, 4, 64, 64, dtype=dtype, with_init=True, l2=True, seed=3, device="cuda"
+        )
+        check_against_reference(case, dtype)
+
+
+@pytest.mark.gpu
+def test_gpu_opcheck():
+    from jagattn.gated_delta import ops
+
+    case = make_case(
+        [10, 0, 70], 1, 2, 32, 32, dtype=torch.bfloat16, with_init=True, l2=True, seed=5, device="cuda"
+    )
+    args = (
+        case["q"],
+        case["k"],
+        case["v"],
+        case["g"],
+        case["beta"],
+        case["initial_state"],
+        case["cu_seqlens"],
+        32**-0.5,
+        True,
+    )
+    torch.library.opcheck(ops.gated_delta_fwd, args)
+    no_state = args[:5] + (None,) + args[6:]
+    torch.library.opcheck(ops.gated_delta_fwd, no_state)
+    bwd_args = (
+        *(a.detach() if torch.is_tensor(a) else a for a in args[:7]),
+        case["do"],
+        case["dht"],
+        32**-0.5,
+        True,
+    )
+    torch.library.opcheck(ops.gated_delta_bwd, bwd_args)
+
+
+@pytest.mark.gpu
+def test_gpu_compile_fullgraph():
+    case = make_case(
+        [100, 0, 300], 2, 4, 64, 64, dtype=torch.bfloat16, with_init=True, l2=True, seed=6, device="cuda"
+    )
+
+    def f(q, k, v, g, beta, cu, h0):
+        return jagattn.gated_delta_rule(
+            q,
+            k,
+            v,
+            g,
+            beta,
+            cu_seqlens=cu,
+            initial_state=h0,
+            output_final_state=True,
+            use_qk_l2norm=True,
+            backend="triton",
+        )
+
+    args = [case[n] for n in ("q", "k", "v", "g", "beta", "cu_seqlens", "initial_state")]
+    o_c, fs_c = torch.compile(f, fullgraph=True)(*args)
+    o_e, fs_e = f(*args)
+    torch.testing.assert_close(o_c, o_e, rtol=0, atol=0)
+    torch.testing.assert_close(fs_c, fs_e, rtol=0, atol=0)
+    (o_c.float().sum() + fs_c.sum()).backward()
+    assert all(case[n].grad is not None for n in GRADS)
