@@ -125,6 +125,24 @@ def _compiled_flex():
     return torch.compile(flex_attention, dynamic=False)
 
 
+@functools.cache
+def _document_mask_mod(left: int, right: int, total: int, device: torch.device):
+    """One mask_mod function (and document-id buffer) per window and size: a new function object
+    per row would make torch.compile recompile flex_attention for every row."""
+    doc = torch.zeros(total, dtype=torch.int64, device=device)
+
+    # Self-attention with equal q/k offsets: bottom-right alignment is plain q_idx - kv_idx.
+    def mask_mod(b, h, q_idx, kv_idx):
+        m = doc[q_idx] == doc[kv_idx]
+        if right >= 0:
+            m = m & (kv_idx - q_idx <= right)
+        if left >= 0:
+            m = m & (q_idx - kv_idx <= left)
+        return m
+
+    return mask_mod, doc
+
+
 class Flex(Impl):
     name = "flex"
     family = "attention"
@@ -152,15 +170,8 @@ class Flex(Impl):
         t_total = p.tokens
         lengths = torch.tensor(p.lengths, device=p.device)
         doc = torch.repeat_interleave(torch.arange(len(p.lengths), device=p.device), lengths)
-        # Self-attention with equal q/k offsets: bottom-right alignment is plain q_idx - kv_idx.
-
-        def mask_mod(b, h, q_idx, kv_idx):
-            m = doc[q_idx] == doc[kv_idx]
-            if right >= 0:
-                m = m & (kv_idx - q_idx <= right)
-            if left >= 0:
-                m = m & (q_idx - kv_idx <= left)
-            return m
+        mask_mod, doc_buf = _document_mask_mod(left, right, t_total, p.device)
+        doc_buf.copy_(doc)  # rows run one after another: the shared buffer holds this row's documents
 
         kw = {}
         if "_compile" in inspect.signature(create_block_mask).parameters:
