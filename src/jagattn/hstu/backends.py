@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import torch
+
+from .._core import triton_utils
 from .._core.dispatch import Backend, register_family
 from .reference import hstu_reference_from_inputs
 
@@ -16,6 +19,58 @@ if TYPE_CHECKING:
     from .api import HstuInputs
 
 FAMILY = "hstu"
+MAX_HEAD_DIM = 256
+_GRID_LIMIT = 2**31 - 1
+
+
+class TritonBackend(Backend):
+    name = "triton"
+    family = FAMILY
+    description = (
+        "Triton kernels: block-skipping forward, dK/dV per key block with fp32 dQ (atomic, or a "
+        "separate kernel when deterministic), cached delta-query forward"
+    )
+
+    def _unavailable_reason(self) -> str | None:
+        return triton_utils.backend_unavailable_reason()
+
+    def not_supported_reasons(self, inputs: HstuInputs) -> list[str]:
+        reasons = list(triton_utils.device_reasons(inputs.device_type))
+        if inputs.dtype == torch.float64:
+            reasons.append("dtype float64 is not supported (fp16/bf16, and fp32 with IEEE-precision dots)")
+        if inputs.head_dim > MAX_HEAD_DIM or inputs.head_dim_v > MAX_HEAD_DIM:
+            reasons.append(
+                f"head dims Dq={inputs.head_dim}, Dv={inputs.head_dim_v}: the kernels take at most {MAX_HEAD_DIM}"
+            )
+        if inputs.cached and inputs.requires_grad:
+            reasons.append(
+                "hstu_attention_cached has no backward kernel (forward only); call it under torch.no_grad()"
+            )
+        rows = inputs.delta if inputs.cached else inputs.max_seq_len
+        if isinstance(rows, int) and -(-rows // 16) * inputs.batch_size * inputs.num_heads > _GRID_LIMIT:
+            reasons.append(
+                f"grid of {inputs.batch_size} sequences x {inputs.num_heads} heads x {rows} rows is too large"
+            )
+        return reasons
+
+    def __call__(self, inputs: HstuInputs):
+        from . import ops
+
+        common = (
+            inputs.k,
+            inputs.v,
+            inputs.seq_offsets,
+            inputs.num_targets,
+            inputs.max_seq_len,
+            inputs.alpha,
+            inputs.inv_scale_len,
+            inputs.contextual_seq_len,
+            inputs.max_attn_len,
+            inputs.min_full_attn_seq_len,
+        )
+        if inputs.cached:
+            return ops.hstu_cached_fwd(inputs.q, *common)
+        return ops.hstu_fwd(inputs.q, *common, inputs.deterministic)
 
 
 class ReferenceBackend(Backend):
@@ -32,5 +87,5 @@ class ReferenceBackend(Backend):
         return hstu_reference_from_inputs(inputs)
 
 
-BACKENDS: tuple[Backend, ...] = (ReferenceBackend(),)
+BACKENDS: tuple[Backend, ...] = (TritonBackend(), ReferenceBackend())
 register_family(FAMILY, BACKENDS)

@@ -1,0 +1,154 @@
+"""torch.library ops of the HSTU Triton kernels: schemas, fake impls, autograd.
+
+- ``jagattn::hstu_fwd``: forward, differentiable (its backward is ``jagattn::hstu_bwd``).
+- ``jagattn::hstu_bwd``: ``(dq, dk, dv)``. dK/dV come from one key-block-parallel kernel; dQ is
+  accumulated in fp32, either by fp32 atomic adds inside that kernel (the default: one pass) or,
+  with ``deterministic=True``, by a separate query-block-parallel kernel with a fixed key order
+  (bit-identical across runs, recomputes the scores a second time).
+- ``jagattn::hstu_cached_fwd``: the delta-query forward for KV-cached inference (forward only).
+
+Every op is a ``triton_op`` whose kernels are launched through ``wrap_triton``, so Inductor
+sees the kernels under ``torch.compile``. No ``from __future__ import annotations`` here: the
+op schemas are inferred from the annotations.
+"""
+
+import torch
+from torch.library import triton_op
+
+from .._core.alloc import new_empty
+from .._core.library import qualname
+from .triton.bwd import _launch_bwd
+from .triton.fwd import _launch
+
+# dQ by fp32 atomics inside the dK/dV kernel when not deterministic (see the module docstring).
+ATOMIC_DQ_DEFAULT = True
+
+
+def _out_shape_fwd(q: torch.Tensor, v: torch.Tensor) -> tuple[int, int, int]:
+    return (q.shape[0], q.shape[1], v.shape[2])
+
+
+@triton_op(qualname("hstu_fwd"), mutates_args=())
+def hstu_fwd(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    seq_offsets: torch.Tensor,
+    num_targets: torch.Tensor | None,
+    max_seq_len: int,
+    alpha: float,
+    inv_scale: float,
+    contextual_seq_len: int,
+    max_attn_len: int,
+    min_full_attn_seq_len: int,
+    deterministic: bool,
+) -> torch.Tensor:
+    """``o [L, H, Dv]`` in q's dtype (see ``triton/fwd.py``)."""
+    out = new_empty(_out_shape_fwd(q, v), dtype=q.dtype, device=q.device)
+    _launch(
+        0, q, k, v, None, out, seq_offsets, num_targets, max_seq_len, alpha, inv_scale,
+        contextual_seq_len, max_attn_len, min_full_attn_seq_len, None,
+    )  # fmt: skip
+    return out
+
+
+@hstu_fwd.register_fake
+def _(q, k, v, seq_offsets, num_targets, max_seq_len, alpha, inv_scale, c, w, f, deterministic):
+    return q.new_empty(_out_shape_fwd(q, v))
+
+
+@triton_op(qualname("hstu_bwd"), mutates_args=())
+def hstu_bwd(
+    do: torch.Tensor,
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    seq_offsets: torch.Tensor,
+    num_targets: torch.Tensor | None,
+    max_seq_len: int,
+    alpha: float,
+    inv_scale: float,
+    contextual_seq_len: int,
+    max_attn_len: int,
+    min_full_attn_seq_len: int,
+    deterministic: bool,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """``(dq, dk, dv)`` in the inputs' dtype, accumulated in fp32."""
+    dk = new_empty(tuple(k.shape), dtype=k.dtype, device=k.device)
+    dv = new_empty(tuple(v.shape), dtype=v.dtype, device=v.device)
+    args = (seq_offsets, num_targets, max_seq_len, alpha, inv_scale, contextual_seq_len, max_attn_len)
+    if deterministic or not ATOMIC_DQ_DEFAULT:
+        _launch_bwd(do, q, k, v, None, dk, dv, *args, min_full_attn_seq_len)
+        dq = new_empty(tuple(q.shape), dtype=q.dtype, device=q.device)
+        _launch(1, q, k, v, do, dq, *args, min_full_attn_seq_len, None)
+    else:
+        dq_accum = torch.zeros(tuple(q.shape), dtype=torch.float32, device=q.device)
+        _launch_bwd(do, q, k, v, dq_accum, dk, dv, *args, min_full_attn_seq_len)
+        dq = dq_accum.to(q.dtype) if q.dtype != torch.float32 else dq_accum
+    return dq, dk, dv
+
+
+@hstu_bwd.register_fake
+def _(do, q, k, v, seq_offsets, num_targets, max_seq_len, alpha, inv_scale, c, w, f, deterministic):
+    return q.new_empty(q.shape), k.new_empty(k.shape), v.new_empty(v.shape)
+
+
+def _setup_context(ctx, inputs, output) -> None:
+    q, k, v, seq_offsets, num_targets, *params = inputs
+    ctx.save_for_backward(q, k, v, seq_offsets, num_targets)
+    ctx.params = params
+
+
+def _backward(ctx, do: torch.Tensor):
+    q, k, v, seq_offsets, num_targets = ctx.saved_tensors
+    if do.stride(-1) != 1:
+        do = do.contiguous()
+    dq, dk, dv = hstu_bwd(do, q, k, v, seq_offsets, num_targets, *ctx.params)
+    return dq, dk, dv, None, None, None, None, None, None, None, None, None
+
+
+hstu_fwd.register_autograd(_backward, setup_context=_setup_context)
+
+
+@triton_op(qualname("hstu_cached_fwd"), mutates_args=())
+def hstu_cached_fwd(
+    delta_q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    seq_offsets: torch.Tensor,
+    num_targets: torch.Tensor | None,
+    max_seq_len: int,
+    alpha: float,
+    inv_scale: float,
+    contextual_seq_len: int,
+    max_attn_len: int,
+    min_full_attn_seq_len: int,
+) -> torch.Tensor:
+    """``o [B*Δ, H, Dv]``: rows ``n_b - Δ .. n_b - 1`` of every sequence (Δ = rows / B)."""
+    out = new_empty(_out_shape_fwd(delta_q, v), dtype=delta_q.dtype, device=delta_q.device)
+    batch = seq_offsets.shape[0] - 1
+    delta = delta_q.shape[0] // batch if batch > 0 else 0
+    _launch(
+        0, delta_q, k, v, None, out, seq_offsets, num_targets, max_seq_len, alpha, inv_scale,
+        contextual_seq_len, max_attn_len, min_full_attn_seq_len, delta,
+    )  # fmt: skip
+    return out
+
+
+@hstu_cached_fwd.register_fake
+def _(delta_q, k, v, seq_offsets, num_targets, max_seq_len, alpha, inv_scale, c, w, f):
+    return delta_q.new_empty(_out_shape_fwd(delta_q, v))
+
+
+def _cached_backward(ctx, do):
+    raise RuntimeError(
+        "jagattn::hstu_cached_fwd is forward only (KV-cached inference); run it under torch.no_grad() "
+        "or use hstu_attention for training"
+    )
+
+
+def _cached_setup(ctx, inputs, output) -> None:
+    return None
+
+
+hstu_cached_fwd.register_autograd(_cached_backward, setup_context=_cached_setup)

@@ -1,0 +1,477 @@
+"""HSTU backward: dK/dV per key block (fp32 registers), optional fp32 atomic dQ, and the launcher.
+
+One program owns one key block ``[n0, n1)`` of one (sequence, head): it keeps ``k, v`` and the fp32
+accumulators ``dk, dv`` in registers and walks the query blocks that can see the keys, recomputing
+``s = alpha q.k`` (nothing is saved by the forward but the inputs):
+
+- the contextual rows ``[0, C)`` (they see every non-target key), always masked;
+- the main rows ``[max(n0, C), a1)``: ``a1`` is the last row whose id is within the window of the
+  block's last key (every later row for no window; only the diagonal for a block of target keys);
+  query blocks inside ``[n1, f_hi)`` see every key of the block and skip the mask;
+- with ``min_full_attn_seq_len = F`` and a window, the rows ``[U - F, n)`` that ignore the window.
+
+Rows are restricted to each range by the load masks (rows outside read as zeros and contribute
+nothing), so no pair is counted twice. ``ATOMIC_DQ``: the program also adds ``alpha ds k`` into an
+fp32 ``[L, H, Dq]`` buffer with ``tl.atomic_add`` (order-dependent rounding; the deterministic path
+computes dQ with ``fwd.py``'s ``MODE == 1`` kernel instead).
+"""
+
+from __future__ import annotations
+
+import torch
+import triton
+import triton.language as tl
+from torch.library import wrap_triton
+
+from ..._core.triton_utils import next_power_of_2
+from .fwd import _load_rows, precision_of, tuning_configs
+from .mask import _ids, _last_pos_id_le, _phases, _visible
+
+
+@triton.jit
+def _hstu_bwd_tile(
+    dk,
+    dv,
+    b_k,
+    b_v,
+    p_q0,
+    p_do0,
+    p_dq0,
+    stride_qm,
+    stride_dom,
+    stride_dqm,
+    o_j,
+    start_m,
+    row_lo,
+    row_hi,
+    scale_exp,
+    scale_a,
+    alpha,
+    C,
+    W,
+    F,
+    M,
+    o_dq,
+    o_dv,
+    m_dq,
+    m_dv,
+    MASKED: tl.constexpr,
+    ATOMIC_DQ: tl.constexpr,
+    HAS_CTX: tl.constexpr,
+    HAS_TARGETS: tl.constexpr,
+    HAS_WINDOW: tl.constexpr,
+    HAS_FULL: tl.constexpr,
+    PAD_DQ: tl.constexpr,
+    PAD_DV: tl.constexpr,
+    PRECISION: tl.constexpr,
+    BLOCK_M: tl.constexpr,
+):
+    o_i = start_m + tl.arange(0, BLOCK_M)
+    m_i = (o_i >= row_lo) & (o_i < row_hi)
+    o_i64 = o_i.to(tl.int64)
+    b_q = _load_rows(
+        p_q0 + o_i64[:, None] * stride_qm + o_dq[None, :], m_i, m_dq, MASKED, PAD_DQ
+    )  # [BM, BDQ]
+    b_do = _load_rows(
+        p_do0 + o_i64[:, None] * stride_dom + o_dv[None, :], m_i, m_dv, MASKED, PAD_DV
+    )  # [BM, BDV]
+    b_qk = tl.dot(b_k, tl.trans(b_q), input_precision=PRECISION)  # [BN, BM] = <k_j, q_i>
+    b_sig = 1.0 / (1.0 + tl.exp2(-b_qk * scale_exp))
+    b_a = b_qk * b_sig * scale_a  # silu(s) / S
+    b_dp = tl.dot(b_v, tl.trans(b_do), input_precision=PRECISION)  # [BN, BM] = <v_j, do_i>
+    b_s = b_qk * alpha
+    b_ds = b_dp * b_sig * (1.0 + b_s * (1.0 - b_sig)) * scale_a  # alpha * ds_ij
+    if MASKED:
+        vis = _visible(o_i[None, :], o_j[:, None], C, W, F, M, HAS_CTX, HAS_TARGETS, HAS_WINDOW, HAS_FULL)
+        vis = vis & m_i[None, :]
+        b_a = tl.where(vis, b_a, 0.0)
+        b_ds = tl.where(vis, b_ds, 0.0)
+    b_ds_lp = b_ds.to(b_q.dtype)
+    dv = tl.dot(b_a.to(b_do.dtype), b_do, dv, input_precision=PRECISION)
+    dk = tl.dot(b_ds_lp, b_q, dk, input_precision=PRECISION)
+    if ATOMIC_DQ:
+        b_dq = tl.dot(tl.trans(b_ds_lp), b_k, input_precision=PRECISION)  # [BM, BDQ] fp32
+        p_dq = p_dq0 + o_i64[:, None] * stride_dqm + o_dq[None, :]
+        tl.atomic_add(p_dq, b_dq, mask=m_i[:, None] & m_dq[None, :], sem="relaxed")
+    return dk, dv
+
+
+@triton.jit
+def _hstu_bwd_kernel(
+    Q,
+    K,
+    V,
+    DO,
+    DQ,
+    DK,
+    DV,
+    SEQ_OFFSETS,
+    NUM_TARGETS,
+    stride_qm,
+    stride_qh,
+    stride_kn,
+    stride_kh,
+    stride_vn,
+    stride_vh,
+    stride_dom,
+    stride_doh,
+    stride_dqm,
+    stride_dqh,
+    stride_dkn,
+    stride_dkh,
+    stride_dvn,
+    stride_dvh,
+    alpha,
+    inv_s,
+    C,
+    W,
+    F,
+    B,
+    H,
+    MAX_ROWS,
+    AUTOTUNE_LEN,
+    DQ_DIM: tl.constexpr,
+    DV_DIM: tl.constexpr,
+    ATOMIC_DQ: tl.constexpr,
+    HAS_CTX: tl.constexpr,
+    HAS_TARGETS: tl.constexpr,
+    HAS_WINDOW: tl.constexpr,
+    HAS_FULL: tl.constexpr,
+    PRECISION: tl.constexpr,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_DQ: tl.constexpr,
+    BLOCK_DV: tl.constexpr,
+):
+    pid = tl.program_id(0)
+    i_h = pid % H
+    rest = pid // H
+    i_b = rest % B
+    i_nb = rest // B  # first key blocks (seen by the most rows) first
+    bos = tl.load(SEQ_OFFSETS + i_b).to(tl.int64)
+    eos = tl.load(SEQ_OFFSETS + i_b + 1).to(tl.int64)
+    n = (eos - bos).to(tl.int32)
+    n0 = i_nb * BLOCK_N
+    if n0 >= n:
+        return
+    n1 = tl.minimum(n0 + BLOCK_N, n)
+    if HAS_TARGETS:
+        T = tl.minimum(tl.maximum(tl.load(NUM_TARGETS + i_b).to(tl.int32), 0), n)
+    else:
+        T = 0
+    U = n - T
+    if HAS_CTX:
+        M = U - C + 1
+    else:
+        M = U
+
+    o_j = n0 + tl.arange(0, BLOCK_N)
+    m_j = o_j < n
+    o_dq = tl.arange(0, BLOCK_DQ)
+    o_dv = tl.arange(0, BLOCK_DV)
+    m_dq = o_dq < DQ_DIM
+    m_dv = o_dv < DV_DIM
+    PAD_DQ: tl.constexpr = BLOCK_DQ != DQ_DIM
+    PAD_DV: tl.constexpr = BLOCK_DV != DV_DIM
+    o_j64 = o_j.to(tl.int64)
+    p_k = K + bos * stride_kn + i_h * stride_kh + o_j64[:, None] * stride_kn + o_dq[None, :]
+    p_v = V + bos * stride_vn + i_h * stride_vh + o_j64[:, None] * stride_vn + o_dv[None, :]
+    b_k = _load_rows(p_k, m_j, m_dq, True, PAD_DQ)  # [BN, BDQ]
+    b_v = _load_rows(p_v, m_j, m_dv, True, PAD_DV)  # [BN, BDV]
+    dk = tl.zeros([BLOCK_N, BLOCK_DQ], dtype=tl.float32)
+    dv = tl.zeros([BLOCK_N, BLOCK_DV], dtype=tl.float32)
+    p_q0 = Q + bos * stride_qm + i_h * stride_qh
+    p_do0 = DO + bos * stride_dom + i_h * stride_doh
+    p_dq0 = DQ + bos * stride_dqm + i_h * stride_dqh
+    scale_exp = alpha * 1.4426950408889634
+    scale_a = alpha * inv_s
+
+    if HAS_CTX:
+        ctx_end = tl.minimum(C, n)
+        for start_m in range(0, ctx_end, BLOCK_M):
+            dk, dv = _hstu_bwd_tile(
+                dk,
+                dv,
+                b_k,
+                b_v,
+                p_q0,
+                p_do0,
+                p_dq0,
+                stride_qm,
+                stride_dom,
+                stride_dqm,
+                o_j,
+                start_m,
+                0,
+                ctx_end,
+                scale_exp,
+                scale_a,
+                alpha,
+                C,
+                W,
+                F,
+                M,
+                o_dq,
+                o_dv,
+                m_dq,
+                m_dv,
+                True,
+                ATOMIC_DQ,
+                HAS_CTX,
+                HAS_TARGETS,
+                HAS_WINDOW,
+                HAS_FULL,
+                PAD_DQ,
+                PAD_DV,
+                PRECISION,
+                BLOCK_M,
+            )
+        a0 = tl.maximum(n0, C)
+    else:
+        a0 = n0
+    # rows [a0, a1) besides the contextual ones
+    if HAS_WINDOW:
+        a1 = tl.maximum(
+            _last_pos_id_le(_ids(n1 - 1, C, M, HAS_CTX, HAS_TARGETS) + W, n, C, M, HAS_CTX, HAS_TARGETS) + 1,
+            n1,
+        )
+        f_hi = _last_pos_id_le(_ids(n0, C, M, HAS_CTX, HAS_TARGETS) + W, n, C, M, HAS_CTX, HAS_TARGETS) + 1
+    else:
+        a1 = n
+        f_hi = n
+    a1 = tl.where(n0 >= U, n1, a1)  # target keys: only their own diagonal
+    # rows after the block see every key of it when no key is a target and the window allows
+    f_hi = tl.where((n1 > U) | (M <= 0), n1, f_hi)
+    t1, t2, nb = _phases(a0, a1, n1, f_hi, BLOCK_M)
+    for t in range(0, t1):
+        dk, dv = _hstu_bwd_tile(
+            dk,
+            dv,
+            b_k,
+            b_v,
+            p_q0,
+            p_do0,
+            p_dq0,
+            stride_qm,
+            stride_dom,
+            stride_dqm,
+            o_j,
+            a0 + t * BLOCK_M,
+            a0,
+            a1,
+            scale_exp,
+            scale_a,
+            alpha,
+            C,
+            W,
+            F,
+            M,
+            o_dq,
+            o_dv,
+            m_dq,
+            m_dv,
+            True,
+            ATOMIC_DQ,
+            HAS_CTX,
+            HAS_TARGETS,
+            HAS_WINDOW,
+            HAS_FULL,
+            PAD_DQ,
+            PAD_DV,
+            PRECISION,
+            BLOCK_M,
+        )
+    for t in range(t1, t2):
+        dk, dv = _hstu_bwd_tile(
+            dk,
+            dv,
+            b_k,
+            b_v,
+            p_q0,
+            p_do0,
+            p_dq0,
+            stride_qm,
+            stride_dom,
+            stride_dqm,
+            o_j,
+            a0 + t * BLOCK_M,
+            a0,
+            a1,
+            scale_exp,
+            scale_a,
+            alpha,
+            C,
+            W,
+            F,
+            M,
+            o_dq,
+            o_dv,
+            m_dq,
+            m_dv,
+            False,
+            ATOMIC_DQ,
+            HAS_CTX,
+            HAS_TARGETS,
+            HAS_WINDOW,
+            HAS_FULL,
+            PAD_DQ,
+            PAD_DV,
+            PRECISION,
+            BLOCK_M,
+        )
+    for t in range(t2, nb):
+        dk, dv = _hstu_bwd_tile(
+            dk,
+            dv,
+            b_k,
+            b_v,
+            p_q0,
+            p_do0,
+            p_dq0,
+            stride_qm,
+            stride_dom,
+            stride_dqm,
+            o_j,
+            a0 + t * BLOCK_M,
+            a0,
+            a1,
+            scale_exp,
+            scale_a,
+            alpha,
+            C,
+            W,
+            F,
+            M,
+            o_dq,
+            o_dv,
+            m_dq,
+            m_dv,
+            True,
+            ATOMIC_DQ,
+            HAS_CTX,
+            HAS_TARGETS,
+            HAS_WINDOW,
+            HAS_FULL,
+            PAD_DQ,
+            PAD_DV,
+            PRECISION,
+            BLOCK_M,
+        )
+    if HAS_WINDOW and HAS_FULL:  # noqa: SIM102 (a constexpr test around a runtime one)
+        if n0 < U:
+            # the last F history rows and the targets ignore the window
+            f0 = tl.maximum(tl.maximum(a1, U - F), a0)
+            for start_m in range(f0, n, BLOCK_M):
+                dk, dv = _hstu_bwd_tile(
+                    dk,
+                    dv,
+                    b_k,
+                    b_v,
+                    p_q0,
+                    p_do0,
+                    p_dq0,
+                    stride_qm,
+                    stride_dom,
+                    stride_dqm,
+                    o_j,
+                    start_m,
+                    f0,
+                    n,
+                    scale_exp,
+                    scale_a,
+                    alpha,
+                    C,
+                    W,
+                    F,
+                    M,
+                    o_dq,
+                    o_dv,
+                    m_dq,
+                    m_dv,
+                    True,
+                    ATOMIC_DQ,
+                    HAS_CTX,
+                    HAS_TARGETS,
+                    HAS_WINDOW,
+                    HAS_FULL,
+                    PAD_DQ,
+                    PAD_DV,
+                    PRECISION,
+                    BLOCK_M,
+                )
+
+    p_dk = DK + bos * stride_dkn + i_h * stride_dkh + o_j64[:, None] * stride_dkn + o_dq[None, :]
+    p_dv = DV + bos * stride_dvn + i_h * stride_dvh + o_j64[:, None] * stride_dvn + o_dv[None, :]
+    tl.store(p_dk, dk.to(DK.dtype.element_ty), mask=m_j[:, None] & m_dq[None, :])
+    tl.store(p_dv, dv.to(DV.dtype.element_ty), mask=m_j[:, None] & m_dv[None, :])
+
+
+def _cfg(bm: int, bn: int, warps: int, stages: int) -> triton.Config:
+    return triton.Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_warps=warps, num_stages=stages)
+
+
+_KEY = ["AUTOTUNE_LEN", "DQ_DIM", "DV_DIM", "ATOMIC_DQ", "HAS_CTX", "HAS_TARGETS", "HAS_WINDOW", "HAS_FULL"]
+_INTERPRETER = _cfg(16, 32, 4, 1)
+_BWD_SMALL_D = [_cfg(32, 128, 8, 2), _cfg(64, 128, 8, 2), _cfg(64, 64, 4, 2), _cfg(32, 64, 4, 3)]
+_BWD_LARGE_D = [_cfg(32, 64, 4, 1), _cfg(16, 64, 4, 1), _cfg(32, 32, 4, 1)]
+
+
+def _tuned(cfgs: list[triton.Config], atomic: bool):
+    reset = ["DQ"] if atomic else None
+    return triton.autotune(configs=tuning_configs(cfgs, _INTERPRETER), key=_KEY, reset_to_zero=reset)(
+        _hstu_bwd_kernel
+    )
+
+
+_bwd_small_atomic = _tuned(_BWD_SMALL_D, True)
+_bwd_large_atomic = _tuned(_BWD_LARGE_D, True)
+_bwd_small = _tuned(_BWD_SMALL_D, False)
+_bwd_large = _tuned(_BWD_LARGE_D, False)
+
+
+def _launch_bwd(
+    do: torch.Tensor,
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    dq_accum: torch.Tensor | None,
+    dk: torch.Tensor,
+    dv: torch.Tensor,
+    seq_offsets: torch.Tensor,
+    num_targets: torch.Tensor | None,
+    max_seq_len: int,
+    alpha: float,
+    inv_scale: float,
+    contextual_seq_len: int,
+    max_attn_len: int,
+    min_full_attn_seq_len: int,
+) -> None:
+    """dK/dV into ``dk, dv``; with ``dq_accum`` (fp32, zeroed) also dQ by atomic adds."""
+    batch = seq_offsets.shape[0] - 1
+    h, dq_dim, dv_dim = q.shape[1], q.shape[2], v.shape[2]
+    if batch == 0 or max_seq_len == 0 or k.shape[0] == 0:
+        return
+    bdq, bdv = max(16, next_power_of_2(dq_dim)), max(16, next_power_of_2(dv_dim))
+    large = max(bdq, bdv) > 128
+    atomic = dq_accum is not None
+    if atomic:
+        kernel = _bwd_large_atomic if large else _bwd_small_atomic
+    else:
+        kernel = _bwd_large if large else _bwd_small
+    dq_t = dq_accum if atomic else dk
+
+    def grid(meta):
+        return (triton.cdiv(max_seq_len, meta["BLOCK_N"]) * batch * h,)
+
+    wrap_triton(kernel)[grid](
+        q, k, v, do, dq_t, dk, dv, seq_offsets, num_targets if num_targets is not None else seq_offsets,
+        q.stride(0), q.stride(1), k.stride(0), k.stride(1), v.stride(0), v.stride(1),
+        do.stride(0), do.stride(1), dq_t.stride(0), dq_t.stride(1), dk.stride(0), dk.stride(1),
+        dv.stride(0), dv.stride(1),
+        float(alpha), float(inv_scale), int(contextual_seq_len), int(max_attn_len), int(min_full_attn_seq_len),
+        batch, h, max_seq_len, next_power_of_2(max(max_seq_len, 1)),
+        DQ_DIM=dq_dim, DV_DIM=dv_dim, ATOMIC_DQ=atomic,
+        HAS_CTX=contextual_seq_len > 0, HAS_TARGETS=num_targets is not None,
+        HAS_WINDOW=max_attn_len > 0, HAS_FULL=min_full_attn_seq_len > 0,
+        PRECISION=precision_of(q.dtype), BLOCK_DQ=bdq, BLOCK_DV=bdv,
+    )  # fmt: skip

@@ -1,0 +1,461 @@
+"""HSTU forward (full and cached) and the deterministic dQ kernel, with their launchers.
+
+One kernel body, ``_hstu_fwd_kernel``, walks the key blocks a query block can see and runs in two
+modes: ``MODE == 0`` accumulates ``o = sum_j m_ij silu(alpha q.k_j) / S * v_j``; ``MODE == 1``
+accumulates ``dq = alpha sum_j ds_ij k_j`` (the backward's deterministic dQ: a fixed key order,
+no atomics; scores are recomputed).
+
+Schedule: a flat grid over (query block, sequence, head), heaviest blocks first (the last query
+block of every sequence is launched first: causal rows see the most keys), early exit for
+blocks past a sequence's end. For one query block ``[m0, m1)`` the visible keys lie in ``[lo, hi)``
+(causal bound, window lower bound in id space, whole non-target prefix for contextual rows) plus,
+for a block made only of targets, its own diagonal ``[m0, m1)``. Inside ``[lo, hi)`` the blocks
+that lie in ``[lo_full, hi_full)`` are visible for every (i, j) pair and skip the mask.
+
+Dtypes: fp16/bf16 with fp32 accumulation; fp32 inputs run with ``input_precision="ieee"`` dots.
+"""
+
+from __future__ import annotations
+
+import os
+
+import torch
+import triton
+import triton.language as tl
+from torch.library import wrap_triton
+
+from ..._core.triton_utils import configs, next_power_of_2
+from .mask import _first_pos_id_ge, _ids, _phases, _visible
+
+LOG2E = 1.4426950408889634
+
+
+@triton.jit
+def _load_rows(ptrs, m_row, m_col, ROW_MASK: tl.constexpr, COL_MASK: tl.constexpr):
+    """Load a [R, D] tile; masked-off elements read as 0. Masks are skipped when known all-true."""
+    if ROW_MASK:
+        if COL_MASK:
+            x = tl.load(ptrs, mask=m_row[:, None] & m_col[None, :], other=0.0)
+        else:
+            x = tl.load(ptrs, mask=m_row[:, None], other=0.0)
+    else:
+        if COL_MASK:
+            x = tl.load(ptrs, mask=m_col[None, :], other=0.0)
+        else:
+            x = tl.load(ptrs)
+    return x
+
+
+@triton.jit
+def _hstu_fwd_tile(
+    acc,
+    b_q,
+    b_do,
+    p_k0,
+    p_v0,
+    stride_kn,
+    stride_vn,
+    o_i,
+    start_n,
+    range_hi,
+    scale_exp,
+    scale_a,
+    alpha,
+    C,
+    W,
+    F,
+    M,
+    o_dq,
+    o_dv,
+    m_dq,
+    m_dv,
+    MASKED: tl.constexpr,
+    MODE: tl.constexpr,
+    HAS_CTX: tl.constexpr,
+    HAS_TARGETS: tl.constexpr,
+    HAS_WINDOW: tl.constexpr,
+    HAS_FULL: tl.constexpr,
+    PAD_DQ: tl.constexpr,
+    PAD_DV: tl.constexpr,
+    PRECISION: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+):
+    o_j = start_n + tl.arange(0, BLOCK_N)
+    m_j = (o_j < range_hi) & (o_j >= 0)
+    # [BN, BDQ], [BN, BDV]; keys past range_hi read as 0 and contribute nothing
+    b_k = _load_rows(p_k0 + o_j[:, None].to(tl.int64) * stride_kn + o_dq[None, :], m_j, m_dq, MASKED, PAD_DQ)
+    b_v = _load_rows(p_v0 + o_j[:, None].to(tl.int64) * stride_vn + o_dv[None, :], m_j, m_dv, MASKED, PAD_DV)
+    b_qk = tl.dot(b_q, tl.trans(b_k), input_precision=PRECISION)  # [BM, BN] = <q_i, k_j>
+    b_sig = 1.0 / (1.0 + tl.exp2(-b_qk * scale_exp))
+    if MODE == 0:
+        b_a = b_qk * b_sig * scale_a  # silu(alpha qk) / S
+        if MASKED:
+            vis = _visible(o_i[:, None], o_j[None, :], C, W, F, M, HAS_CTX, HAS_TARGETS, HAS_WINDOW, HAS_FULL)
+            b_a = tl.where(vis & m_j[None, :], b_a, 0.0)
+        acc = tl.dot(b_a.to(b_v.dtype), b_v, acc, input_precision=PRECISION)
+    else:
+        b_dp = tl.dot(b_do, tl.trans(b_v), input_precision=PRECISION)  # [BM, BN] = <do_i, v_j>
+        b_s = b_qk * alpha
+        b_ds = b_dp * b_sig * (1.0 + b_s * (1.0 - b_sig)) * scale_a  # alpha * ds_ij
+        if MASKED:
+            vis = _visible(o_i[:, None], o_j[None, :], C, W, F, M, HAS_CTX, HAS_TARGETS, HAS_WINDOW, HAS_FULL)
+            b_ds = tl.where(vis & m_j[None, :], b_ds, 0.0)
+        acc = tl.dot(b_ds.to(b_k.dtype), b_k, acc, input_precision=PRECISION)
+    return acc
+
+
+@triton.jit
+def _hstu_fwd_kernel(
+    Q,
+    K,
+    V,
+    DO,
+    OUT,
+    SEQ_OFFSETS,
+    NUM_TARGETS,
+    stride_qm,
+    stride_qh,
+    stride_kn,
+    stride_kh,
+    stride_vn,
+    stride_vh,
+    stride_dom,
+    stride_doh,
+    stride_om,
+    stride_oh,
+    alpha,
+    inv_s,
+    C,
+    W,
+    F,
+    DELTA,
+    B,
+    H,
+    MAX_ROWS,
+    AUTOTUNE_LEN,
+    DQ: tl.constexpr,
+    DV: tl.constexpr,
+    MODE: tl.constexpr,
+    IS_CACHED: tl.constexpr,
+    HAS_CTX: tl.constexpr,
+    HAS_TARGETS: tl.constexpr,
+    HAS_WINDOW: tl.constexpr,
+    HAS_FULL: tl.constexpr,
+    PRECISION: tl.constexpr,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_DQ: tl.constexpr,
+    BLOCK_DV: tl.constexpr,
+):
+    pid = tl.program_id(0)
+    i_h = pid % H
+    rest = pid // H
+    i_b = rest % B
+    i_mb = tl.cdiv(MAX_ROWS, BLOCK_M) - 1 - rest // B  # heaviest (last) query blocks first
+    bos = tl.load(SEQ_OFFSETS + i_b).to(tl.int64)
+    eos = tl.load(SEQ_OFFSETS + i_b + 1).to(tl.int64)
+    n = (eos - bos).to(tl.int32)
+    if IS_CACHED:
+        q_row0 = i_b.to(tl.int64) * DELTA
+        nrows = DELTA
+        pos0 = n - DELTA
+    else:
+        q_row0 = bos
+        nrows = n
+        pos0 = n * 0
+    r0 = i_mb * BLOCK_M
+    if r0 >= nrows:
+        return
+    if HAS_TARGETS:
+        # clamped so that a bad num_targets (unchecked on GPU) cannot move a load out of bounds
+        T = tl.minimum(tl.maximum(tl.load(NUM_TARGETS + i_b).to(tl.int32), 0), n)
+    else:
+        T = 0
+    U = n - T
+    if HAS_CTX:
+        M = U - C + 1
+    else:
+        M = U
+
+    o_r = r0 + tl.arange(0, BLOCK_M)
+    m_r = o_r < nrows
+    o_i = pos0 + o_r  # positions in the sequence
+    o_dq = tl.arange(0, BLOCK_DQ)
+    o_dv = tl.arange(0, BLOCK_DV)
+    m_dq = o_dq < DQ
+    m_dv = o_dv < DV
+    PAD_DQ: tl.constexpr = BLOCK_DQ != DQ
+    PAD_DV: tl.constexpr = BLOCK_DV != DV
+    p_q = Q + q_row0 * stride_qm + i_h * stride_qh + o_r[:, None].to(tl.int64) * stride_qm + o_dq[None, :]
+    b_q = _load_rows(p_q, m_r, m_dq, True, PAD_DQ)
+    if MODE == 1:
+        p_do = (
+            DO
+            + q_row0 * stride_dom
+            + i_h * stride_doh
+            + o_r[:, None].to(tl.int64) * stride_dom
+            + o_dv[None, :]
+        )
+        b_do = _load_rows(p_do, m_r, m_dv, True, PAD_DV)
+        acc = tl.zeros([BLOCK_M, BLOCK_DQ], dtype=tl.float32)
+    else:
+        b_do = b_q
+        acc = tl.zeros([BLOCK_M, BLOCK_DV], dtype=tl.float32)
+    p_k0 = K + bos * stride_kn + i_h * stride_kh
+    p_v0 = V + bos * stride_vn + i_h * stride_vh
+    scale_exp = alpha * 1.4426950408889634
+    scale_a = alpha * inv_s
+
+    # visible key range [lo, hi) of the rows [m0, m1); C == 0 without context
+    m0 = pos0 + r0
+    m1 = tl.minimum(m0 + BLOCK_M, pos0 + nrows)
+    ctx_block = m0 < C  # contextual rows see every non-target key
+    target_block = (m0 >= U) & (m0 >= C)  # only targets: non-target prefix + own diagonal
+    hi = tl.where(ctx_block, tl.maximum(U, m1), tl.where(target_block, U, m1))
+    lo = n * 0
+    lo_full = n * 0
+    if HAS_WINDOW:
+        keep = m0 >= C
+        if HAS_FULL:
+            keep = keep & (m1 - 1 < U - F)  # no row of the block ignores the window
+        lo = tl.where(keep, _first_pos_id_ge(_ids(m0, C, M, HAS_CTX, HAS_TARGETS) - W, C, HAS_CTX), 0)
+        lo_full = _first_pos_id_ge(_ids(m1 - 1, C, M, HAS_CTX, HAS_TARGETS) - W, C, HAS_CTX)
+        if HAS_FULL:
+            lo_full = tl.where(m0 >= U - F, 0, lo_full)
+    # keys before the block's first row and before the first target are visible to every row
+    hi_full = tl.where(M <= 0, 0, tl.minimum(m0, U))
+
+    t1, t2, nb = _phases(lo, hi, lo_full, hi_full, BLOCK_N)
+    for t in range(0, t1):
+        acc = _hstu_fwd_tile(
+            acc,
+            b_q,
+            b_do,
+            p_k0,
+            p_v0,
+            stride_kn,
+            stride_vn,
+            o_i,
+            lo + t * BLOCK_N,
+            hi,
+            scale_exp,
+            scale_a,
+            alpha,
+            C,
+            W,
+            F,
+            M,
+            o_dq,
+            o_dv,
+            m_dq,
+            m_dv,
+            True,
+            MODE,
+            HAS_CTX,
+            HAS_TARGETS,
+            HAS_WINDOW,
+            HAS_FULL,
+            PAD_DQ,
+            PAD_DV,
+            PRECISION,
+            BLOCK_N,
+        )
+    for t in range(t1, t2):
+        acc = _hstu_fwd_tile(
+            acc,
+            b_q,
+            b_do,
+            p_k0,
+            p_v0,
+            stride_kn,
+            stride_vn,
+            o_i,
+            lo + t * BLOCK_N,
+            hi,
+            scale_exp,
+            scale_a,
+            alpha,
+            C,
+            W,
+            F,
+            M,
+            o_dq,
+            o_dv,
+            m_dq,
+            m_dv,
+            False,
+            MODE,
+            HAS_CTX,
+            HAS_TARGETS,
+            HAS_WINDOW,
+            HAS_FULL,
+            PAD_DQ,
+            PAD_DV,
+            PRECISION,
+            BLOCK_N,
+        )
+    for t in range(t2, nb):
+        acc = _hstu_fwd_tile(
+            acc,
+            b_q,
+            b_do,
+            p_k0,
+            p_v0,
+            stride_kn,
+            stride_vn,
+            o_i,
+            lo + t * BLOCK_N,
+            hi,
+            scale_exp,
+            scale_a,
+            alpha,
+            C,
+            W,
+            F,
+            M,
+            o_dq,
+            o_dv,
+            m_dq,
+            m_dv,
+            True,
+            MODE,
+            HAS_CTX,
+            HAS_TARGETS,
+            HAS_WINDOW,
+            HAS_FULL,
+            PAD_DQ,
+            PAD_DV,
+            PRECISION,
+            BLOCK_N,
+        )
+    if target_block:
+        # a block of targets also sees its own diagonal (targets see no other target)
+        for start_n in range(m0, m1, BLOCK_N):
+            acc = _hstu_fwd_tile(
+                acc,
+                b_q,
+                b_do,
+                p_k0,
+                p_v0,
+                stride_kn,
+                stride_vn,
+                o_i,
+                start_n,
+                m1,
+                scale_exp,
+                scale_a,
+                alpha,
+                C,
+                W,
+                F,
+                M,
+                o_dq,
+                o_dv,
+                m_dq,
+                m_dv,
+                True,
+                MODE,
+                HAS_CTX,
+                HAS_TARGETS,
+                HAS_WINDOW,
+                HAS_FULL,
+                PAD_DQ,
+                PAD_DV,
+                PRECISION,
+                BLOCK_N,
+            )
+
+    if MODE == 1:
+        p_o = (
+            OUT + q_row0 * stride_om + i_h * stride_oh + o_r[:, None].to(tl.int64) * stride_om + o_dq[None, :]
+        )
+        tl.store(p_o, acc.to(OUT.dtype.element_ty), mask=m_r[:, None] & m_dq[None, :])
+    else:
+        p_o = (
+            OUT + q_row0 * stride_om + i_h * stride_oh + o_r[:, None].to(tl.int64) * stride_om + o_dv[None, :]
+        )
+        tl.store(p_o, acc.to(OUT.dtype.element_ty), mask=m_r[:, None] & m_dv[None, :])
+
+
+def tuning_configs(gpu: list[triton.Config], interpreter: triton.Config) -> list[triton.Config]:
+    """Autotune configs; ``JAGATTN_HSTU_AUTOTUNE=0`` keeps only the first GPU config (fast compiles
+    for tests on the device, where every flag combination would otherwise be tuned)."""
+    if os.environ.get("JAGATTN_HSTU_AUTOTUNE", "1") == "0":
+        gpu = gpu[:1]
+    return configs(gpu, interpreter)
+
+
+def _cfg(bm: int, bn: int, warps: int, stages: int) -> triton.Config:
+    return triton.Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_warps=warps, num_stages=stages)
+
+
+_KEY = ["AUTOTUNE_LEN", "DQ", "DV", "MODE", "IS_CACHED", "HAS_CTX", "HAS_TARGETS", "HAS_WINDOW", "HAS_FULL"]
+_INTERPRETER = _cfg(32, 16, 4, 1)
+_FWD_SMALL_D = [
+    _cfg(128, 64, 8, 2),
+    _cfg(128, 64, 4, 3),
+    _cfg(128, 128, 8, 2),
+    _cfg(64, 64, 4, 3),
+    _cfg(64, 128, 4, 2),
+]
+_FWD_LARGE_D = [_cfg(64, 64, 4, 2), _cfg(64, 32, 4, 2), _cfg(32, 64, 4, 2), _cfg(64, 64, 8, 1)]
+_DQ_SMALL_D = [_cfg(128, 64, 8, 2), _cfg(64, 64, 4, 2), _cfg(64, 128, 8, 2), _cfg(128, 32, 8, 2)]
+_DQ_LARGE_D = [_cfg(64, 32, 4, 2), _cfg(32, 64, 4, 2), _cfg(32, 32, 4, 1)]
+
+_fwd_small = triton.autotune(configs=tuning_configs(_FWD_SMALL_D, _INTERPRETER), key=_KEY)(_hstu_fwd_kernel)
+_fwd_large = triton.autotune(configs=tuning_configs(_FWD_LARGE_D, _INTERPRETER), key=_KEY)(_hstu_fwd_kernel)
+_dq_small = triton.autotune(configs=tuning_configs(_DQ_SMALL_D, _INTERPRETER), key=_KEY)(_hstu_fwd_kernel)
+_dq_large = triton.autotune(configs=tuning_configs(_DQ_LARGE_D, _INTERPRETER), key=_KEY)(_hstu_fwd_kernel)
+
+
+def precision_of(dtype: torch.dtype) -> str:
+    """Dot precision: fp32 inputs run in IEEE fp32 (no tf32), fp16/bf16 are exact products anyway."""
+    return "ieee" if dtype == torch.float32 else "tf32"
+
+
+def _launch(
+    mode: int,
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    do: torch.Tensor | None,
+    out: torch.Tensor,
+    seq_offsets: torch.Tensor,
+    num_targets: torch.Tensor | None,
+    max_seq_len: int,
+    alpha: float,
+    inv_scale: float,
+    contextual_seq_len: int,
+    max_attn_len: int,
+    min_full_attn_seq_len: int,
+    delta: int | None,
+) -> None:
+    batch = seq_offsets.shape[0] - 1
+    h, dq_dim = q.shape[1], q.shape[2]
+    dv_dim = v.shape[2]
+    rows = max_seq_len if delta is None else delta
+    if batch == 0 or rows == 0 or out.numel() == 0:
+        return
+    bdq, bdv = max(16, next_power_of_2(dq_dim)), max(16, next_power_of_2(dv_dim))
+    large = max(bdq, bdv) > 128
+    if mode == 0:
+        kernel = _fwd_large if large else _fwd_small
+    else:
+        kernel = _dq_large if large else _dq_small
+    do_t = q if do is None else do
+
+    def grid(meta):
+        return (triton.cdiv(rows, meta["BLOCK_M"]) * batch * h,)
+
+    wrap_triton(kernel)[grid](
+        q, k, v, do_t, out, seq_offsets, num_targets if num_targets is not None else seq_offsets,
+        q.stride(0), q.stride(1), k.stride(0), k.stride(1), v.stride(0), v.stride(1),
+        do_t.stride(0), do_t.stride(1), out.stride(0), out.stride(1),
+        float(alpha), float(inv_scale), int(contextual_seq_len), int(max_attn_len), int(min_full_attn_seq_len),
+        int(delta or 0), batch, h, rows,
+        next_power_of_2(max(rows, 1)),
+        DQ=dq_dim, DV=dv_dim, MODE=mode, IS_CACHED=delta is not None,
+        HAS_CTX=contextual_seq_len > 0, HAS_TARGETS=num_targets is not None,
+        HAS_WINDOW=max_attn_len > 0, HAS_FULL=min_full_attn_seq_len > 0,
+        PRECISION=precision_of(q.dtype), BLOCK_DQ=bdq, BLOCK_DV=bdv,
+    )  # fmt: skip

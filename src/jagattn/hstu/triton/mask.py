@@ -1,0 +1,86 @@
+"""The HSTU mask of SPEC.md section 2 inside Triton kernels, and the block bounds derived from it.
+
+Positions ``p`` of one sequence map to ids: ``max(p - C + 1, 0)`` with context (``C > 0``), then
+``min(id, M)`` with targets, where ``U = n - T`` and ``M = U - C + 1`` (``U`` without context).
+Ids never decrease with ``p``, which gives the bounds below:
+
+- ``_first_pos_id_ge(x)``: smallest position whose id is ``>= x`` (for ``x <= M``).
+- ``_last_pos_id_le(x)``: largest position whose id is ``<= x`` (``x >= 0``), clamped to ``n - 1``.
+
+A sequence with ``M <= 0`` (fewer than ``C`` non-target tokens) sees only its diagonal; the
+kernels then treat every block as a boundary block.
+"""
+
+from __future__ import annotations
+
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _ids(p, C, M, HAS_CTX: tl.constexpr, HAS_TARGETS: tl.constexpr):
+    if HAS_CTX:
+        p = tl.maximum(p - C + 1, 0)
+    if HAS_TARGETS:
+        p = tl.minimum(p, M)
+    return p
+
+
+@triton.jit
+def _visible(
+    pi,
+    pj,
+    C,
+    W,
+    F,
+    M,
+    HAS_CTX: tl.constexpr,
+    HAS_TARGETS: tl.constexpr,
+    HAS_WINDOW: tl.constexpr,
+    HAS_FULL: tl.constexpr,
+):
+    """``m_ij`` for broadcastable query positions ``pi`` and key positions ``pj`` (keys < n assumed)."""
+    id_i = _ids(pi, C, M, HAS_CTX, HAS_TARGETS)
+    id_j = _ids(pj, C, M, HAS_CTX, HAS_TARGETS)
+    d = id_i - id_j
+    m = (pi == pj) | (d > 0)
+    if HAS_WINDOW:
+        if HAS_FULL:
+            m = m & ((d <= W) | (id_i >= M - F))
+        else:
+            m = m & (d <= W)
+    if HAS_CTX:
+        m = m | ((id_i == 0) & (id_j < M))
+    return m
+
+
+@triton.jit
+def _first_pos_id_ge(x, C, HAS_CTX: tl.constexpr):
+    if HAS_CTX:
+        r = tl.where(x <= 0, 0, x + C - 1)
+    else:
+        r = tl.maximum(x, 0)
+    return r
+
+
+@triton.jit
+def _last_pos_id_le(x, n, C, M, HAS_CTX: tl.constexpr, HAS_TARGETS: tl.constexpr):
+    if HAS_CTX:
+        r = x + C - 1
+    else:
+        r = x
+    if HAS_TARGETS:
+        r = tl.where(x >= M, n - 1, r)
+    return tl.minimum(r, n - 1)
+
+
+@triton.jit
+def _phases(lo, hi, full_lo, full_hi, BLOCK: tl.constexpr):
+    """Blocks ``lo + t * BLOCK`` covering ``[lo, hi)``: ``t in [0, t1)`` and ``[t2, nb)`` need the mask,
+    ``t in [t1, t2)`` lie inside ``[full_lo, full_hi)`` (every pair visible) and skip it."""
+    nb = tl.cdiv(tl.maximum(hi - lo, 0), BLOCK)
+    t1 = tl.cdiv(tl.maximum(full_lo - lo, 0), BLOCK)
+    t1 = tl.minimum(t1, nb)
+    t2 = tl.maximum(t1, tl.maximum(full_hi - lo, 0) // BLOCK)
+    t2 = tl.minimum(t2, nb)
+    return t1, t2, nb

@@ -1,0 +1,432 @@
+"""The HSTU Triton backend against the reference (SPEC.md sections 2 and 5).
+
+CPU: the kernels run under the Triton interpreter on small shapes (every mask flag combination,
+empties, length 1, Dq != Dv, padded head dims, strided inputs, cached vs full, the deterministic
+dQ path, degenerate context). GPU (``gpu`` marker): production sizes in bf16, determinism,
+opcheck, torch.compile without graph breaks, concurrent inference from threads.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+import threading
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import jagattn
+from jagattn import NotSupportedError
+from jagattn.hstu.api import make_inputs
+from jagattn.hstu.backends import TritonBackend
+from jagattn.hstu.reference import hstu_reference
+from jagattn.testing import assert_finite_where, check_close, cu_seqlens, generator, randn
+
+DEV = "cuda" if torch.cuda.is_available() else "cpu"
+CPU_DTYPES = [torch.float32, torch.float16]
+
+
+def _targets(lens, C, seed, tmax=6, degenerate=False):
+    rng = random.Random(seed)
+    if degenerate:
+        return [rng.randint(0, n) for n in lens]
+    return [rng.randint(0, max(0, min(tmax, n - C))) for n in lens]
+
+
+def _make(lens, h, dq, dv, *, dtype, seed, device=DEV, scale=1.0):
+    g = generator(seed)
+    L = sum(lens)
+    q = randn((L, h, dq), generator=g, dtype=dtype, device=device, requires_grad=True, scale=scale)
+    k = randn((L, h, dq), generator=g, dtype=dtype, device=device, requires_grad=True, scale=scale)
+    v = randn((L, h, dv), generator=g, dtype=dtype, device=device, requires_grad=True)
+    do = randn((L, h, dv), generator=g, dtype=dtype, device=device)
+    return q, k, v, do
+
+
+def _check_against_reference(
+    q, k, v, do, seq_offsets, max_seq_len, *, grads=True, deterministic=False, cached_rows=None, **kw
+):
+    """Triton vs gold (reference in fp64) with the reference in the input dtype as yardstick."""
+    dtype = q.dtype
+    fn = jagattn.hstu_attention if cached_rows is None else jagattn.hstu_attention_cached
+    qq = q if cached_rows is None else q.detach()[cached_rows]
+    with torch.set_grad_enabled(grads):
+        out = fn(qq, k, v, seq_offsets, max_seq_len, backend="triton", deterministic=deterministic, **kw)
+    assert out.dtype == dtype
+    assert_finite_where("o", out)
+    scaling = kw.pop("scaling_seqlen", None)
+    S = scaling if scaling is not None else max_seq_len
+    delta = None if cached_rows is None else len(cached_rows) // (seq_offsets.numel() - 1)
+    qs, ks, vs = (t.detach().double().requires_grad_(grads) for t in (qq, k, v))
+    gold = hstu_reference(qs, ks, vs, seq_offsets.cpu(), scale_len=S, delta=delta, **_cpu(kw))
+    ql, kl, vl = (t.detach().requires_grad_(grads) for t in (qq, k, v))
+    lowp = hstu_reference(ql, kl, vl, seq_offsets, scale_len=S, delta=delta, compute_dtype=dtype, **kw)
+    check_close("o", out, gold, lowp)
+    if not grads:
+        return out, None
+    got = torch.autograd.grad(out, (q, k, v), do)
+    want = torch.autograd.grad(gold, (qs, ks, vs), do.double())
+    yard = torch.autograd.grad(lowp, (ql, kl, vl), do)
+    for name, a, g, y in zip(("dq", "dk", "dv"), got, want, yard, strict=True):
+        assert a.dtype == dtype
+        assert_finite_where(name, a)
+        check_close(name, a, g, y)
+    return out, got
+
+
+def _cpu(kw):
+    out = dict(kw)
+    if out.get("num_targets") is not None:
+        out["num_targets"] = out["num_targets"].cpu()
+    return out
+
+
+LENS = [0, 1, 70, 33, 0, 17, 96]
+FLAGS = list(itertools.product([False, True], [0, 3], [0, 21], [0, 9], [None, 150]))
+
+
+@pytest.mark.parametrize("has_targets, C, W, F, scaling", FLAGS)
+def test_every_flag_combination(has_targets, C, W, F, scaling):
+    seed = FLAGS.index((has_targets, C, W, F, scaling))
+    dtype = CPU_DTYPES[seed % 2]
+    q, k, v, do = _make(LENS, 2, 16, 16, dtype=dtype, seed=seed)
+    nt = torch.tensor(_targets(LENS, C, seed), device=DEV) if has_targets else None
+    _check_against_reference(
+        q, k, v, do, cu_seqlens(LENS, DEV), 100, alpha=0.4, num_targets=nt, contextual_seq_len=C,
+        max_attn_len=W, min_full_attn_seq_len=F, scaling_seqlen=scaling,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("C, W, F", [(0, 0, 0), (3, 21, 9), (40, 7, 0), (0, 5, 30)])
+@pytest.mark.parametrize("dtype", CPU_DTYPES)
+def test_deterministic_dq_path(C, W, F, dtype):
+    q, k, v, do = _make(LENS, 2, 16, 32, dtype=dtype, seed=7 + C)
+    nt = torch.tensor(_targets(LENS, C, 3), device=DEV)
+    kw = dict(alpha=0.25, num_targets=nt, contextual_seq_len=C, max_attn_len=W, min_full_attn_seq_len=F)
+    cu = cu_seqlens(LENS, DEV)
+    _, g1 = _check_against_reference(q, k, v, do, cu, 96, deterministic=True, **kw)
+    o2 = jagattn.hstu_attention(q, k, v, cu, 96, backend="triton", deterministic=True, **kw)
+    g2 = torch.autograd.grad(o2, (q, k, v), do)
+    for a, b in zip(g1, g2, strict=True):
+        assert torch.equal(a, b)
+
+
+@pytest.mark.parametrize("lens", [[5, 64, 9, 40], [1, 1, 1], [130]])
+@pytest.mark.parametrize("delta", [1, 3])
+@pytest.mark.parametrize("C, W, F, targets", [(0, 0, 0, False), (2, 6, 3, True), (0, 9, 0, True)])
+def test_cached_matches_last_rows(lens, delta, C, W, F, targets):
+    delta = min(delta, min(lens))
+    q, k, v, _ = _make(lens, 2, 16, 16, dtype=torch.float32, seed=delta + C)
+    cu = cu_seqlens(lens, DEV)
+    nt = torch.tensor(_targets(lens, C, 5), device=DEV) if targets else None
+    kw = dict(alpha=0.5, num_targets=nt, contextual_seq_len=C, max_attn_len=W, min_full_attn_seq_len=F)
+    rows = torch.cat([torch.arange(e - delta, e) for e in cu[1:].tolist()]).to(DEV)
+    with torch.no_grad():
+        cached, _ = _check_against_reference(
+            q, k, v, None, cu, max(lens), grads=False, cached_rows=rows, **kw
+        )
+        full = jagattn.hstu_attention(q, k, v, cu, max(lens), backend="triton", **kw)
+    torch.testing.assert_close(cached, full[rows], rtol=1e-5, atol=1e-6)
+
+
+def test_cached_whole_sequence_and_empty_delta():
+    lens = [4, 7]
+    q, k, v, _ = _make(lens, 1, 16, 16, dtype=torch.float32, seed=2)
+    cu = cu_seqlens(lens, DEV)
+    with torch.no_grad():
+        o = jagattn.hstu_attention_cached(q[:0], k, v, cu, 7, alpha=0.5, backend="triton")
+        assert o.shape == (0, 1, 16)
+        rows = torch.tensor([0, 1, 2, 3, 7, 8, 9, 10], device=DEV)  # Δ = 4 = n_0: every row of seq 0
+        _check_against_reference(q, k, v, None, cu, 7, grads=False, cached_rows=rows, alpha=0.5)
+
+
+@pytest.mark.parametrize("dq, dv", [(16, 32), (32, 16), (24, 40), (8, 8)])
+def test_head_dims(dq, dv):
+    lens = [3, 50, 0, 21]
+    q, k, v, do = _make(lens, 3, dq, dv, dtype=torch.float32, seed=dq * dv)
+    nt = torch.tensor(_targets(lens, 0, 1), device=DEV)
+    _check_against_reference(
+        q, k, v, do, cu_seqlens(lens, DEV), 50, alpha=1 / dq, num_targets=nt, max_attn_len=8
+    )
+
+
+@pytest.mark.parametrize("lens", [[], [0], [0, 0, 0], [1], [1, 0, 1, 1]])
+def test_empties_and_length_one(lens):
+    q, k, v, do = _make(lens, 2, 16, 16, dtype=torch.float32, seed=len(lens))
+    cu = cu_seqlens(lens, DEV)
+    ms = max(lens, default=0)
+    nt = torch.tensor([min(1, n) for n in lens], device=DEV, dtype=torch.int32)
+    out, grads = _check_against_reference(
+        q, k, v, do, cu, ms, alpha=0.5, num_targets=nt, contextual_seq_len=1
+    )
+    assert out.shape == (sum(lens), 2, 16)
+    assert all(g.shape == t.shape for g, t in zip(grads, (q, k, v), strict=True))
+
+
+def test_degenerate_context_longer_than_history():
+    # n_b - T_b < C: the id formula is applied literally (see api.py); kernels must agree. The
+    # 75-token sequence keeps U = 50 < C = 55 with several key blocks before U.
+    lens = [2, 5, 9, 40, 75, 45]
+    q, k, v, do = _make(lens, 2, 16, 16, dtype=torch.float32, seed=4)
+    nt = torch.tensor([0, 4, 8, 30, 25, 0], device=DEV)
+    cu = cu_seqlens(lens, DEV)
+    for C, W, F in [(6, 0, 0), (6, 3, 2), (55, 0, 0), (55, 4, 3)]:
+        kw = dict(alpha=0.5, contextual_seq_len=C, max_attn_len=W, min_full_attn_seq_len=F)
+        _check_against_reference(q, k, v, do, cu, 75, num_targets=nt, **kw)
+        _check_against_reference(q, k, v, do, cu, 75, **kw)
+
+
+@pytest.mark.parametrize("W", [1, 2, 3, 5, 8, 13, 17, 31, 45, 62])
+def test_window_sweep_block_boundaries(W):
+    # odd windows move the first visible key off the block grid: exercises every phase split
+    lens = [78, 101]
+    q, k, v, do = _make(lens, 1, 16, 16, dtype=torch.float32, seed=W)
+    nt = torch.tensor([W % 4, 3], device=DEV)
+    _check_against_reference(
+        q, k, v, do, cu_seqlens(lens, DEV), 101, alpha=0.5, num_targets=nt, max_attn_len=W
+    )
+
+
+@pytest.mark.parametrize("delta", [2, 15, 16, 33])
+def test_cached_delta_sweep(delta):
+    lens = [78, 101, 47]
+    q, k, v, _ = _make(lens, 1, 16, 16, dtype=torch.float32, seed=delta)
+    cu = cu_seqlens(lens, DEV)
+    rows = torch.cat([torch.arange(e - delta, e) for e in cu[1:].tolist()]).to(DEV)
+    nt = torch.tensor([1, 0, 2], device=DEV)
+    with torch.no_grad():
+        _check_against_reference(
+            q, k, v, None, cu, 101, grads=False, cached_rows=rows, alpha=0.5, num_targets=nt, max_attn_len=9
+        )
+        _check_against_reference(q, k, v, None, cu, 101, grads=False, cached_rows=rows, alpha=0.5)
+
+
+def test_strided_inputs_and_no_mutation():
+    lens = [20, 45]
+    L, h, d = sum(lens), 2, 16
+    g = generator(9)
+    big = randn((L, h, 3 * d), generator=g, device=DEV)
+    q, k, v = big[..., :d], big[..., d : 2 * d], big[..., 2 * d :]
+    q, k, v = (t.detach().requires_grad_(True) for t in (q, k, v))
+    before = big.clone()
+    do = randn((L, h, d), generator=g, device=DEV)
+    nt = torch.tensor([2, 5], device=DEV)
+    _check_against_reference(
+        q,
+        k,
+        v,
+        do,
+        cu_seqlens(lens, DEV, dtype=torch.int64),
+        45,
+        alpha=0.3,
+        num_targets=nt,
+        contextual_seq_len=2,
+    )
+    assert torch.equal(big, before)
+
+
+def test_large_scores_do_not_overflow():
+    lens = [33, 17]
+    q, k, v, do = _make(lens, 1, 32, 16, dtype=torch.float16, seed=12, scale=3.0)
+    _check_against_reference(q, k, v, do, cu_seqlens(lens, DEV), 33, alpha=1.0)
+
+
+@st.composite
+def _cases(draw):
+    lens = draw(st.lists(st.integers(0, 80), min_size=1, max_size=4))
+    C = draw(st.sampled_from([0, 1, 4]))
+    W = draw(st.sampled_from([0, 1, 6, 30]))
+    F = draw(st.sampled_from([0, 2, 17]))
+    targets = draw(st.one_of(st.none(), st.lists(st.integers(0, 80), min_size=len(lens), max_size=len(lens))))
+    if targets is not None:
+        targets = [min(t, n) for t, n in zip(targets, lens, strict=True)]
+    extra = draw(st.integers(0, 20))
+    return lens, C, W, F, targets, extra, draw(st.integers(0, 10_000))
+
+
+@settings(max_examples=12, deadline=None, derandomize=True)
+@given(_cases())
+def test_property_random_batches(case):
+    lens, C, W, F, targets, extra, seed = case
+    q, k, v, do = _make(lens, 1, 16, 16, dtype=torch.float32, seed=seed)
+    nt = None if targets is None else torch.tensor(targets, device=DEV)
+    _check_against_reference(
+        q, k, v, do, cu_seqlens(lens, DEV), max(lens) + extra, alpha=0.3, num_targets=nt,
+        contextual_seq_len=C, max_attn_len=W, min_full_attn_seq_len=F,
+    )  # fmt: skip
+
+
+# ---------------------------------------------------------------------------------------------
+# selection and reasons
+
+
+def _inputs(dtype=torch.float32, d=16, dv=16, cached=False, grad=False):
+    lens = [3, 4]
+    q, k, v, _ = _make(lens, 1, d, dv, dtype=dtype, seed=0)
+    q, k, v = (t.detach().requires_grad_(grad) for t in (q, k, v))
+    return make_inputs(q[:2] if cached else q, k, v, cu_seqlens(lens, DEV), 4, alpha=1.0, cached=cached)
+
+
+def test_reasons():
+    b = TritonBackend()
+    assert b.not_supported_reasons(_inputs()) == []
+    assert any("float64" in r for r in b.not_supported_reasons(_inputs(torch.float64)))
+    assert any("at most 256" in r for r in b.not_supported_reasons(_inputs(d=264)))
+    assert any("at most 256" in r for r in b.not_supported_reasons(_inputs(dv=300)))
+    assert b.not_supported_reasons(_inputs(d=256, dv=256)) == []
+    with torch.enable_grad():
+        assert any("forward only" in r for r in b.not_supported_reasons(_inputs(cached=True, grad=True)))
+
+
+def test_explicit_triton_raises_with_reasons_and_auto_falls_to_reference():
+    lens = [3, 4]
+    q, k, v, _ = _make(lens, 1, 16, 16, dtype=torch.float64, seed=0)
+    cu = cu_seqlens(lens, DEV)
+    with pytest.raises(NotSupportedError, match="float64"):
+        jagattn.hstu_attention(q, k, v, cu, 4, alpha=1.0, backend="triton")
+    table = jagattn.explain("hstu", q, k, v, cu, 4, alpha=1.0)
+    assert table.chosen == "reference" and "float64" in str(table)
+    q32, k32, v32 = (t.detach().float() for t in (q, k, v))
+    assert jagattn.explain("hstu", q32, k32, v32, cu, 4, alpha=1.0).chosen == "triton"
+
+
+def test_opcheck_small():
+    """test_aot_dispatch_dynamic cannot run the interpreter (it hands it functional tensors without
+    storage); the GPU test runs the full opcheck."""
+    from jagattn.hstu import ops
+
+    utils = ("test_schema", "test_autograd_registration", "test_faketensor")
+    lens = [5, 0, 19]
+    q, k, v, do = _make(lens, 2, 16, 16, dtype=torch.float32, seed=3)
+    q, k, v = (t.detach() for t in (q, k, v))
+    cu = cu_seqlens(lens, DEV)
+    nt = torch.tensor([1, 0, 3], device=DEV)
+    params = (19, 0.5, 1 / 19, 2, 4, 2)
+    torch.library.opcheck(ops.hstu_fwd, (q, k, v, cu, nt, *params, False), test_utils=utils)
+    torch.library.opcheck(ops.hstu_bwd, (do, q, k, v, cu, nt, *params, True), test_utils=utils)
+    torch.library.opcheck(ops.hstu_bwd, (do, q, k, v, cu, nt, *params, False), test_utils=utils)
+    cu2 = cu_seqlens([5, 2, 17], DEV)
+    torch.library.opcheck(ops.hstu_cached_fwd, (q[:6], k, v, cu2, None, *params), test_utils=utils)
+    qg, kg, vg = (t.clone().requires_grad_(True) for t in (q, k, v))
+    torch.library.opcheck(ops.hstu_fwd, (qg, kg, vg, cu, nt, *params, True), test_utils=utils)
+
+
+# ---------------------------------------------------------------------------------------------
+# GPU: production sizes, determinism, opcheck, compile, threads
+
+
+def _prod(B, N, *, seed=0, C=0, W=0, F=0, H=4, D=128, dtype=torch.bfloat16):
+    rng = random.Random(seed)
+    lens = [rng.randint(int(0.9 * N), N - 1) for _ in range(B)]
+    q, k, v, do = _make(lens, H, D, D, dtype=dtype, seed=seed, device="cuda")
+    nt = torch.tensor([rng.randint(1, 20) for _ in lens], device="cuda")
+    kw = dict(alpha=1.0 / D, num_targets=nt, contextual_seq_len=C, max_attn_len=W, min_full_attn_seq_len=F)
+    return q, k, v, do, cu_seqlens(lens, "cuda"), N, kw
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize(
+    "B, N, C, W, F", [(8, 1024, 0, 0, 0), (4, 2048, 6, 256, 0), (4, 1024, 6, 128, 100), (2, 4096, 0, 0, 0)]
+)
+def test_gpu_production_sizes_bf16(B, N, C, W, F):
+    q, k, v, do, cu, ms, kw = _prod(B, N, C=C, W=W, F=F)
+    for det in (False, True):
+        _check_against_reference(q, k, v, do, cu, ms, deterministic=det, **kw)
+
+
+@pytest.mark.gpu
+def test_gpu_fp16_and_d256():
+    q, k, v, do, cu, ms, kw = _prod(3, 512, C=4, W=64, F=16, D=256, dtype=torch.float16)
+    _check_against_reference(q, k, v, do, cu, ms, **kw)
+    q, k, v, do, cu, ms, kw = _prod(3, 300, D=64, dtype=torch.float32)
+    _check_against_reference(q, k, v, do, cu, ms, **kw)
+
+
+@pytest.mark.gpu
+def test_gpu_cached_bf16():
+    q, k, v, _, cu, ms, kw = _prod(6, 1024, C=6, W=128)
+    delta = 17
+    rows = torch.cat([torch.arange(e - delta, e) for e in cu[1:].tolist()]).cuda()
+    with torch.no_grad():
+        _check_against_reference(q, k, v, None, cu, ms, grads=False, cached_rows=rows, **kw)
+
+
+@pytest.mark.gpu
+def test_gpu_deterministic_is_bitwise():
+    q, k, v, do, cu, ms, kw = _prod(4, 1024, C=6, W=256)
+    runs = []
+    for _ in range(3):
+        o = jagattn.hstu_attention(q, k, v, cu, ms, backend="triton", deterministic=True, **kw)
+        runs.append((o, *torch.autograd.grad(o, (q, k, v), do)))
+    for r in runs[1:]:
+        for a, b in zip(runs[0], r, strict=True):
+            assert torch.equal(a, b)
+
+
+@pytest.mark.gpu
+def test_gpu_opcheck():
+    from jagattn.hstu import ops
+
+    q, k, v, do, cu, ms, kw = _prod(3, 256, C=3, W=32, F=8)
+    q, k, v = (t.detach() for t in (q, k, v))
+    nt = kw["num_targets"]
+    params = (ms, kw["alpha"], 1 / ms, 3, 32, 8)
+    torch.library.opcheck(ops.hstu_fwd, (q, k, v, cu, nt, *params, False))
+    torch.library.opcheck(ops.hstu_bwd, (do, q, k, v, cu, nt, *params, True))
+    qg, kg, vg = (t.clone().requires_grad_(True) for t in (q, k, v))
+    torch.library.opcheck(ops.hstu_fwd, (qg, kg, vg, cu, nt, *params, True))
+    torch.library.opcheck(ops.hstu_cached_fwd, (q[: 3 * 5], k, v, cu, nt, *params))
+
+
+@pytest.mark.gpu
+def test_gpu_compile_fullgraph():
+    q, k, v, do, cu, ms, kw = _prod(3, 512, C=2, W=64)
+
+    def f(q, k, v, cu, nt):
+        o = jagattn.hstu_attention(
+            q, k, v, cu, ms, alpha=kw["alpha"], num_targets=nt, contextual_seq_len=2, max_attn_len=64,
+            backend="triton",
+        )  # fmt: skip
+        return o * 2
+
+    torch._dynamo.reset()
+    compiled = torch.compile(f, fullgraph=True)
+    o = compiled(q, k, v, cu, kw["num_targets"])
+    ref = f(q, k, v, cu, kw["num_targets"])
+    torch.testing.assert_close(o, ref)
+    g1 = torch.autograd.grad(o, (q, k, v), do)
+    g2 = torch.autograd.grad(ref, (q, k, v), do)
+    for a, b in zip(g1, g2, strict=True):
+        torch.testing.assert_close(a, b, atol=2e-2, rtol=2e-2)
+    explanation = torch._dynamo.explain(f)(q, k, v, cu, kw["num_targets"])
+    assert explanation.graph_break_count == 0
+
+
+@pytest.mark.gpu
+def test_gpu_concurrent_inference_threads():
+    q, k, v, _, cu, ms, kw = _prod(4, 512, C=2, W=64)
+    with torch.no_grad():
+        want = jagattn.hstu_attention(q, k, v, cu, ms, backend="triton", **kw)
+    results: list = [None] * 8
+    errors: list = []
+
+    def work(i):
+        try:
+            with torch.no_grad():
+                for _ in range(5):
+                    results[i] = jagattn.hstu_attention(q, k, v, cu, ms, backend="triton", **kw)
+            torch.cuda.synchronize()
+        except Exception as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not any(t.is_alive() for t in threads), "a thread hung"
+    assert not errors, errors
+    for r in results:
+        torch.testing.assert_close(r, want, rtol=0, atol=0)
