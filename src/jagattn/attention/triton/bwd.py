@@ -26,7 +26,16 @@ import triton.language as tl
 
 from ..._core.alloc import new_empty
 from ..._core.triton_utils import configs
-from .common import LOG2E, _block_ranges, _load_tile, _seq_of_slot, _tanh, fitting_configs, num_slots
+from .common import (
+    LOG2E_C,
+    SMEM_LIMIT,
+    _block_ranges,
+    _load_tile,
+    _seq_of_slot,
+    _tanh,
+    fitting_configs,
+    num_slots,
+)
 from .fwd import dot_precision, head_block, seq_bucket, softcap_args, window_args
 
 # ---------------------------------------------------------------------------------------------
@@ -73,12 +82,15 @@ def _attention_bwd_preprocess_kernel(
 
 
 def _dkdv_configs() -> list[triton.Config]:
+    # 8 warps (two warpgroups) need BLOCK_N >= 128: with 64 key rows the [BLOCK_N, BLOCK_M] score
+    # tiles would be computed twice (wgmma is 64 rows per warpgroup). BLOCK_M stays small because
+    # dK and dV already hold BLOCK_N x (D + Dv) fp32 in registers.
     gpu = [
         triton.Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_warps=w, num_stages=s)
         for bm, bn, w, s in (
-            (64, 128, 8, 2),
             (32, 128, 8, 3),
-            (64, 64, 4, 2),
+            (16, 128, 8, 3),
+            (32, 128, 8, 2),
             (32, 64, 4, 3),
             (64, 64, 8, 2),
             (32, 64, 8, 2),
@@ -92,10 +104,12 @@ def _prune_dkdv(configs, named_args, **kwargs):
 
     def fits(c):
         bm, bn = c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"]
-        smem = 2 * (max(c.num_stages - 1, 1) * bm * (bd + bdv) + bn * (bd + bdv))
+        smem = 2 * (c.num_stages * bm * (bd + bdv) + bn * (bd + bdv))  # q/do ring + k, v
+        if named_args["ATOMIC_DQ"]:
+            smem += 2 * (bn * bd + bm * bn)  # k as the B operand of ds @ k, and ds itself
         # 8 warps on 64 key rows only pay when dK/dV (BLOCK_N x (D + Dv) fp32) need the registers
         wide_only = c.num_warps == 8 and bn == 64 and bd + bdv <= 256
-        return smem <= 200 * 1024 and bn * (bd + bdv) // (32 * c.num_warps) <= 160 and not wide_only
+        return smem <= SMEM_LIMIT and bn * (bd + bdv) // (32 * c.num_warps) <= 160 and not wide_only
 
     return fitting_configs(configs, fits)
 
@@ -112,6 +126,8 @@ def _attention_bwd_dkdv_inner(
     DELTA,
     DQ_ACC,
     m_lo,
+    m_a,
+    m_b,
     m_hi,
     o_n,
     bos_q,
@@ -137,7 +153,6 @@ def _attention_bwd_dkdv_inner(
     BLOCK_D: tl.constexpr,
     BLOCK_DV: tl.constexpr,
     BLOCK_M: tl.constexpr,
-    MASKED: tl.constexpr,
     HAS_LEFT: tl.constexpr,
     HAS_RIGHT: tl.constexpr,
     HAS_SOFTCAP: tl.constexpr,
@@ -156,16 +171,11 @@ def _attention_bwd_dkdv_inner(
         m0 = tl.multiple_of(m0, BLOCK_M)
         o_m = m0 + o_m0
         m_m = o_m < lq
-        b_q = _load_tile(p_q0 + m0.to(tl.int64) * stride_qt, m_m, o_d < D, MASKED, BLOCK_D != D)
-        b_do = _load_tile(p_do0 + m0.to(tl.int64) * stride_dot, m_m, o_dv < DV, MASKED, BLOCK_DV != DV)
-        if MASKED:
-            b_lse = tl.load(p_lse0 + m0, mask=m_m, other=float("inf"))
-            b_delta = tl.load(p_delta0 + m0, mask=m_m, other=0.0)
-        else:
-            b_lse = tl.load(p_lse0 + m0)
-            b_delta = tl.load(p_delta0 + m0)
-        b_lse = tl.where(b_lse == float("-inf"), float("inf"), b_lse * LOG2E)
-        # [BLOCK_N, BLOCK_M]
+        b_q = _load_tile(p_q0 + m0.to(tl.int64) * stride_qt, m_m, o_d < D, True, BLOCK_D != D)
+        b_do = _load_tile(p_do0 + m0.to(tl.int64) * stride_dot, m_m, o_dv < DV, True, BLOCK_DV != DV)
+        b_lse = tl.load(p_lse0 + m0, mask=m_m, other=float("inf"))
+        b_delta = tl.load(p_delta0 + m0, mask=m_m, other=0.0)
+        b_lse = tl.where(b_lse == float("-inf"), float("inf"), b_lse * LOG2E_C)
         sT = tl.dot(b_k, tl.trans(b_q), input_precision=DOT_PREC)
         if HAS_SOFTCAP:
             tT = _tanh(sT * softcap_in)
@@ -173,7 +183,7 @@ def _attention_bwd_dkdv_inner(
         else:
             sT = sT * qk_scale
         pT = tl.math.exp2(sT - b_lse[None, :])
-        if MASKED:
+        if (m0 < m_a) | (m0 >= m_b):
             vis = m_m[None, :] & (o_n < lk)[:, None]
             if HAS_LEFT:
                 vis = vis & (o_n[:, None] >= o_m[None, :] + (diag - window_left))
@@ -294,23 +304,49 @@ def _attention_bwd_dkdv_kernel(
     for i_g in range(0, GROUP):
         i_h = i_hk * GROUP + i_g
         dk, dv = _attention_bwd_dkdv_inner(
-            dk, dv, b_k, b_v, Q, DO, LSE, DELTA, DQ_ACC, m_start, m_a, o_n, bos_q, lq, lk, diag, i_h,
-            window_left, window_right, scale, qk_scale, softcap_in, softcap_out,
-            stride_qt, stride_qh, stride_dot, stride_doh, stride_lse_h, stride_dqt, stride_dqh,
-            D, DV, BLOCK_D, BLOCK_DV, BLOCK_M, True, HAS_LEFT, HAS_RIGHT, HAS_SOFTCAP, ATOMIC_DQ, DOT_PREC,
-        )  # fmt: skip
-        dk, dv = _attention_bwd_dkdv_inner(
-            dk, dv, b_k, b_v, Q, DO, LSE, DELTA, DQ_ACC, m_a, m_b, o_n, bos_q, lq, lk, diag, i_h,
-            window_left, window_right, scale, qk_scale, softcap_in, softcap_out,
-            stride_qt, stride_qh, stride_dot, stride_doh, stride_lse_h, stride_dqt, stride_dqh,
-            D, DV, BLOCK_D, BLOCK_DV, BLOCK_M, False, HAS_LEFT, HAS_RIGHT, HAS_SOFTCAP, ATOMIC_DQ, DOT_PREC,
-        )  # fmt: skip
-        dk, dv = _attention_bwd_dkdv_inner(
-            dk, dv, b_k, b_v, Q, DO, LSE, DELTA, DQ_ACC, m_b, m_stop, o_n, bos_q, lq, lk, diag, i_h,
-            window_left, window_right, scale, qk_scale, softcap_in, softcap_out,
-            stride_qt, stride_qh, stride_dot, stride_doh, stride_lse_h, stride_dqt, stride_dqh,
-            D, DV, BLOCK_D, BLOCK_DV, BLOCK_M, True, HAS_LEFT, HAS_RIGHT, HAS_SOFTCAP, ATOMIC_DQ, DOT_PREC,
-        )  # fmt: skip
+            dk,
+            dv,
+            b_k,
+            b_v,
+            Q,
+            DO,
+            LSE,
+            DELTA,
+            DQ_ACC,
+            m_start,
+            m_a,
+            m_b,
+            m_stop,
+            o_n,
+            bos_q,
+            lq,
+            lk,
+            diag,
+            i_h,
+            window_left,
+            window_right,
+            scale,
+            qk_scale,
+            softcap_in,
+            softcap_out,
+            stride_qt,
+            stride_qh,
+            stride_dot,
+            stride_doh,
+            stride_lse_h,
+            stride_dqt,
+            stride_dqh,
+            D,
+            DV,
+            BLOCK_D,
+            BLOCK_DV,
+            BLOCK_M,
+            HAS_LEFT,
+            HAS_RIGHT,
+            HAS_SOFTCAP,
+            ATOMIC_DQ,
+            DOT_PREC,
+        )
 
     m_store = m_n[:, None]
     p_dk = DK + rows_k * stride_dkt + i_hk * stride_dkh + o_d[None, :]
@@ -329,8 +365,8 @@ def _dq_configs() -> list[triton.Config]:
         for bm, bn, w, s in (
             (128, 64, 8, 2),
             (128, 64, 8, 3),
-            (128, 128, 8, 2),
             (64, 64, 4, 3),
+            (64, 64, 4, 2),
         )
     ]
     return configs(gpu, triton.Config({"BLOCK_M": 32, "BLOCK_N": 16}, num_warps=4, num_stages=1))
@@ -341,8 +377,8 @@ def _prune_dq(configs, named_args, **kwargs):
 
     def fits(c):
         bm, bn = c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"]
-        smem = 2 * (max(c.num_stages - 1, 1) * bn * (bd + bdv) + bm * (bd + bdv))
-        return smem <= 200 * 1024 and bm * bd // (32 * c.num_warps) <= 128
+        smem = 2 * (c.num_stages * bn * (bd + bdv) + bm * (bd + bdv))  # k/v ring + q, do
+        return smem <= SMEM_LIMIT and bm * bd // (32 * c.num_warps) <= 128
 
     return fitting_configs(configs, fits)
 
@@ -357,6 +393,8 @@ def _attention_bwd_dq_inner(
     p_k0,
     p_v0,
     n_lo,
+    n_a,
+    n_b,
     n_hi,
     o_m,
     lk,
@@ -373,12 +411,12 @@ def _attention_bwd_dq_inner(
     BLOCK_D: tl.constexpr,
     BLOCK_DV: tl.constexpr,
     BLOCK_N: tl.constexpr,
-    MASKED: tl.constexpr,
     HAS_LEFT: tl.constexpr,
     HAS_RIGHT: tl.constexpr,
     HAS_SOFTCAP: tl.constexpr,
     DOT_PREC: tl.constexpr,
 ):
+    """Key blocks ``[n_lo, n_hi)``; those outside ``[n_a, n_b)`` get the element mask."""
     o_n0 = tl.arange(0, BLOCK_N)
     o_d = tl.arange(0, BLOCK_D)
     o_dv = tl.arange(0, BLOCK_DV)
@@ -386,8 +424,8 @@ def _attention_bwd_dq_inner(
         n0 = tl.multiple_of(n0, BLOCK_N)
         o_n = n0 + o_n0
         m_n = o_n < lk
-        b_k = _load_tile(p_k0 + n0.to(tl.int64) * stride_kt, m_n, o_d < D, MASKED, BLOCK_D != D)
-        b_v = _load_tile(p_v0 + n0.to(tl.int64) * stride_vt, m_n, o_dv < DV, MASKED, BLOCK_DV != DV)
+        b_k = _load_tile(p_k0 + n0.to(tl.int64) * stride_kt, m_n, o_d < D, True, BLOCK_D != D)
+        b_v = _load_tile(p_v0 + n0.to(tl.int64) * stride_vt, m_n, o_dv < DV, True, BLOCK_DV != DV)
         # [BLOCK_M, BLOCK_N]
         s = tl.dot(b_q, tl.trans(b_k), input_precision=DOT_PREC)
         if HAS_SOFTCAP:
@@ -396,7 +434,7 @@ def _attention_bwd_dq_inner(
         else:
             s = s * qk_scale
         p = tl.math.exp2(s - b_lse[:, None])
-        if MASKED:
+        if (n0 < n_a) | (n0 >= n_b):
             vis = m_n[None, :]
             if HAS_LEFT:
                 vis = vis & (o_n[None, :] >= o_m[:, None] + (diag - window_left))
@@ -484,7 +522,7 @@ def _attention_bwd_dq_kernel(
         DO + rows_q * stride_dot + i_h * stride_doh + o_dv[None, :], m_m, o_dv < DV, True, BLOCK_DV != DV
     )
     b_lse = tl.load(LSE + i_h.to(tl.int64) * stride_lse_h + bos_q + o_m, mask=m_m, other=float("inf"))
-    b_lse = tl.where(b_lse == float("-inf"), float("inf"), b_lse * LOG2E)
+    b_lse = tl.where(b_lse == float("-inf"), float("inf"), b_lse * LOG2E_C)
     b_delta = tl.load(DELTA + i_h.to(tl.int64) * stride_lse_h + bos_q + o_m, mask=m_m, other=0.0)
     p_k0 = K + (bos_k + o_n0).to(tl.int64)[:, None] * stride_kt + i_hk * stride_kh + o_d[None, :]
     p_v0 = V + (bos_k + o_n0).to(tl.int64)[:, None] * stride_vt + i_hk * stride_vh + o_dv[None, :]
@@ -504,19 +542,9 @@ def _attention_bwd_dq_kernel(
 
     dq = tl.zeros([BLOCK_M, BLOCK_D], dtype=tl.float32)
     dq = _attention_bwd_dq_inner(
-        dq, b_q, b_do, b_lse, b_delta, p_k0, p_v0, n_start, n_a, o_m, lk, diag, window_left, window_right,
-        qk_scale, softcap_in, softcap_out, stride_kt, stride_vt,
-        D, DV, BLOCK_D, BLOCK_DV, BLOCK_N, True, HAS_LEFT, HAS_RIGHT, HAS_SOFTCAP, DOT_PREC,
-    )  # fmt: skip
-    dq = _attention_bwd_dq_inner(
-        dq, b_q, b_do, b_lse, b_delta, p_k0, p_v0, n_a, n_b, o_m, lk, diag, window_left, window_right,
-        qk_scale, softcap_in, softcap_out, stride_kt, stride_vt,
-        D, DV, BLOCK_D, BLOCK_DV, BLOCK_N, False, HAS_LEFT, HAS_RIGHT, HAS_SOFTCAP, DOT_PREC,
-    )  # fmt: skip
-    dq = _attention_bwd_dq_inner(
-        dq, b_q, b_do, b_lse, b_delta, p_k0, p_v0, n_b, n_stop, o_m, lk, diag, window_left, window_right,
-        qk_scale, softcap_in, softcap_out, stride_kt, stride_vt,
-        D, DV, BLOCK_D, BLOCK_DV, BLOCK_N, True, HAS_LEFT, HAS_RIGHT, HAS_SOFTCAP, DOT_PREC,
+        dq, b_q, b_do, b_lse, b_delta, p_k0, p_v0, n_start, n_a, n_b, n_stop, o_m, lk, diag, window_left,
+        window_right, qk_scale, softcap_in, softcap_out, stride_kt, stride_vt,
+        D, DV, BLOCK_D, BLOCK_DV, BLOCK_N, HAS_LEFT, HAS_RIGHT, HAS_SOFTCAP, DOT_PREC,
     )  # fmt: skip
     p_dq = DQ + rows_q * stride_dqt + i_h * stride_dqh + o_d[None, :]
     tl.store(p_dq, (dq * scale).to(DQ.dtype.element_ty), mask=m_m[:, None] & (o_d < D)[None, :])

@@ -20,11 +20,19 @@ import triton.language as tl
 
 LOG2E = 1.4426950408889634
 LN2 = 0.6931471805599453
+# the same numbers for @triton.jit code (only constexpr globals compile; the interpreter is laxer)
+LOG2E_C = tl.constexpr(LOG2E)
+LN2_C = tl.constexpr(LN2)
 
 # JAGATTN_AUTOTUNE=0: every kernel runs the first config that fits its head dims, untimed (the
 # GPU correctness tests use it to spend device time on checks, not on tuning). Read once at
 # import so the prune functions stay free of environment reads when torch.compile traces them.
 AUTOTUNE = os.environ.get("JAGATTN_AUTOTUNE", "1").strip() not in ("0", "")
+
+
+# shared memory a block may use on Hopper (227 KiB); the prune estimates below were checked
+# against the sizes Triton reports for compiled kernels (benchmarks/attention_compile_check.py)
+SMEM_LIMIT = 227 * 1024
 
 
 def fitting_configs(configs, fits):

@@ -17,7 +17,17 @@ import triton.language as tl
 
 from ..._core.alloc import new_empty
 from ..._core.triton_utils import configs
-from .common import LN2, LOG2E, _block_ranges, _load_tile, _seq_of_slot, _tanh, fitting_configs, num_slots
+from .common import (
+    LN2_C,
+    LOG2E,
+    SMEM_LIMIT,
+    _block_ranges,
+    _load_tile,
+    _seq_of_slot,
+    _tanh,
+    fitting_configs,
+    num_slots,
+)
 
 
 def _fwd_configs() -> list[triton.Config]:
@@ -26,7 +36,7 @@ def _fwd_configs() -> list[triton.Config]:
         for bm, bn, w, s in (
             (128, 64, 8, 3),
             (128, 128, 8, 2),
-            (128, 64, 4, 3),
+            (128, 64, 8, 2),
             (64, 64, 4, 3),
         )
     ]
@@ -39,8 +49,8 @@ def _prune_fwd(configs, named_args, **kwargs):
 
     def fits(c):
         bm, bn = c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"]
-        smem = 2 * (max(c.num_stages - 1, 1) * bn * (bd + bdv) + bm * bd)
-        return smem <= 200 * 1024 and bm * bdv // (32 * c.num_warps) <= 128
+        smem = 2 * (c.num_stages * bn * (bd + bdv) + bm * bd)  # K/V ring + q, bf16
+        return smem <= SMEM_LIMIT and bm * bdv // (32 * c.num_warps) <= 128
 
     return fitting_configs(configs, fits)
 
@@ -54,6 +64,8 @@ def _attention_fwd_inner(
     p_k0,
     p_v0,
     n_lo,
+    n_a,
+    n_b,
     n_hi,
     o_m,
     lk,
@@ -70,12 +82,17 @@ def _attention_fwd_inner(
     BLOCK_D: tl.constexpr,
     BLOCK_DV: tl.constexpr,
     BLOCK_N: tl.constexpr,
-    MASKED: tl.constexpr,
     HAS_LEFT: tl.constexpr,
     HAS_RIGHT: tl.constexpr,
     HAS_SOFTCAP: tl.constexpr,
     DOT_PREC: tl.constexpr,
 ):
+    """Key blocks ``[n_lo, n_hi)``; those outside ``[n_a, n_b)`` get the element mask.
+
+    One loop with a run-time branch for the edge blocks, not one loop per phase: every
+    software-pipelined loop copy keeps its own buffers and addresses live, and three of them
+    pushed the kernels into register spills.
+    """
     o_n0 = tl.arange(0, BLOCK_N)
     o_d = tl.arange(0, BLOCK_D)
     o_dv = tl.arange(0, BLOCK_DV)
@@ -84,32 +101,29 @@ def _attention_fwd_inner(
         o_n = n0 + o_n0
         m_n = o_n < lk
         # [BLOCK_N, BLOCK_D]
-        b_k = _load_tile(p_k0 + n0.to(tl.int64) * stride_kt, m_n, o_d < D, MASKED, BLOCK_D != D)
+        b_k = _load_tile(p_k0 + n0.to(tl.int64) * stride_kt, m_n, o_d < D, True, BLOCK_D != D)
         # [BLOCK_M, BLOCK_N]
         s = tl.dot(q, tl.trans(b_k), input_precision=DOT_PREC)
         if HAS_SOFTCAP:
             s = softcap_out * _tanh(s * softcap_in)
         else:
             s = s * qk_scale
-        if MASKED:
+        if (n0 < n_a) | (n0 >= n_b):
             vis = m_n[None, :]
             if HAS_LEFT:
                 vis = vis & (o_n[None, :] >= o_m[:, None] + (diag - window_left))
             if HAS_RIGHT:
                 vis = vis & (o_n[None, :] <= o_m[:, None] + (diag + window_right))
             s = tl.where(vis, s, float("-inf"))
-            m_new = tl.maximum(m_i, tl.max(s, 1))
-            # a row with no visible key so far keeps m = -inf; shift by 0 so exp2 gives 0, not NaN
-            m_use = tl.where(m_new == float("-inf"), 0.0, m_new)
-        else:
-            m_new = tl.maximum(m_i, tl.max(s, 1))
-            m_use = m_new
+        m_new = tl.maximum(m_i, tl.max(s, 1))
+        # a row with no visible key so far keeps m = -inf; shift by 0 so exp2 gives 0, not NaN
+        m_use = tl.where(m_new == float("-inf"), 0.0, m_new)
         p = tl.math.exp2(s - m_use[:, None])
         alpha = tl.math.exp2(m_i - m_use)
         l_i = l_i * alpha + tl.sum(p, 1)
         acc = acc * alpha[:, None]
         # [BLOCK_N, BLOCK_DV]
-        b_v = _load_tile(p_v0 + n0.to(tl.int64) * stride_vt, m_n, o_dv < DV, MASKED, BLOCK_DV != DV)
+        b_v = _load_tile(p_v0 + n0.to(tl.int64) * stride_vt, m_n, o_dv < DV, True, BLOCK_DV != DV)
         acc = tl.dot(p.to(b_v.dtype), b_v, acc, input_precision=DOT_PREC)
         m_i = m_new
     return acc, l_i, m_i
@@ -199,26 +213,16 @@ def _attention_fwd_kernel(
     l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
     acc = tl.zeros([BLOCK_M, BLOCK_DV], dtype=tl.float32)
     acc, l_i, m_i = _attention_fwd_inner(
-        acc, l_i, m_i, b_q, p_k0, p_v0, n_start, n_a, o_m, lk, diag, window_left, window_right,
+        acc, l_i, m_i, b_q, p_k0, p_v0, n_start, n_a, n_b, n_stop, o_m, lk, diag, window_left, window_right,
         qk_scale, softcap_in, softcap_out, stride_kt, stride_vt,
-        D, DV, BLOCK_D, BLOCK_DV, BLOCK_N, True, HAS_LEFT, HAS_RIGHT, HAS_SOFTCAP, DOT_PREC,
-    )  # fmt: skip
-    acc, l_i, m_i = _attention_fwd_inner(
-        acc, l_i, m_i, b_q, p_k0, p_v0, n_a, n_b, o_m, lk, diag, window_left, window_right,
-        qk_scale, softcap_in, softcap_out, stride_kt, stride_vt,
-        D, DV, BLOCK_D, BLOCK_DV, BLOCK_N, False, HAS_LEFT, HAS_RIGHT, HAS_SOFTCAP, DOT_PREC,
-    )  # fmt: skip
-    acc, l_i, m_i = _attention_fwd_inner(
-        acc, l_i, m_i, b_q, p_k0, p_v0, n_b, n_stop, o_m, lk, diag, window_left, window_right,
-        qk_scale, softcap_in, softcap_out, stride_kt, stride_vt,
-        D, DV, BLOCK_D, BLOCK_DV, BLOCK_N, True, HAS_LEFT, HAS_RIGHT, HAS_SOFTCAP, DOT_PREC,
+        D, DV, BLOCK_D, BLOCK_DV, BLOCK_N, HAS_LEFT, HAS_RIGHT, HAS_SOFTCAP, DOT_PREC,
     )  # fmt: skip
 
     # rows with no visible key: l = 0 -> output 0, lse = -inf
     has_key = l_i > 0.0
     l_safe = tl.where(has_key, l_i, 1.0)
     b_o = acc / l_safe[:, None]
-    b_lse = tl.where(has_key, (m_i + tl.math.log2(l_safe)) * LN2, float("-inf"))
+    b_lse = tl.where(has_key, (m_i + tl.math.log2(l_safe)) * LN2_C, float("-inf"))
     p_o = O + (bos_q + o_m).to(tl.int64)[:, None] * stride_ot + i_h * stride_oh + o_dv[None, :]
     tl.store(p_o, b_o.to(O.dtype.element_ty), mask=m_m[:, None] & (o_dv < DV)[None, :])
     tl.store(LSE + i_h.to(tl.int64) * stride_lse_h + bos_q + o_m, b_lse, mask=m_m)

@@ -1,0 +1,114 @@
+"""Compile the attention kernels for sm_90 on a machine without a GPU; report registers and spills.
+
+Catches what the Triton interpreter accepts but the compiler rejects (non-constexpr globals,
+layout errors) and shows register pressure per autotune config before any device time is
+spent. Uses the local Triton (not the device's 3.6), so it is a lead, not a verdict.
+
+Usage: ``.venv/bin/python benchmarks/attention_compile_check.py [--d 128] [--dv 128]``
+(must run WITHOUT ``TRITON_INTERPRET``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import tempfile
+
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+
+from jagattn.attention.triton import bwd, fwd
+
+CUOBJDUMP = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "cuobjdump")
+
+
+def _signature(kernel, dtype: str, constexprs: dict) -> dict:
+    sig = {}
+    for name in kernel.fn.arg_names:
+        if name in constexprs:
+            sig[name] = "constexpr"
+        elif name.isupper() and name not in ("B", "T", "GROUP", "SEQ_BUCKET"):
+            ptr_t = "fp32" if name in ("LSE", "DELTA", "DLSE", "DQ_ACC") else dtype
+            sig[name] = "*i32" if name.startswith("CU_") else f"*{ptr_t}"
+        elif name in ("qk_scale", "softcap_in", "softcap_out", "scale"):
+            sig[name] = "fp32"
+        else:
+            sig[name] = "i32"
+    return sig
+
+
+def _resource_report(cubin: bytes) -> str:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "k.cubin")
+        with open(path, "wb") as f:
+            f.write(cubin)
+        out = subprocess.run([CUOBJDUMP, "--dump-resource-usage", path], capture_output=True, text=True)
+    m = re.search(r"REG:(\d+) STACK:(\d+)", out.stdout)
+    return f"regs={m.group(1)} stack={m.group(2)}" if m else "regs=? stack=?"
+
+
+def check(kernel, constexprs: dict, dtype: str = "bf16", configs=None) -> None:
+    autotuner = kernel
+    for cfg in configs or autotuner.configs:
+        cx = dict(constexprs, **cfg.kwargs)
+        sig = _signature(autotuner, dtype, cx)
+        # what the JIT specializes at run time: 16-aligned pointers and strides that are multiples of 16
+        attrs = {
+            (i,): [["tt.divisibility", 16]]
+            for i, name in enumerate(autotuner.fn.arg_names)
+            if sig[name].startswith("*") or name.startswith("stride")
+        }
+        src = ASTSource(fn=autotuner.fn, signature=sig, constexprs=cx, attrs=attrs)
+        try:
+            ck = triton.compile(
+                src,
+                target=GPUTarget("cuda", 90, 32),
+                options={"num_warps": cfg.num_warps, "num_stages": cfg.num_stages},
+            )
+            rep = _resource_report(ck.asm["cubin"])
+            wgmma = "wgmma" in ck.asm["ptx"]
+            print(f"  {autotuner.fn.__name__:36s} {cfg.kwargs} w{cfg.num_warps} s{cfg.num_stages}: {rep} "
+                  f"smem={ck.metadata.shared} wgmma={wgmma}")  # fmt: skip
+        except Exception as exc:
+            msg = str(exc).splitlines()
+            print(
+                f"  {autotuner.fn.__name__:36s} {cfg.kwargs}: FAILED {type(exc).__name__}: {msg[-1] if msg else ''}"
+            )
+            print("\n".join(msg[:30]))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--d", type=int, default=128)
+    ap.add_argument("--dv", type=int, default=128)
+    ap.add_argument("--flags", default="causal", choices=["causal", "full", "window", "softcap"])
+    ap.add_argument("--dtype", default="bf16")
+    ap.add_argument("--extra", type=lambda t: tuple(int(x) for x in t.split(",")), nargs="*", default=[],
+                    help="extra configs BM,BN,warps,stages to try on every kernel")  # fmt: skip
+    args = ap.parse_args()
+    left, right, cap = {"causal": (False, True, False), "full": (False, False, False),
+                        "window": (True, True, False), "softcap": (True, True, True)}[args.flags]  # fmt: skip
+    common = dict(
+        D=args.d, DV=args.dv, BLOCK_D=fwd.head_block(args.d), BLOCK_DV=fwd.head_block(args.dv),
+        HAS_LEFT=left, HAS_RIGHT=right, HAS_SOFTCAP=cap, DOT_PREC="tf32",
+    )  # fmt: skip
+    print(f"D={args.d} Dv={args.dv} {args.flags} {args.dtype}")
+    check(fwd._attention_fwd_kernel, common, args.dtype)
+    if args.extra:
+        cfgs = [
+            triton.Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_warps=w, num_stages=s)
+            for bm, bn, w, s in args.extra
+        ]
+        for kern in (fwd._attention_fwd_kernel, bwd._attention_bwd_dkdv_kernel, bwd._attention_bwd_dq_kernel):
+            check(kern, dict(common, ATOMIC_DQ=True) if kern is bwd._attention_bwd_dkdv_kernel else common,
+                  args.dtype, cfgs)  # fmt: skip
+    for atomic in (True, False):
+        check(bwd._attention_bwd_dkdv_kernel, dict(common, ATOMIC_DQ=atomic), args.dtype)
+    check(bwd._attention_bwd_dq_kernel, common, args.dtype)
+
+
+if __name__ == "__main__":
+    main()
