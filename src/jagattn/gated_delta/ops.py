@@ -1,7 +1,7 @@
 """torch.library ops of the Triton gated delta rule: ``jagattn::gated_delta_fwd`` / ``_bwd``.
 
-Both are ``triton_op``s (Inductor sees the kernels; the fake impl is the op body run on fake
-tensors, where ``wrap_triton`` launches nothing), with ``register_autograd`` wiring the backward.
+Both are ``triton_op``s (Inductor sees the kernels) with explicit fake impls (shapes only; the
+body cannot run on fake tensors under the interpreter) and ``register_autograd`` for the backward.
 Outputs have a fixed arity: the forward always returns ``(o, final_state)`` and the backward
 always returns all six gradients; ``initial_state`` and the final-state gradient are optional
 *inputs* (``Tensor?``), which switch kernel variants (``USE_INITIAL_STATE``,
@@ -74,6 +74,28 @@ def gated_delta_bwd(
         dq = dq.to(q.dtype)
         dk = dk.to(k.dtype)
     return dq, dk, dv, dg.to(g.dtype), db.to(beta.dtype), dh0
+
+
+@gated_delta_fwd.register_fake
+def _(q, k, v, g, beta, initial_state, cu_seqlens, scale, use_qk_l2norm):
+    n = cu_seqlens.shape[0] - 1
+    o = v.new_empty(v.shape)
+    final_state = v.new_empty((n, v.shape[1], q.shape[2], v.shape[2]), dtype=torch.float32)
+    return o, final_state
+
+
+@gated_delta_bwd.register_fake
+def _(q, k, v, g, beta, initial_state, cu_seqlens, do, dht, scale, use_qk_l2norm):
+    n = cu_seqlens.shape[0] - 1
+    dh0 = v.new_empty((n, v.shape[1], q.shape[2], v.shape[2]), dtype=torch.float32)
+    return (
+        q.new_empty(q.shape),
+        k.new_empty(k.shape),
+        v.new_empty(v.shape),
+        g.new_empty(g.shape),
+        beta.new_empty(beta.shape),
+        dh0,
+    )
 
 
 def _setup_context(ctx, inputs, output) -> None:

@@ -25,9 +25,8 @@ import triton
 import triton.language as tl
 
 from ..._core.alloc import new_empty
-from ..._core.triton_utils import configs
 from .chunk_fwd import _prepare, _state_pass
-from .common import BT, _seq_of_slot, block_k, block_v, dot_precision, num_slots
+from .common import BT, _seq_of_slot, autotune_configs, block_k, dot_precision, num_slots
 
 
 @triton.jit
@@ -44,13 +43,9 @@ def _chunk_of_slot(CU, N, BT: tl.constexpr):
 
 
 def _dv_configs():
-    gpu = [
-        triton.Config({"BV": bv}, num_warps=w, num_stages=s)
-        for bv in (32, 64)
-        for w in (4, 8)
-        for s in (2, 3)
-    ]
-    return configs(gpu, triton.Config({"BV": 32}, num_warps=4, num_stages=1))
+    gpu = [(64, 4, 2), (32, 4, 2), (64, 8, 2), (32, 8, 2)]
+    gpu = [triton.Config({"BV": bv}, num_warps=w, num_stages=s) for bv, w, s in gpu]
+    return autotune_configs(gpu, triton.Config({"BV": 32}, num_warps=4, num_stages=1))
 
 
 @triton.autotune(configs=_dv_configs(), key=["H", "HV", "K", "V"])
@@ -108,13 +103,10 @@ def _gated_delta_bwd_dv_local_kernel(
 
 
 def _dhu_configs():
-    gpu = [
-        triton.Config({"BV": bv}, num_warps=w, num_stages=s)
-        for bv in (16, 32, 64)
-        for w in (4, 8)
-        for s in (2, 3)
-    ]
-    return configs(gpu, triton.Config({"BV": 32}, num_warps=4, num_stages=1))
+    # BV=64 at 4 warps spills (sm_90 compile check)
+    gpu = [(32, 4, 2), (16, 4, 2), (64, 8, 2), (32, 8, 2), (16, 8, 2)]
+    gpu = [triton.Config({"BV": bv}, num_warps=w, num_stages=s) for bv, w, s in gpu]
+    return autotune_configs(gpu, triton.Config({"BV": 32}, num_warps=4, num_stages=1))
 
 
 @triton.autotune(configs=_dhu_configs(), key=["H", "HV", "K", "V", "USE_FINAL_STATE_GRADIENT", "STORE_DH0"])
@@ -125,6 +117,7 @@ def _gated_delta_bwd_dhu_kernel(
     W,
     GC,
     DO,
+    DUL,
     DU,
     DHT,
     DH0,
@@ -185,7 +178,7 @@ def _gated_delta_bwd_dhu_kernel(
         b_kd = (b_k.to(tl.float32) * tl.exp(g_last - b_g)[:, None]).to(dt)
         p_v = (rows[:, None] * HV + i_hv) * V + o_v[None, :]
         m_tv = m_t[:, None] & m_v[None, :]
-        b_du = tl.load(DU + p_v, mask=m_tv, other=0.0) + tl.dot(b_kd, b_dh.to(dt))
+        b_du = tl.load(DUL + p_v, mask=m_tv, other=0.0) + tl.dot(b_kd, b_dh.to(dt))
         tl.store(DU + p_v, b_du, mask=m_tv)
 
         b_q = tl.load(Q + p_qk, mask=m_tk, other=0.0)
@@ -420,9 +413,9 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht):
     ns = num_slots(t, n)
     dev = q.device
     bk = block_k(dk_)
-    bv = block_v(dv_)
     gc, ainv, w, u = _prepare(k, v, g, beta, cu, store_ainv=True)
 
+    du_local = new_empty((t, hv, dv_), dtype=torch.float32, device=dev)
     du = new_empty((t, hv, dv_), dtype=torch.float32, device=dev)
     dhbuf = new_empty((ns, hv, dk_, dv_), dtype=torch.float32, device=dev)
     dh0 = new_empty((n, hv, dk_, dv_), dtype=torch.float32, device=dev)
@@ -436,7 +429,7 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht):
     if ns > 0:
         torch.library.wrap_triton(_gated_delta_bwd_dv_local_kernel)[
             lambda meta: (ns, hv, triton.cdiv(dv_, meta["BV"]))
-        ](q, k, gc, do, du, cu, n, scale, H=h, HV=hv, K=dk_, V=dv_, BT=BT, BK=bk)
+        ](q, k, gc, do, du_local, cu, n, scale, H=h, HV=hv, K=dk_, V=dv_, BT=BT, BK=bk)
     if n > 0:
         torch.library.wrap_triton(_gated_delta_bwd_dhu_kernel)[
             lambda meta: (triton.cdiv(dv_, meta["BV"]), n * hv)
@@ -446,6 +439,7 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht):
             w,
             gc,
             do,
+            du_local,
             du,
             dht if dht is not None else gc,
             dh0,
@@ -488,10 +482,10 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht):
             V=dv_,
             BT=BT,
             BK=bk,
-            BV=bv,
+            BV=32,
             NG=gh.shape[-1],
             BG=triton.next_power_of_2(gh.shape[-1]),
-            num_warps=4,
+            num_warps=8,
         )
         torch.library.wrap_triton(_gated_delta_bwd_wy_kernel)[(ns, hv)](
             k,
@@ -514,9 +508,9 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht):
             V=dv_,
             BT=BT,
             BK=bk,
-            BV=bv,
+            BV=32,
             DOT_PREC=dot_precision(q.dtype),
-            num_warps=4,
+            num_warps=8,
         )
     grp = hv // h
     dq = dq.view(t, h, grp, dk_).sum(2)

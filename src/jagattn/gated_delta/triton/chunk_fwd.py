@@ -22,12 +22,12 @@ import triton
 import triton.language as tl
 
 from ..._core.alloc import new_empty
-from ..._core.triton_utils import configs
 from .common import (
     BT,
     _inv_unit_lower16,
     _kkt_block,
     _seq_of_slot,
+    autotune_configs,
     block_k,
     block_v,
     dot_precision,
@@ -234,13 +234,10 @@ def _gated_delta_fwd_prepare_kernel(
 
 
 def _h_configs():
-    gpu = [
-        triton.Config({"BV": bv}, num_warps=w, num_stages=s)
-        for bv in (16, 32, 64)
-        for w in (4, 8)
-        for s in (2, 3)
-    ]
-    return configs(gpu, triton.Config({"BV": 32}, num_warps=4, num_stages=1))
+    # (BV, warps, stages); the first is the JAGATTN_AUTOTUNE=0 default. BV=64 at 4 warps spills.
+    gpu = [(32, 4, 2), (16, 4, 2), (64, 8, 2), (32, 8, 2), (16, 8, 2), (32, 4, 3)]
+    gpu = [triton.Config({"BV": bv}, num_warps=w, num_stages=s) for bv, w, s in gpu]
+    return autotune_configs(gpu, triton.Config({"BV": 32}, num_warps=4, num_stages=1))
 
 
 @triton.autotune(
@@ -336,13 +333,9 @@ def _gated_delta_fwd_h_kernel(
 
 
 def _o_configs():
-    gpu = [
-        triton.Config({"BV": bv}, num_warps=w, num_stages=s)
-        for bv in (32, 64)
-        for w in (4, 8)
-        for s in (2, 3)
-    ]
-    return configs(gpu, triton.Config({"BV": 32}, num_warps=4, num_stages=1))
+    gpu = [(64, 4, 2), (32, 4, 2), (64, 8, 2), (32, 8, 2)]
+    gpu = [triton.Config({"BV": bv}, num_warps=w, num_stages=s) for bv, w, s in gpu]
+    return autotune_configs(gpu, triton.Config({"BV": 32}, num_warps=4, num_stages=1))
 
 
 @triton.autotune(configs=_o_configs(), key=["H", "HV", "K", "V"])
@@ -441,7 +434,7 @@ def _prepare(k, v, g, beta, cu, *, store_ainv: bool):
             BV=block_v(dv),
             STORE_AINV=store_ainv,
             DOT_PREC=dot_precision(k.dtype),
-            num_warps=4,
+            num_warps=8,
         )
     return gc, ainv, w, u
 

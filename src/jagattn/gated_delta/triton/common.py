@@ -17,8 +17,12 @@ computed matrix are needed, ``M^T`` is computed by its own dot with the operands
 
 from __future__ import annotations
 
+import os
+
 import triton
 import triton.language as tl
+
+from ..._core.triton_utils import configs as _configs
 
 BT = 64  # chunk size (rows); the WY inverse is built from 4 blocks of 16
 
@@ -72,6 +76,13 @@ def _kkt_block(ki, kj, b_i, g_i, g_j, DIAG: tl.constexpr, DOT_PREC: tl.constexpr
     else:
         a = a * tl.exp(d)
     return a * b_i[:, None]
+
+
+def autotune_configs(gpu: list, interpreter) -> list:
+    """Autotune configs; ``JAGATTN_AUTOTUNE=0`` keeps only the first GPU config (fast test runs)."""
+    if os.environ.get("JAGATTN_AUTOTUNE", "1").strip() in ("0", ""):
+        gpu = gpu[:1]
+    return _configs(gpu, interpreter)
 
 
 def dot_precision(dtype) -> str:
