@@ -245,7 +245,8 @@ def run(args: argparse.Namespace, argv: Sequence[str] = ()) -> int:
     doc["skipped_rows"] = skipped
     doc["elapsed_s"] = round(time.perf_counter() - t_start, 1)
     if args.plot:
-        title = f"jagattn bench {args.suite} {args.dtype} on {prov.get('gpu') or 'CPU'} ({prov['date_utc']})"
+        suite = args.suite if len(args.suite) <= 40 else f"{len(good)} rows"
+        title = f"jagattn bench {suite} {args.dtype} on {prov.get('gpu') or 'CPU'} ({prov['date_utc']})"
         why = report.write_png(args.plot, good, phases, title)
         doc["plot"] = None if why else str(args.plot)
         if why:

@@ -40,9 +40,11 @@ from .suites import Row, describe_lengths
 
 # Gate: per compared tensor, max|out - gold| <= tol_max * max|gold| and
 # rms(out - gold) <= tol_rms * rms(gold), and no NaN/inf. Per input dtype.
+# bf16: on the first H200 run every peer and kernel stayed under max_rel 9.3e-3 / rms_rel 4.4e-3
+# (the reference run in bf16: 3.2e-3 / 1.7e-3), so these leave a 3x margin; fp16 has 8x finer steps.
 TOLERANCES = {
-    torch.bfloat16: (6e-2, 2e-2),
-    torch.float16: (1.5e-2, 5e-3),
+    torch.bfloat16: (3e-2, 1e-2),
+    torch.float16: (1e-2, 4e-3),
     torch.float32: (5e-3, 2e-3),
 }
 
