@@ -292,6 +292,10 @@ def select(family: str, inputs: Any, backend: str = AUTO) -> Backend:
 
 
 def _log_choice(family: str, b: Backend, source: str) -> None:
+    import torch
+
+    if torch.compiler.is_compiling():  # dynamo cannot trace logging calls (fullgraph would break)
+        return
     key = (family, b.name)
     if key not in _LOGGED:
         _LOGGED.add(key)
