@@ -7,9 +7,11 @@ correctness gate before timing and never reported as a win.
 
 from __future__ import annotations
 
-import importlib.util
+import contextlib
+import io
 import json
 import random
+import time
 
 import pytest
 import torch
@@ -19,7 +21,12 @@ from jagattn.bench import cli, flops, harness, impls, suites
 from jagattn.bench.cases import FAMILIES
 from jagattn.bench.impls import Impl, Prepared
 
-HAS_MPL = importlib.util.find_spec("matplotlib") is not None
+try:
+    import matplotlib  # noqa: F401
+
+    HAS_MPL = True
+except ImportError:
+    HAS_MPL = False
 
 
 class WrongScale(Impl):
@@ -51,38 +58,58 @@ class WrongLastRow(Impl):
         return Prepared(fn)
 
 
+class RightButSlow(Impl):
+    """A correct 'peer' (the reference plus a sleep): it, not the faster wrong one, is the best peer."""
+
+    name = "right_but_slow"
+    family = "attention"
+
+    def prepare(self, p):
+        fam = FAMILIES["attention"]
+
+        def fn(t):
+            time.sleep(0.002)
+            return fam.call(p, t, "reference")
+
+        return Prepared(fn)
+
+
 def _run(tmp_path, *args: str) -> tuple[int, dict]:
     out = tmp_path / "bench.json"
     rc = cli.main(["--suite", "smoke", "--json", str(out), "--cpu-reps", "1", "--device", "cpu", *args])
     return rc, json.loads(out.read_text())
 
 
-def test_smoke_cli_reference_and_wrong_impls(tmp_path, capsys):
-    png = tmp_path / "bench.png"
-    with impls.extra_peer(WrongScale()), impls.extra_peer(WrongLastRow()):
-        rc, doc = _run(
-            tmp_path,
-            "--family",
-            "all",
-            "--backends",
-            "reference,wrong_scale,wrong_last_row",
-            "--plot",
-            str(png),
-        )
-    printed = capsys.readouterr().out
-    assert rc == 1, "a failing implementation must make the exit status 1"
+@pytest.fixture(scope="module")
+def smoke_run(tmp_path_factory):
+    """One CLI run of the whole smoke suite: the reference, one correct and two wrong 'peers'."""
+    tmp = tmp_path_factory.mktemp("bench")
+    png = tmp / "bench.png"
+    buf = io.StringIO()
+    with (
+        impls.extra_peer(WrongScale()),
+        impls.extra_peer(WrongLastRow()),
+        impls.extra_peer(RightButSlow()),
+        contextlib.redirect_stdout(buf),
+    ):
+        backends = "reference,wrong_scale,wrong_last_row,right_but_slow"
+        rc, doc = _run(tmp, "--family", "all", "--backends", backends, "--plot", str(png))
+    return {"rc": rc, "doc": doc, "printed": buf.getvalue(), "png": png}
 
+
+def test_smoke_json_provenance_and_rows(smoke_run):
+    doc = smoke_run["doc"]
     prov = doc["provenance"]
     for key in ("date_utc", "command", "jagattn", "git_sha", "torch", "triton", "python", "device", "gpu"):
         assert key in prov, key
     assert prov["jagattn"] == jagattn.__version__
     assert prov["gpu"] is None and prov["device"] == "cpu"
     assert prov["command"].startswith("jagattn bench --suite smoke")
-    assert doc["settings"]["bwd"] == "fwd+bwd minus fwd"
+    assert doc["settings"]["bwd"] == "fwd+bwd minus fwd" and doc["settings"]["dtype"] == "fp16"
 
     rows = {(r["family"], r["row"]): r for r in doc["rows"]}
     assert set(rows) == {(r.family, r.name) for r in suites.all_rows("smoke")}
-    assert not doc["failed_rows"]
+    assert not doc["failed_rows"] and not doc["skipped_rows"]
     for r in rows.values():
         assert r["config"].startswith(f"{len(r['lengths'])}seqs T={sum(r['lengths'])} [")
         assert r["check"]["ran"], r["check"]
@@ -90,24 +117,27 @@ def test_smoke_cli_reference_and_wrong_impls(tmp_path, capsys):
         ref = r["impls"]["reference"]
         assert ref["kind"] == "jagattn"
         assert ref["status"] == "ok" and ref["gate"] == "pass", ref
-        assert set(ref["errors"]) == {"o"} | {
-            "d" + n
-            for n in FAMILIES[r["family"]]
-            .build(next(x for x in suites.all_rows("smoke") if x.name == r["row"]), "cpu", torch.bfloat16)
-            .grad_names
-        }
-        assert ref["max_rel"] < 0.02
+        row = next(x for x in suites.all_rows("smoke") if x.name == r["row"])
+        grads = FAMILIES[r["family"]].build(row, "cpu", torch.float16).grad_names
+        assert set(ref["errors"]) == {"o"} | {"d" + n for n in grads}
+        assert 0 < ref["max_rel"] < 0.01
         assert set(ref["ms"]) == {"fwd", "fwdbwd", "bwd"}
         assert ref["ms"]["fwd"] > 0 and ref["ms"]["fwdbwd"] > 0
         assert r["flops"]["fwd"] > 0
-        # a length-1 or short batch still has an exact pair count from the real lengths
         if r["family"] == "attention":
             assert r["flops"]["pairs"] == flops.attention_pairs(
                 r["lengths"], r["lengths"], causal=r["params"]["causal"], window=tuple(r["params"]["window"])
             )
+            assert ref["rate"]["fwd"] == pytest.approx(r["flops"]["fwd"] / (ref["ms"]["fwd"] * 1e-3) / 1e12)
 
+
+def test_smoke_wrong_implementations_fail_the_gate(smoke_run):
+    doc, printed = smoke_run["doc"], smoke_run["printed"]
+    assert smoke_run["rc"] == 1, "a failing implementation must make the exit status 1"
+    rows = {(r["family"], r["row"]): r for r in doc["rows"]}
     for key, name in (
         (("attention", "smoke-causal-gqa"), "wrong_scale"),
+        (("attention", "smoke-window"), "wrong_scale"),
         (("gated_delta", "smoke-gdn"), "wrong_last_row"),
     ):
         bad = rows[key]["impls"][name]
@@ -116,18 +146,27 @@ def test_smoke_cli_reference_and_wrong_impls(tmp_path, capsys):
         assert "o" in bad["gate_failed_on"], bad
         assert bad["ms"]["fwd"] > 0, "a failing implementation is still timed, and shown as failed"
         assert all(v is None for v in bad["speedup_vs_best_peer"].values())
-        assert rows[key]["best_peer"] == {}, "a failing peer is never the best peer"
-        fam_summary = doc["summary"][key[0]]["impls"][name]
-        assert all(v is None for v in fam_summary["rate_geomean"].values())
+        assert all(v is None for v in doc["summary"][key[0]]["impls"][name]["rate_geomean"].values())
+    for key in (("attention", "smoke-causal-gqa"), ("attention", "smoke-window")):
+        r = rows[key]
+        good = r["impls"]["right_but_slow"]
+        assert good["status"] == "ok"
+        # the failing peer is never the best peer, even when it is faster than the correct one
+        assert {v["impl"] for v in r["best_peer"].values()} == {"right_but_slow"}
+        ref = r["impls"]["reference"]
+        assert ref["speedup_vs_best_peer"]["fwd"] == pytest.approx(good["ms"]["fwd"] / ref["ms"]["fwd"])
+    assert rows[("gated_delta", "smoke-gdn")]["best_peer"] == {}
     assert "FAIL(" in printed and "failing implementations:" in printed
     assert "attention/smoke-causal-gqa:wrong_scale" in printed
 
-    if HAS_MPL:
-        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-        assert doc["plot"] == str(png)
-    else:
-        assert not png.exists()
-        pytest.skip("matplotlib not installed: the PNG part was not checked (install the 'bench' extra)")
+
+def test_smoke_png(smoke_run):
+    png, doc = smoke_run["png"], smoke_run["doc"]
+    if not HAS_MPL:
+        assert not png.exists() and doc["plot"] is None
+        pytest.skip("matplotlib not installed: PNG not written, as documented (install the 'bench' extra)")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert doc["plot"] == str(png)
 
 
 def test_smoke_cli_every_jagattn_backend_forward_gate(tmp_path):
