@@ -18,7 +18,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import jagattn
+import jagattn.gated_delta.api
 from jagattn import NotSupportedError, testing
+from jagattn.gated_delta.backends import TritonBackend
 from jagattn.gated_delta.reference import gated_delta_reference
 
 GRADS = ("q", "k", "v", "g", "beta", "initial_state")
@@ -204,6 +206,55 @@ def test_property_triton_vs_reference(lengths, hv, with_init, l2, seed):
         lengths, 1, hv, 16, 16, dtype=torch.float32, with_init=with_init, l2=l2, seed=seed, device=device
     )
     check_against_reference(case, torch.float32)
+
+
+# ---------------------------------------------------------------------------------------------
+# the fused recurrent forward (no gradients): decoding, short sequences, gk
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=["fp32", "fp16"])
+@pytest.mark.parametrize("with_gk", [False, True], ids=["g", "g+gk"])
+def test_recurrent_forward_matches_reference(dtype, with_gk, device):
+    lengths = [1, 0, 9, 1, 20]
+    case = make_case(lengths, 1, 2, 32, 16, dtype=dtype, with_init=True, l2=True, seed=21, device=device)
+    t = sum(lengths)
+    gen = testing.generator(22)
+    gk = F.logsigmoid(testing.randn([t, 2, 32], generator=gen) + 2.0).to(device) if with_gk else None
+    args = [case[n].detach() for n in ("q", "k", "v", "g", "beta")]
+    kw = dict(cu_seqlens=case["cu_seqlens"], output_final_state=True, use_qk_l2norm=True, gk=gk)
+    h0 = case["initial_state"].detach()
+    inputs = jagattn.gated_delta.api.make_inputs(*args, initial_state=h0, **kw)
+    assert TritonBackend.use_recurrent(inputs)  # no grad, average length 6.2 (or gk)
+    o, fs = jagattn.gated_delta_rule(*args, initial_state=h0, backend="triton", **kw)
+
+    def ref(cast, compute_dtype):
+        xs = [a.to(cast) if i < 3 or cast == torch.float64 else a for i, a in enumerate(args)]
+        hh = h0.to(torch.float64) if cast == torch.float64 else h0
+        gg = gk.to(torch.float64) if (gk is not None and cast == torch.float64) else gk
+        return gated_delta_reference(
+            *xs, case["cu_seqlens"], initial_state=hh, use_qk_l2norm=True, gk=gg, compute_dtype=compute_dtype
+        )
+
+    gold = ref(torch.float64, None)
+    lowp = ref(dtype, None if dtype == torch.float32 else dtype)
+    for name, a, gd, lw in zip(("o", "final_state"), (o, fs), gold, lowp, strict=True):
+        testing.assert_finite_where(name, a)
+        testing.check_close(f"recurrent {name}", a, gd, lw)
+
+
+def test_chunked_equals_recurrent_forward(device):
+    from jagattn.gated_delta import ops
+
+    lengths = [63, 0, 65, 1, 130]
+    case = make_case(
+        lengths, 1, 2, 32, 16, dtype=torch.float32, with_init=True, l2=True, seed=23, device=device
+    )
+    args = [case[n].detach() for n in ("q", "k", "v", "g", "beta")]
+    h0, cu, scale = case["initial_state"].detach(), case["cu_seqlens"], 32**-0.5
+    o_c, fs_c = ops.gated_delta_fwd(*args, h0, cu, scale, True)
+    o_r, fs_r = ops.gated_delta_fwd_recurrent(*args, None, h0, cu, scale, True)
+    torch.testing.assert_close(o_c, o_r, rtol=1e-4, atol=1e-5)
+    torch.testing.assert_close(fs_c, fs_r, rtol=1e-4, atol=1e-5)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -20,10 +20,18 @@ if TYPE_CHECKING:
 FAMILY = "gated_delta"
 
 
+# Without gradients, batches whose average sequence length is at most this run the fused recurrent
+# kernel (decoding, very short sequences); longer ones the chunked kernels. Shapes only, no sync.
+RECURRENT_MAX_AVG_LEN = 16
+
+
 class TritonBackend(Backend):
     name = "triton"
     family = FAMILY
-    description = "chunked (64) WY kernels in Triton: fwd + bwd, varlen, GVA, states, l2norm; no gk yet"
+    description = (
+        "Triton: chunked (64) WY kernels, fwd + bwd, varlen, GVA, states, l2norm; fused recurrent "
+        "forward for short sequences and for gk without gradients"
+    )
 
     _DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 
@@ -36,14 +44,36 @@ class TritonBackend(Backend):
             reasons.append(
                 f"q/k/v dtype {inputs.dtype} is not supported (fp16, bf16, fp32; fp64 is reference-only)"
             )
-        if inputs.has_gk:
-            reasons.append("per-key gates (gk) are not implemented in the Triton kernels (reference only)")
+        if inputs.has_gk and inputs.requires_grad:
+            reasons.append(
+                "per-key gates (gk) with gradients: the chunked kernels have no gk yet "
+                "(gk without gradients runs the recurrent kernel)"
+            )
         return reasons
 
-    def __call__(self, inputs: GatedDeltaInputs):
-        from .ops import gated_delta_fwd
+    @staticmethod
+    def use_recurrent(inputs: GatedDeltaInputs) -> bool:
+        if inputs.requires_grad:
+            return False
+        return inputs.has_gk or inputs.total_tokens <= RECURRENT_MAX_AVG_LEN * max(inputs.num_seqs, 1)
 
-        return gated_delta_fwd(
+    def __call__(self, inputs: GatedDeltaInputs):
+        from . import ops
+
+        if self.use_recurrent(inputs):
+            return ops.gated_delta_fwd_recurrent(
+                inputs.q,
+                inputs.k,
+                inputs.v,
+                inputs.g,
+                inputs.beta,
+                inputs.gk,
+                inputs.initial_state,
+                inputs.cu_seqlens,
+                inputs.scale,
+                inputs.use_qk_l2norm,
+            )
+        return ops.gated_delta_fwd(
             inputs.q,
             inputs.k,
             inputs.v,

@@ -1,4 +1,5 @@
-"""torch.library ops of the Triton gated delta rule: ``jagattn::gated_delta_fwd`` / ``_bwd``.
+"""torch.library ops of the Triton gated delta rule: ``jagattn::gated_delta_fwd`` / ``_bwd`` (chunked,
+differentiable) and ``jagattn::gated_delta_fwd_recurrent`` (token loop, forward only, with ``gk``).
 
 Both are ``triton_op``s (Inductor sees the kernels) with explicit fake impls (shapes only; the
 body cannot run on fake tensors under the interpreter) and ``register_autograd`` for the backward.
@@ -18,6 +19,7 @@ from .._core.library import qualname
 from .triton.chunk_bwd import chunk_bwd
 from .triton.chunk_fwd import chunk_fwd
 from .triton.l2norm import l2norm_bwd, l2norm_fwd
+from .triton.recurrent import recurrent_fwd
 
 
 def _prep(q: torch.Tensor, k: torch.Tensor, use_qk_l2norm: bool) -> tuple[torch.Tensor, torch.Tensor]:
@@ -117,3 +119,37 @@ def _backward(ctx, do, dht):
 
 
 gated_delta_fwd.register_autograd(_backward, setup_context=_setup_context)
+
+
+@triton_op(qualname("gated_delta_fwd_recurrent"), mutates_args=())
+def gated_delta_fwd_recurrent(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    g: torch.Tensor,
+    beta: torch.Tensor,
+    gk: torch.Tensor | None,
+    initial_state: torch.Tensor | None,
+    cu_seqlens: torch.Tensor,
+    scale: float,
+    use_qk_l2norm: bool,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Forward only (no autograd registered: the backend never routes inputs that need grad here)."""
+    return recurrent_fwd(
+        q.contiguous(),
+        k.contiguous(),
+        v.contiguous(),
+        g.contiguous(),
+        beta.contiguous(),
+        gk.contiguous() if gk is not None else None,
+        initial_state.contiguous() if initial_state is not None else None,
+        cu_seqlens,
+        scale,
+        use_qk_l2norm,
+    )
+
+
+@gated_delta_fwd_recurrent.register_fake
+def _(q, k, v, g, beta, gk, initial_state, cu_seqlens, scale, use_qk_l2norm):
+    n = cu_seqlens.shape[0] - 1
+    return v.new_empty(v.shape), v.new_empty((n, v.shape[1], q.shape[2], v.shape[2]), dtype=torch.float32)
