@@ -369,25 +369,25 @@ def _gated_delta_bwd_wy_kernel(
         tl.store(DV + p_v, (b_tdu * b_beta[:, None]).to(DV.dtype.element_ty), mask=m_tv)
         b_db += tl.sum(b_tdu * b_v, 1)
 
-    # dA = -T^T dT T^T and its transpose -T dT^T T, each restricted to the strictly lower part of A
+    # dA = -T^T dT T^T on the strictly lower part of A (A_ts = beta_t exp(G_t - G_s) k_t.k_s), then its
+    # transpose -T dT^T T by its own dots; one orientation at a time keeps fewer [BT, BT] tiles live
+    b_kk = tl.dot(b_k, tl.trans(b_k), input_precision=DOT_PREC)  # symmetric: serves [t, s] and [s, t]
     strict = (o_t[:, None] > o_t[None, :]) & m_t[:, None]
-    strict_t = (o_t[None, :] > o_t[:, None]) & m_t[None, :]
     b_da = -tl.dot(
         tl.dot(tl.trans(b_a), b_dT, input_precision=DOT_PREC), tl.trans(b_a), input_precision=DOT_PREC
     )
-    b_dat = -tl.dot(tl.dot(b_a, b_dTt, input_precision=DOT_PREC), b_a, input_precision=DOT_PREC)
-    b_kk = tl.dot(b_k, tl.trans(b_k), input_precision=DOT_PREC)  # symmetric: serves [t, s] and [s, t]
     e_ts = tl.exp(tl.where(strict, b_g[:, None] - b_g[None, :], 0.0))
+    b_dm = tl.where(strict, b_da * e_ts, 0.0)  # d(beta_t kk_ts) before beta
+    b_db += tl.sum(b_dm * b_kk, 1)
+    b_dm = b_dm * b_beta[:, None]  # gradient w.r.t. kk_ts
+    b_dk += tl.dot(b_dm, b_k, input_precision=DOT_PREC)
+    b_dg += tl.sum(b_dm * b_kk, 1)
+    strict_t = (o_t[None, :] > o_t[:, None]) & m_t[None, :]
+    b_dat = -tl.dot(tl.dot(b_a, b_dTt, input_precision=DOT_PREC), b_a, input_precision=DOT_PREC)
     e_st = tl.exp(tl.where(strict_t, b_g[None, :] - b_g[:, None], 0.0))
-    b_b = tl.where(strict, b_kk * e_ts, 0.0)
-    b_bt = tl.where(strict_t, b_kk * e_st, 0.0)
-    b_da = tl.where(strict, b_da, 0.0)
-    b_dat = tl.where(strict_t, b_dat, 0.0)
-    b_db += tl.sum(b_da * b_b, 1)
-    b_dm = b_da * e_ts * b_beta[:, None]
-    b_dmt = b_dat * e_st * b_beta[None, :]
-    b_dk += tl.dot(b_dm, b_k, input_precision=DOT_PREC) + tl.dot(b_dmt, b_k, input_precision=DOT_PREC)
-    b_dg += tl.sum(b_da * b_b * b_beta[:, None], 1) - tl.sum(b_dat * b_bt * b_beta[None, :], 1)
+    b_dmt = tl.where(strict_t, b_dat * e_st, 0.0) * b_beta[None, :]  # [s, t] = b_dm[t, s]
+    b_dk += tl.dot(b_dmt, b_k, input_precision=DOT_PREC)
+    b_dg -= tl.sum(b_dmt * b_kk, 1)
 
     # g_t enters every G_t' with t' >= t in the chunk
     b_dg = tl.where(m_t, b_dg, 0.0)
