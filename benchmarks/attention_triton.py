@@ -245,7 +245,7 @@ def run_row(row, args, log):
             with torch.no_grad():
                 ms_f = bench(lambda fn=fn: fn(q, k, v))
             qg, kg, vg = (x.detach().clone().requires_grad_(True) for x in (q, k, v))
-            modes = ["atomic", "kernel"] if iname == "ours" else [""]
+            modes = args.modes if iname == "ours" else [""]
             for mode in modes:
                 if mode:
                     os.environ["JAGATTN_ATTN_DQ"] = mode
@@ -286,14 +286,15 @@ def summarize(results, log):
             v = r.get(key)
             return v[what] if isinstance(v, dict) else float("nan")
 
-        f_o, f_v, f_f = tf("ours_atomic", "fwd_tflops"), tf("varlen", "fwd_tflops"), tf("flex", "fwd_tflops")
+        f_o = np.nanmax([tf("ours_kernel", "fwd_tflops"), tf("ours_atomic", "fwd_tflops")])
+        f_v, f_f = tf("varlen", "fwd_tflops"), tf("flex", "fwd_tflops")
         b_a, b_k = tf("ours_atomic", "bwd_tflops"), tf("ours_kernel", "bwd_tflops")
         b_v, b_f = tf("varlen", "bwd_tflops"), tf("flex", "bwd_tflops")
         best_f = np.nanmax([f_v, f_f]) if not (np.isnan(f_v) and np.isnan(f_f)) else float("nan")
         best_b = np.nanmax([b_v, b_f]) if not (np.isnan(b_v) and np.isnan(b_f)) else float("nan")
         log(
             f"{r['row']:24s} {r['config'][:40]:40s} | {f_o:6.1f} / {f_v:6.1f} / {f_f:6.1f} (x{f_o / best_f:4.2f}) | "
-            f"{b_a:6.1f} / {b_k:6.1f} / {b_v:6.1f} / {b_f:6.1f} (x{max(b_a, b_k) / best_b:4.2f})"
+            f"{b_a:6.1f} / {b_k:6.1f} / {b_v:6.1f} / {b_f:6.1f} (x{np.nanmax([b_a, b_k]) / best_b:4.2f})"
         )
 
 
@@ -303,6 +304,7 @@ def main() -> int:
     ap.add_argument("--rows", nargs="*", default=[])
     ap.add_argument("--peers", nargs="*", default=["varlen", "flex"])
     ap.add_argument("--flex-rows", nargs="*", default=[])
+    ap.add_argument("--modes", nargs="*", default=["kernel"], help="our dQ paths to time: kernel, atomic")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     logf = open(os.path.join(args.out, "attention_bench.jsonl"), "a")  # noqa: SIM115  (lives as long as main)

@@ -90,8 +90,10 @@ def _dkdv_configs() -> list[triton.Config]:
         for bm, bn, w, s in (
             (32, 128, 8, 3),
             (16, 128, 8, 3),
-            (32, 128, 8, 2),
             (32, 64, 4, 3),
+            (32, 64, 4, 4),
+            (16, 64, 4, 3),
+            (16, 64, 4, 4),
             (64, 64, 8, 2),
             (32, 64, 8, 2),
         )
@@ -365,6 +367,7 @@ def _dq_configs() -> list[triton.Config]:
         for bm, bn, w, s in (
             (128, 64, 8, 2),
             (128, 64, 8, 3),
+            (128, 64, 8, 4),
             (64, 64, 4, 3),
             (64, 64, 4, 2),
         )
@@ -560,12 +563,15 @@ def dq_mode(deterministic: bool) -> str:
     """``"kernel"`` (separate dQ kernel, bit-reproducible) or ``"atomic"`` (fp32 atomics in dK/dV).
 
     ``deterministic=True`` always gets ``"kernel"``. Otherwise ``JAGATTN_ATTN_DQ`` (``kernel`` or
-    ``atomic``) chooses, default ``atomic`` (see the family README for the measurement).
+    ``atomic``) chooses, default ``kernel``: on an H200 (Triton 3.6, bf16, D=128, 32k tokens) the
+    separate kernel was faster on every BENCHMARKS.md row (e.g. bwd 294 vs 257 TFLOP/s at mean
+    8192, 142 vs 127 at mean 512) although it recomputes p and dp: the per-element fp32 atomics
+    (and the zeroed [Tq, Hq, D] fp32 buffer plus its conversion) cost more than the recompute.
     """
     if deterministic:
         return "kernel"
-    mode = os.environ.get("JAGATTN_ATTN_DQ", "atomic").strip().lower()
-    return mode if mode in ("kernel", "atomic") else "atomic"
+    mode = os.environ.get("JAGATTN_ATTN_DQ", "kernel").strip().lower()
+    return mode if mode in ("kernel", "atomic") else "kernel"
 
 
 def attention_bwd(

@@ -35,9 +35,11 @@ def _fwd_configs() -> list[triton.Config]:
         triton.Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_warps=w, num_stages=s)
         for bm, bn, w, s in (
             (128, 64, 8, 3),
+            (128, 64, 8, 4),
             (128, 128, 8, 2),
             (128, 64, 8, 2),
             (64, 64, 4, 3),
+            (64, 64, 4, 4),
         )
     ]
     return configs(gpu, triton.Config({"BLOCK_M": 32, "BLOCK_N": 16}, num_warps=4, num_stages=1))
