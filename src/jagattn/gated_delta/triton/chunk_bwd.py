@@ -66,6 +66,7 @@ def _gated_delta_bwd_dv_local_kernel(
     BT: tl.constexpr,
     BK: tl.constexpr,
     BV: tl.constexpr,
+    DOT_PREC: tl.constexpr,
 ):
     i_s, row0, eos = _chunk_of_slot(CU, N, BT)
     if row0 >= eos:
@@ -87,7 +88,7 @@ def _gated_delta_bwd_dv_local_kernel(
     b_k = tl.load(K_ + p_qk, mask=m_t[:, None] & m_k[None, :], other=0.0)
     b_g = tl.load(GC + rows * HV + i_hv, mask=m_t, other=0.0)
     # [s, t]: key row s, query row t >= s
-    b_kq = tl.dot(b_k, tl.trans(b_q))
+    b_kq = tl.dot(b_k, tl.trans(b_q), input_precision=DOT_PREC)
     causal_t = (o_t[None, :] >= o_t[:, None]) & m_t[None, :]
     b_pt = (
         tl.where(causal_t, b_kq * tl.exp(tl.where(causal_t, b_g[None, :] - b_g[:, None], 0.0)), 0.0) * scale
@@ -95,7 +96,7 @@ def _gated_delta_bwd_dv_local_kernel(
     p_v = (rows[:, None] * HV + i_hv) * V + o_v[None, :]
     m_tv = m_t[:, None] & m_v[None, :]
     b_do = tl.load(DO + p_v, mask=m_tv, other=0.0)
-    tl.store(DU + p_v, tl.dot(b_pt.to(dt), b_do), mask=m_tv)
+    tl.store(DU + p_v, tl.dot(b_pt.to(dt), b_do, input_precision=DOT_PREC), mask=m_tv)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -134,6 +135,7 @@ def _gated_delta_bwd_dhu_kernel(
     BV: tl.constexpr,
     USE_FINAL_STATE_GRADIENT: tl.constexpr,
     STORE_DH0: tl.constexpr,
+    DOT_PREC: tl.constexpr,
 ):
     i_v = tl.program_id(0)
     i_nh = tl.program_id(1)
@@ -178,14 +180,18 @@ def _gated_delta_bwd_dhu_kernel(
         b_kd = (b_k.to(tl.float32) * tl.exp(g_last - b_g)[:, None]).to(dt)
         p_v = (rows[:, None] * HV + i_hv) * V + o_v[None, :]
         m_tv = m_t[:, None] & m_v[None, :]
-        b_du = tl.load(DUL + p_v, mask=m_tv, other=0.0) + tl.dot(b_kd, b_dh.to(dt))
+        b_du = tl.load(DUL + p_v, mask=m_tv, other=0.0) + tl.dot(b_kd, b_dh.to(dt), input_precision=DOT_PREC)
         tl.store(DU + p_v, b_du, mask=m_tv)
 
         b_q = tl.load(Q + p_qk, mask=m_tk, other=0.0)
         b_qd = (b_q.to(tl.float32) * (tl.exp(b_g) * scale)[:, None]).to(dt)
         b_do = tl.load(DO + p_v, mask=m_tv, other=0.0)
         b_w = tl.load(W + (rows[:, None] * HV + i_hv) * K + o_k[None, :], mask=m_tk, other=0.0)
-        b_dh = b_dh * tl.exp(g_last) + tl.dot(tl.trans(b_qd), b_do) - tl.dot(tl.trans(b_w), b_du.to(dt))
+        b_dh = (
+            b_dh * tl.exp(g_last)
+            + tl.dot(tl.trans(b_qd), b_do, input_precision=DOT_PREC)
+            - tl.dot(tl.trans(b_w), b_du.to(dt), input_precision=DOT_PREC)
+        )
     if STORE_DH0:
         tl.store(DH0 + p_state + o_kv, b_dh, mask=m_kv)
 
@@ -221,6 +227,7 @@ def _gated_delta_bwd_dqkwg_kernel(
     BV: tl.constexpr,
     NG: tl.constexpr,
     BG: tl.constexpr,
+    DOT_PREC: tl.constexpr,
 ):
     i_s, row0, eos = _chunk_of_slot(CU, N, BT)
     if row0 >= eos:
@@ -255,11 +262,11 @@ def _gated_delta_bwd_dqkwg_kernel(
         b_dh = tl.load(DHBUF + p_state + o_kv, mask=m_kv, other=0.0)
         b_h = b_h.to(dt)
         b_dh = b_dh.to(dt)
-        b_dp += tl.dot(b_do, tl.trans(b_vn))
-        b_dpt += tl.dot(b_vn, tl.trans(b_do))
-        b_dq += tl.dot(b_do, tl.trans(b_h))
-        b_dk += tl.dot(b_vn, tl.trans(b_dh))
-        b_dw += tl.dot(b_du, tl.trans(b_h))
+        b_dp += tl.dot(b_do, tl.trans(b_vn), input_precision=DOT_PREC)
+        b_dpt += tl.dot(b_vn, tl.trans(b_do), input_precision=DOT_PREC)
+        b_dq += tl.dot(b_do, tl.trans(b_h), input_precision=DOT_PREC)
+        b_dk += tl.dot(b_vn, tl.trans(b_dh), input_precision=DOT_PREC)
+        b_dw += tl.dot(b_du, tl.trans(b_h), input_precision=DOT_PREC)
 
     p_qk = (rows[:, None] * H + i_h) * K + o_k[None, :]
     m_tk = m_t[:, None] & m_k[None, :]
@@ -280,14 +287,14 @@ def _gated_delta_bwd_dqkwg_kernel(
     # intra-chunk terms, [t, s] and [s, t] orientations computed separately
     causal = (o_t[:, None] >= o_t[None, :]) & m_t[:, None]
     e_ts = tl.exp(tl.where(causal, b_g[:, None] - b_g[None, :], 0.0))
-    b_p = tl.where(causal, tl.dot(b_q, tl.trans(b_k)) * e_ts, 0.0) * scale
+    b_p = tl.where(causal, tl.dot(b_q, tl.trans(b_k), input_precision=DOT_PREC) * e_ts, 0.0) * scale
     b_dpm = tl.where(causal, b_dp * e_ts, 0.0) * scale
     causal_t = (o_t[None, :] >= o_t[:, None]) & m_t[None, :]
     e_st = tl.exp(tl.where(causal_t, b_g[None, :] - b_g[:, None], 0.0))
-    b_pt = tl.where(causal_t, tl.dot(b_k, tl.trans(b_q)) * e_st, 0.0) * scale
+    b_pt = tl.where(causal_t, tl.dot(b_k, tl.trans(b_q), input_precision=DOT_PREC) * e_st, 0.0) * scale
     b_dpmt = tl.where(causal_t, b_dpt * e_st, 0.0) * scale
-    b_dq += tl.dot(b_dpm.to(dt), b_k)
-    b_dk += tl.dot(b_dpmt.to(dt), b_q)
+    b_dq += tl.dot(b_dpm.to(dt), b_k, input_precision=DOT_PREC)
+    b_dk += tl.dot(b_dpmt.to(dt), b_q, input_precision=DOT_PREC)
     b_dg += tl.sum(b_dp * b_p, 1) - tl.sum(b_dpt * b_pt, 1)
     b_dg += tl.where(rows == last, dg_last, 0.0)
 
@@ -413,6 +420,7 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht):
     ns = num_slots(t, n)
     dev = q.device
     bk = block_k(dk_)
+    prec = dot_precision(q.dtype)
     gc, ainv, w, u = _prepare(k, v, g, beta, cu, store_ainv=True)
 
     du_local = new_empty((t, hv, dv_), dtype=torch.float32, device=dev)
@@ -429,7 +437,7 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht):
     if ns > 0:
         torch.library.wrap_triton(_gated_delta_bwd_dv_local_kernel)[
             lambda meta: (ns, hv, triton.cdiv(dv_, meta["BV"]))
-        ](q, k, gc, do, du_local, cu, n, scale, H=h, HV=hv, K=dk_, V=dv_, BT=BT, BK=bk)
+        ](q, k, gc, do, du_local, cu, n, scale, H=h, HV=hv, K=dk_, V=dv_, BT=BT, BK=bk, DOT_PREC=prec)
     if n > 0:
         torch.library.wrap_triton(_gated_delta_bwd_dhu_kernel)[
             lambda meta: (triton.cdiv(dv_, meta["BV"]), n * hv)
@@ -455,6 +463,7 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht):
             BK=bk,
             USE_FINAL_STATE_GRADIENT=dht is not None,
             STORE_DH0=True,
+            DOT_PREC=prec,
         )
     # the state pass runs after dhu so it can form sum(S0 * dS) from its exact fp32 state
     hbuf, vnew, _, gh = _state_pass(k, w, u, gc, initial_state, cu, store_final=False, dhbuf=dhbuf)
@@ -485,6 +494,7 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht):
             BV=32,
             NG=gh.shape[-1],
             BG=triton.next_power_of_2(gh.shape[-1]),
+            DOT_PREC=prec,
             num_warps=8,
         )
         torch.library.wrap_triton(_gated_delta_bwd_wy_kernel)[(ns, hv)](
@@ -509,7 +519,7 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht):
             BT=BT,
             BK=bk,
             BV=32,
-            DOT_PREC=dot_precision(q.dtype),
+            DOT_PREC=prec,
             num_warps=8,
         )
     grp = hv // h

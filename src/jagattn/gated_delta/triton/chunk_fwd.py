@@ -268,6 +268,7 @@ def _gated_delta_fwd_h_kernel(
     USE_INITIAL_STATE: tl.constexpr,
     STORE_FINAL_STATE: tl.constexpr,
     COMPUTE_GH: tl.constexpr,
+    DOT_PREC: tl.constexpr,
 ):
     i_v = tl.program_id(0)
     i_nh = tl.program_id(1)
@@ -313,7 +314,7 @@ def _gated_delta_fwd_h_kernel(
         )
         p_u = (rows[:, None] * HV + i_hv) * V + o_v[None, :]
         b_u = tl.load(U + p_u, mask=m_t[:, None] & m_v[None, :], other=0.0).to(tl.float32)
-        b_vn = b_u - tl.dot(b_w, b_h.to(dt))
+        b_vn = b_u - tl.dot(b_w, b_h.to(dt), input_precision=DOT_PREC)
         b_vn = b_vn.to(dt)
         tl.store(VNEW + p_u, b_vn, mask=m_t[:, None] & m_v[None, :])
 
@@ -323,7 +324,7 @@ def _gated_delta_fwd_h_kernel(
             K_ + (rows[:, None] * H + i_h) * K + o_k[None, :], mask=m_t[:, None] & m_k[None, :], other=0.0
         )
         b_kd = (b_k.to(tl.float32) * tl.exp(g_last - b_g)[:, None]).to(dt)
-        b_h = b_h * tl.exp(g_last) + tl.dot(tl.trans(b_kd), b_vn)
+        b_h = b_h * tl.exp(g_last) + tl.dot(tl.trans(b_kd), b_vn, input_precision=DOT_PREC)
     if STORE_FINAL_STATE:
         tl.store(HT + p_state + o_kv, b_h, mask=m_kv)
 
@@ -357,6 +358,7 @@ def _gated_delta_fwd_o_kernel(
     BT: tl.constexpr,
     BK: tl.constexpr,
     BV: tl.constexpr,
+    DOT_PREC: tl.constexpr,
 ):
     i_s = tl.program_id(0)
     i_hv = tl.program_id(1)
@@ -388,14 +390,14 @@ def _gated_delta_fwd_o_kernel(
     ).to(dt)
     b_g = tl.load(GC + rows * HV + i_hv, mask=m_t, other=0.0)
 
-    b_o = tl.dot(b_q, b_h) * tl.exp(b_g)[:, None]
-    b_qk = tl.dot(b_q, tl.trans(b_k))
+    b_o = tl.dot(b_q, b_h, input_precision=DOT_PREC) * tl.exp(b_g)[:, None]
+    b_qk = tl.dot(b_q, tl.trans(b_k), input_precision=DOT_PREC)
     causal = (o_t[:, None] >= o_t[None, :]) & m_t[:, None]
     b_p = tl.where(causal, b_qk * tl.exp(tl.where(causal, b_g[:, None] - b_g[None, :], 0.0)), 0.0)
     p_v = (rows[:, None] * HV + i_hv) * V + o_v[None, :]
     m_tv = m_t[:, None] & m_v[None, :]
     b_vn = tl.load(VNEW + p_v, mask=m_tv, other=0.0)
-    b_o = (b_o + tl.dot(b_p.to(dt), b_vn)) * scale
+    b_o = (b_o + tl.dot(b_p.to(dt), b_vn, input_precision=DOT_PREC)) * scale
     tl.store(O + p_v, b_o.to(O.dtype.element_ty), mask=m_tv)
 
 
@@ -479,6 +481,7 @@ def _state_pass(k, w, u, gc, initial_state, cu, *, store_final: bool, dhbuf=None
             USE_INITIAL_STATE=initial_state is not None,
             STORE_FINAL_STATE=store_final,
             COMPUTE_GH=dhbuf is not None,
+            DOT_PREC=dot_precision(k.dtype),
         )
     return hbuf, vnew, final, gh
 
@@ -502,6 +505,21 @@ def chunk_fwd(q, k, v, g, beta, initial_state, cu, scale: float):
             return (ns, hv, triton.cdiv(dv, meta["BV"]))
 
         torch.library.wrap_triton(_gated_delta_fwd_o_kernel)[grid](
-            q, k, vnew, hbuf, gc, o, cu, n, scale, H=h, HV=hv, K=dk, V=dv, BT=BT, BK=block_k(dk)
+            q,
+            k,
+            vnew,
+            hbuf,
+            gc,
+            o,
+            cu,
+            n,
+            scale,
+            H=h,
+            HV=hv,
+            K=dk,
+            V=dv,
+            BT=BT,
+            BK=block_k(dk),
+            DOT_PREC=dot_precision(q.dtype),
         )
     return o, final
