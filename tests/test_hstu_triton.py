@@ -337,6 +337,13 @@ def test_gpu_production_sizes_bf16(B, N, C, W, F):
 
 
 @pytest.mark.gpu
+def test_gpu_bf16_exact_sigmoid_path(monkeypatch):
+    monkeypatch.setenv("JAGATTN_HSTU_FAST_SIGMOID", "0")
+    q, k, v, do, cu, ms, kw = _prod(4, 1024, C=6, W=128, F=50)
+    _check_against_reference(q, k, v, do, cu, ms, **kw)
+
+
+@pytest.mark.gpu
 def test_gpu_fp16_and_d256():
     q, k, v, do, cu, ms, kw = _prod(3, 512, C=4, W=64, F=16, D=256, dtype=torch.float16)
     _check_against_reference(q, k, v, do, cu, ms, **kw)

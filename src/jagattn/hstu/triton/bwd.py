@@ -24,8 +24,8 @@ import triton.language as tl
 from torch.library import wrap_triton
 
 from ..._core.triton_utils import next_power_of_2
-from .fwd import _load_rows, precision_of, tuning_configs
-from .mask import _ids, _last_pos_id_le, _phases, _visible
+from .fwd import _load_rows, fast_sigmoid, precision_of, tuning_configs
+from .mask import _ids, _last_pos_id_le, _phases, _sigmoid, _visible
 
 
 @triton.jit
@@ -44,7 +44,6 @@ def _hstu_bwd_tile(
     start_m,
     row_lo,
     row_hi,
-    scale_exp,
     scale_a,
     alpha,
     C,
@@ -64,6 +63,7 @@ def _hstu_bwd_tile(
     PAD_DQ: tl.constexpr,
     PAD_DV: tl.constexpr,
     PRECISION: tl.constexpr,
+    FAST_SIGMOID: tl.constexpr,
     BLOCK_M: tl.constexpr,
 ):
     o_i = start_m + tl.arange(0, BLOCK_M)
@@ -76,7 +76,7 @@ def _hstu_bwd_tile(
         p_do0 + o_i64[:, None] * stride_dom + o_dv[None, :], m_i, m_dv, MASKED, PAD_DV
     )  # [BM, BDV]
     b_qk = tl.dot(b_k, tl.trans(b_q), input_precision=PRECISION)  # [BN, BM] = <k_j, q_i>
-    b_sig = 1.0 / (1.0 + tl.exp2(-b_qk * scale_exp))
+    b_sig = _sigmoid(b_qk, alpha, FAST_SIGMOID)
     b_a = b_qk * b_sig * scale_a  # silu(s) / S
     b_dp = tl.dot(b_v, tl.trans(b_do), input_precision=PRECISION)  # [BN, BM] = <v_j, do_i>
     b_s = b_qk * alpha
@@ -138,6 +138,7 @@ def _hstu_bwd_kernel(
     HAS_WINDOW: tl.constexpr,
     HAS_FULL: tl.constexpr,
     PRECISION: tl.constexpr,
+    FAST_SIGMOID: tl.constexpr,
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
     BLOCK_DQ: tl.constexpr,
@@ -183,7 +184,6 @@ def _hstu_bwd_kernel(
     p_q0 = Q + bos * stride_qm + i_h * stride_qh
     p_do0 = DO + bos * stride_dom + i_h * stride_doh
     p_dq0 = DQ + bos * stride_dqm + i_h * stride_dqh
-    scale_exp = alpha * 1.4426950408889634
     scale_a = alpha * inv_s
 
     if HAS_CTX:
@@ -204,7 +204,6 @@ def _hstu_bwd_kernel(
                 start_m,
                 0,
                 ctx_end,
-                scale_exp,
                 scale_a,
                 alpha,
                 C,
@@ -224,6 +223,7 @@ def _hstu_bwd_kernel(
                 PAD_DQ,
                 PAD_DV,
                 PRECISION,
+                FAST_SIGMOID,
                 BLOCK_M,
             )
         a0 = tl.maximum(n0, C)
@@ -259,7 +259,6 @@ def _hstu_bwd_kernel(
             a0 + t * BLOCK_M,
             a0,
             a1,
-            scale_exp,
             scale_a,
             alpha,
             C,
@@ -279,6 +278,7 @@ def _hstu_bwd_kernel(
             PAD_DQ,
             PAD_DV,
             PRECISION,
+            FAST_SIGMOID,
             BLOCK_M,
         )
     for t in range(t1, t2):
@@ -297,7 +297,6 @@ def _hstu_bwd_kernel(
             a0 + t * BLOCK_M,
             a0,
             a1,
-            scale_exp,
             scale_a,
             alpha,
             C,
@@ -317,6 +316,7 @@ def _hstu_bwd_kernel(
             PAD_DQ,
             PAD_DV,
             PRECISION,
+            FAST_SIGMOID,
             BLOCK_M,
         )
     for t in range(t2, nb):
@@ -335,7 +335,6 @@ def _hstu_bwd_kernel(
             a0 + t * BLOCK_M,
             a0,
             a1,
-            scale_exp,
             scale_a,
             alpha,
             C,
@@ -355,6 +354,7 @@ def _hstu_bwd_kernel(
             PAD_DQ,
             PAD_DV,
             PRECISION,
+            FAST_SIGMOID,
             BLOCK_M,
         )
     if HAS_WINDOW and HAS_FULL:  # noqa: SIM102 (a constexpr test around a runtime one)
@@ -377,7 +377,6 @@ def _hstu_bwd_kernel(
                     start_m,
                     f0,
                     n,
-                    scale_exp,
                     scale_a,
                     alpha,
                     C,
@@ -397,6 +396,7 @@ def _hstu_bwd_kernel(
                     PAD_DQ,
                     PAD_DV,
                     PRECISION,
+                    FAST_SIGMOID,
                     BLOCK_M,
                 )
 
@@ -412,7 +412,15 @@ def _cfg(bm: int, bn: int, warps: int, stages: int) -> triton.Config:
 
 _KEY = ["AUTOTUNE_LEN", "DQ_DIM", "DV_DIM", "ATOMIC_DQ", "HAS_CTX", "HAS_TARGETS", "HAS_WINDOW", "HAS_FULL"]
 _INTERPRETER = _cfg(16, 32, 4, 1)
-_BWD_SMALL_D = [_cfg(32, 128, 8, 2), _cfg(64, 128, 8, 2), _cfg(64, 64, 4, 2), _cfg(32, 64, 4, 3)]
+_BWD_SMALL_D = [
+    _cfg(32, 128, 8, 2),
+    _cfg(64, 128, 8, 2),
+    _cfg(64, 64, 4, 2),
+    _cfg(32, 64, 4, 3),
+    _cfg(64, 128, 8, 3),
+    _cfg(32, 128, 4, 3),
+    _cfg(64, 64, 8, 3),
+]
 _BWD_LARGE_D = [_cfg(32, 64, 4, 1), _cfg(16, 64, 4, 1), _cfg(32, 32, 4, 1)]
 
 
@@ -473,5 +481,5 @@ def _launch_bwd(
         DQ_DIM=dq_dim, DV_DIM=dv_dim, ATOMIC_DQ=atomic,
         HAS_CTX=contextual_seq_len > 0, HAS_TARGETS=num_targets is not None,
         HAS_WINDOW=max_attn_len > 0, HAS_FULL=min_full_attn_seq_len > 0,
-        PRECISION=precision_of(q.dtype), BLOCK_DQ=bdq, BLOCK_DV=bdv,
+        PRECISION=precision_of(q.dtype), FAST_SIGMOID=fast_sigmoid(q.dtype), BLOCK_DQ=bdq, BLOCK_DV=bdv,
     )  # fmt: skip

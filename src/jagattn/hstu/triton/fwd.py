@@ -24,8 +24,8 @@ import triton
 import triton.language as tl
 from torch.library import wrap_triton
 
-from ..._core.triton_utils import configs, next_power_of_2
-from .mask import _first_pos_id_ge, _ids, _phases, _visible
+from ..._core.triton_utils import configs, interpreter_enabled, next_power_of_2
+from .mask import _first_pos_id_ge, _ids, _phases, _sigmoid, _visible
 
 LOG2E = 1.4426950408889634
 
@@ -58,7 +58,6 @@ def _hstu_fwd_tile(
     o_i,
     start_n,
     range_hi,
-    scale_exp,
     scale_a,
     alpha,
     C,
@@ -78,6 +77,7 @@ def _hstu_fwd_tile(
     PAD_DQ: tl.constexpr,
     PAD_DV: tl.constexpr,
     PRECISION: tl.constexpr,
+    FAST_SIGMOID: tl.constexpr,
     BLOCK_N: tl.constexpr,
 ):
     o_j = start_n + tl.arange(0, BLOCK_N)
@@ -86,7 +86,7 @@ def _hstu_fwd_tile(
     b_k = _load_rows(p_k0 + o_j[:, None].to(tl.int64) * stride_kn + o_dq[None, :], m_j, m_dq, MASKED, PAD_DQ)
     b_v = _load_rows(p_v0 + o_j[:, None].to(tl.int64) * stride_vn + o_dv[None, :], m_j, m_dv, MASKED, PAD_DV)
     b_qk = tl.dot(b_q, tl.trans(b_k), input_precision=PRECISION)  # [BM, BN] = <q_i, k_j>
-    b_sig = 1.0 / (1.0 + tl.exp2(-b_qk * scale_exp))
+    b_sig = _sigmoid(b_qk, alpha, FAST_SIGMOID)
     if MODE == 0:
         b_a = b_qk * b_sig * scale_a  # silu(alpha qk) / S
         if MASKED:
@@ -142,6 +142,7 @@ def _hstu_fwd_kernel(
     HAS_WINDOW: tl.constexpr,
     HAS_FULL: tl.constexpr,
     PRECISION: tl.constexpr,
+    FAST_SIGMOID: tl.constexpr,
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
     BLOCK_DQ: tl.constexpr,
@@ -203,7 +204,6 @@ def _hstu_fwd_kernel(
         acc = tl.zeros([BLOCK_M, BLOCK_DV], dtype=tl.float32)
     p_k0 = K + bos * stride_kn + i_h * stride_kh
     p_v0 = V + bos * stride_vn + i_h * stride_vh
-    scale_exp = alpha * 1.4426950408889634
     scale_a = alpha * inv_s
 
     # visible key range [lo, hi) of the rows [m0, m1); C == 0 without context
@@ -238,7 +238,6 @@ def _hstu_fwd_kernel(
             o_i,
             lo + t * BLOCK_N,
             hi,
-            scale_exp,
             scale_a,
             alpha,
             C,
@@ -258,6 +257,7 @@ def _hstu_fwd_kernel(
             PAD_DQ,
             PAD_DV,
             PRECISION,
+            FAST_SIGMOID,
             BLOCK_N,
         )
     for t in range(t1, t2):
@@ -272,7 +272,6 @@ def _hstu_fwd_kernel(
             o_i,
             lo + t * BLOCK_N,
             hi,
-            scale_exp,
             scale_a,
             alpha,
             C,
@@ -292,6 +291,7 @@ def _hstu_fwd_kernel(
             PAD_DQ,
             PAD_DV,
             PRECISION,
+            FAST_SIGMOID,
             BLOCK_N,
         )
     for t in range(t2, nb):
@@ -306,7 +306,6 @@ def _hstu_fwd_kernel(
             o_i,
             lo + t * BLOCK_N,
             hi,
-            scale_exp,
             scale_a,
             alpha,
             C,
@@ -326,6 +325,7 @@ def _hstu_fwd_kernel(
             PAD_DQ,
             PAD_DV,
             PRECISION,
+            FAST_SIGMOID,
             BLOCK_N,
         )
     if target_block:
@@ -342,7 +342,6 @@ def _hstu_fwd_kernel(
                 o_i,
                 start_n,
                 m1,
-                scale_exp,
                 scale_a,
                 alpha,
                 C,
@@ -362,6 +361,7 @@ def _hstu_fwd_kernel(
                 PAD_DQ,
                 PAD_DV,
                 PRECISION,
+                FAST_SIGMOID,
                 BLOCK_N,
             )
 
@@ -397,15 +397,35 @@ _FWD_SMALL_D = [
     _cfg(128, 128, 8, 2),
     _cfg(64, 64, 4, 3),
     _cfg(64, 128, 4, 2),
+    _cfg(128, 64, 8, 3),
+    _cfg(128, 128, 8, 3),
+    _cfg(64, 128, 4, 3),
+    _cfg(128, 32, 4, 3),
 ]
 _FWD_LARGE_D = [_cfg(64, 64, 4, 2), _cfg(64, 32, 4, 2), _cfg(32, 64, 4, 2), _cfg(64, 64, 8, 1)]
-_DQ_SMALL_D = [_cfg(128, 64, 8, 2), _cfg(64, 64, 4, 2), _cfg(64, 128, 8, 2), _cfg(128, 32, 8, 2)]
+_DQ_SMALL_D = [
+    _cfg(128, 64, 8, 2),
+    _cfg(64, 64, 4, 2),
+    _cfg(64, 128, 8, 2),
+    _cfg(128, 32, 8, 2),
+    _cfg(128, 64, 8, 3),
+    _cfg(64, 64, 4, 3),
+]
 _DQ_LARGE_D = [_cfg(64, 32, 4, 2), _cfg(32, 64, 4, 2), _cfg(32, 32, 4, 1)]
 
 _fwd_small = triton.autotune(configs=tuning_configs(_FWD_SMALL_D, _INTERPRETER), key=_KEY)(_hstu_fwd_kernel)
 _fwd_large = triton.autotune(configs=tuning_configs(_FWD_LARGE_D, _INTERPRETER), key=_KEY)(_hstu_fwd_kernel)
 _dq_small = triton.autotune(configs=tuning_configs(_DQ_SMALL_D, _INTERPRETER), key=_KEY)(_hstu_fwd_kernel)
 _dq_large = triton.autotune(configs=tuning_configs(_DQ_LARGE_D, _INTERPRETER), key=_KEY)(_hstu_fwd_kernel)
+
+
+def fast_sigmoid(dtype: torch.dtype) -> bool:
+    """tanh.approx sigmoid for bf16 on a GPU (see ``mask._sigmoid``); ``JAGATTN_HSTU_FAST_SIGMOID=0`` disables it."""
+    return (
+        dtype == torch.bfloat16
+        and not interpreter_enabled()
+        and os.environ.get("JAGATTN_HSTU_FAST_SIGMOID", "1") != "0"
+    )
 
 
 def precision_of(dtype: torch.dtype) -> str:
@@ -457,5 +477,5 @@ def _launch(
         DQ=dq_dim, DV=dv_dim, MODE=mode, IS_CACHED=delta is not None,
         HAS_CTX=contextual_seq_len > 0, HAS_TARGETS=num_targets is not None,
         HAS_WINDOW=max_attn_len > 0, HAS_FULL=min_full_attn_seq_len > 0,
-        PRECISION=precision_of(q.dtype), BLOCK_DQ=bdq, BLOCK_DV=bdv,
+        PRECISION=precision_of(q.dtype), FAST_SIGMOID=fast_sigmoid(q.dtype), BLOCK_DQ=bdq, BLOCK_DV=bdv,
     )  # fmt: skip
