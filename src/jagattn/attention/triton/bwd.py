@@ -27,7 +27,6 @@ import triton.language as tl
 from ..._core.alloc import new_empty
 from ..._core.triton_utils import configs
 from .common import (
-    LOG2E_C,
     SMEM_LIMIT,
     _block_ranges,
     _load_tile,
@@ -177,7 +176,7 @@ def _attention_bwd_dkdv_inner(
         b_do = _load_tile(p_do0 + m0.to(tl.int64) * stride_dot, m_m, o_dv < DV, True, BLOCK_DV != DV)
         b_lse = tl.load(p_lse0 + m0, mask=m_m, other=float("inf"))
         b_delta = tl.load(p_delta0 + m0, mask=m_m, other=0.0)
-        b_lse = tl.where(b_lse == float("-inf"), float("inf"), b_lse * LOG2E_C)
+        b_lse = tl.where(b_lse == float("-inf"), float("inf"), b_lse * 1.4426950408889634)
         sT = tl.dot(b_k, tl.trans(b_q), input_precision=DOT_PREC)
         if HAS_SOFTCAP:
             tT = _tanh(sT * softcap_in)
@@ -525,7 +524,7 @@ def _attention_bwd_dq_kernel(
         DO + rows_q * stride_dot + i_h * stride_doh + o_dv[None, :], m_m, o_dv < DV, True, BLOCK_DV != DV
     )
     b_lse = tl.load(LSE + i_h.to(tl.int64) * stride_lse_h + bos_q + o_m, mask=m_m, other=float("inf"))
-    b_lse = tl.where(b_lse == float("-inf"), float("inf"), b_lse * LOG2E_C)
+    b_lse = tl.where(b_lse == float("-inf"), float("inf"), b_lse * 1.4426950408889634)
     b_delta = tl.load(DELTA + i_h.to(tl.int64) * stride_lse_h + bos_q + o_m, mask=m_m, other=0.0)
     p_k0 = K + (bos_k + o_n0).to(tl.int64)[:, None] * stride_kt + i_hk * stride_kh + o_d[None, :]
     p_v0 = V + (bos_k + o_n0).to(tl.int64)[:, None] * stride_vt + i_hk * stride_vh + o_dv[None, :]

@@ -18,7 +18,6 @@ import triton.language as tl
 from ..._core.alloc import new_empty
 from ..._core.triton_utils import configs
 from .common import (
-    LN2_C,
     LOG2E,
     SMEM_LIMIT,
     _block_ranges,
@@ -224,7 +223,7 @@ def _attention_fwd_kernel(
     has_key = l_i > 0.0
     l_safe = tl.where(has_key, l_i, 1.0)
     b_o = acc / l_safe[:, None]
-    b_lse = tl.where(has_key, (m_i + tl.math.log2(l_safe)) * LN2_C, float("-inf"))
+    b_lse = tl.where(has_key, (m_i + tl.math.log2(l_safe)) * 0.6931471805599453, float("-inf"))
     p_o = O + (bos_q + o_m).to(tl.int64)[:, None] * stride_ot + i_h * stride_oh + o_dv[None, :]
     tl.store(p_o, b_o.to(O.dtype.element_ty), mask=m_m[:, None] & (o_dv < DV)[None, :])
     tl.store(LSE + i_h.to(tl.int64) * stride_lse_h + bos_q + o_m, b_lse, mask=m_m)
