@@ -144,6 +144,9 @@ def _hstu_bwd_kernel(
     BLOCK_DQ: tl.constexpr,
     BLOCK_DV: tl.constexpr,
 ):
+    # torch.compile passes Python floats as fp64 scalars; keep the score math in fp32 as in eager
+    alpha = tl.cast(alpha, tl.float32)
+    inv_s = tl.cast(inv_s, tl.float32)
     pid = tl.program_id(0)
     i_h = pid % H
     rest = pid // H
