@@ -30,7 +30,6 @@ from .common import (
     SMEM_LIMIT,
     _block_ranges,
     _load_tile,
-    _seq_of_slot,
     _tanh,
     fitting_configs,
     num_slots,
@@ -260,10 +259,23 @@ def _attention_bwd_dkdv_kernel(
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
 ):
+    # Inductor passes Python floats as fp64 scalars; fp64 would promote the tiles
+    scale = tl.cast(scale, tl.float32)
+    qk_scale = tl.cast(qk_scale, tl.float32)
+    softcap_in = tl.cast(softcap_in, tl.float32)
+    softcap_out = tl.cast(softcap_out, tl.float32)
     i_slot = tl.program_id(0)  # natural order: the first key blocks (heaviest when causal) start first
     i_hk = tl.program_id(1)
-    i_b, i_n = _seq_of_slot(CU_K, i_slot, B, BLOCK_N)
+    # the sequence owning this slot: binary search over CU_K (inlined, see common.py for why)
+    i_b = i_slot * 0
+    hi_b = i_b + B
+    while hi_b - i_b > 1:
+        mid = (i_b + hi_b) // 2
+        go_right = tl.load(CU_K + mid).to(tl.int32) // BLOCK_N + mid <= i_slot
+        i_b = tl.where(go_right, mid, i_b)
+        hi_b = tl.where(go_right, hi_b, mid)
     bos_k = tl.load(CU_K + i_b).to(tl.int32)
+    i_n = i_slot - (bos_k // BLOCK_N + i_b)
     lk = tl.load(CU_K + i_b + 1).to(tl.int32) - bos_k
     n0 = i_n * BLOCK_N
     if n0 >= lk:
@@ -498,10 +510,23 @@ def _attention_bwd_dq_kernel(
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
 ):
+    # Inductor passes Python floats as fp64 scalars; fp64 would promote the tiles
+    scale = tl.cast(scale, tl.float32)
+    qk_scale = tl.cast(qk_scale, tl.float32)
+    softcap_in = tl.cast(softcap_in, tl.float32)
+    softcap_out = tl.cast(softcap_out, tl.float32)
     i_slot = tl.num_programs(0) - 1 - tl.program_id(0)
     i_h = tl.program_id(1)
-    i_b, i_m = _seq_of_slot(CU_Q, i_slot, B, BLOCK_M)
+    # the sequence owning this slot: binary search over CU_Q (inlined, see common.py for why)
+    i_b = i_slot * 0
+    hi_b = i_b + B
+    while hi_b - i_b > 1:
+        mid = (i_b + hi_b) // 2
+        go_right = tl.load(CU_Q + mid).to(tl.int32) // BLOCK_M + mid <= i_slot
+        i_b = tl.where(go_right, mid, i_b)
+        hi_b = tl.where(go_right, hi_b, mid)
     bos_q = tl.load(CU_Q + i_b).to(tl.int32)
+    i_m = i_slot - (bos_q // BLOCK_M + i_b)
     lq = tl.load(CU_Q + i_b + 1).to(tl.int32) - bos_q
     m0 = i_m * BLOCK_M
     if m0 >= lq:
@@ -599,8 +624,10 @@ def attention_bwd(
         dlse: ``[Hq, Tq]`` gradient of lse, or None.
         deterministic: use the separate dQ kernel (no float atomics): bit-identical reruns.
     """
-    tq, hq, d = q.shape
-    tk, hkv, dv = k.shape[0], k.shape[1], v.shape[2]
+    tq, hq = q.shape[0], q.shape[1]
+    tk, hkv = k.shape[0], k.shape[1]
+    # head dims become constexprs: concrete ints even under dynamic-shape tracing
+    d, dv = int(q.shape[2]), int(v.shape[2])
     batch = cu_seqlens_q.shape[0] - 1
     mode = dq_mode(deterministic)
     if tk == 0 or batch == 0 or tq == 0:

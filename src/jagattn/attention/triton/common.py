@@ -9,6 +9,12 @@ exits at once if its slot lies past the end of that sequence: at most ``B`` idle
 head, instead of ``B * cdiv(max_seqlen, BLOCK)`` for the usual (block, head, sequence) grid,
 and a ``max_seqlen`` that is too small cannot cause an out-of-bounds access because it is not
 used at all.
+
+The search is written out in each kernel rather than called as a helper: torch's TTIR mutation
+analysis (``torch.library.wrap_triton`` under torch.compile / AOT autograd) treats a value
+returned by a called ``@triton.jit`` function as derived from every argument of the call, so a
+helper that takes ``cu_seqlens`` and returns an index used in a store address made
+``cu_seqlens`` look written, and the autograd partitioner then failed on the "mutated" input.
 """
 
 from __future__ import annotations
@@ -44,21 +50,6 @@ def fitting_configs(configs, fits):
 def num_slots(total_rows: int, batch: int, block: int) -> int:
     """Grid size along axis 0 for the varlen schedule described in the module docstring."""
     return total_rows // block + batch
-
-
-@triton.jit
-def _seq_of_slot(CU, slot, B, BLOCK: tl.constexpr):
-    """(sequence b, block index within b) owning ``slot``; the block may lie past b's end."""
-    lo = slot * 0
-    hi = lo + B
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        start = tl.load(CU + mid).to(tl.int32) // BLOCK + mid
-        go_right = start <= slot
-        lo = tl.where(go_right, mid, lo)
-        hi = tl.where(go_right, hi, mid)
-    i_blk = slot - (tl.load(CU + lo).to(tl.int32) // BLOCK + lo)
-    return lo, i_blk
 
 
 @triton.jit

@@ -22,7 +22,6 @@ from .common import (
     SMEM_LIMIT,
     _block_ranges,
     _load_tile,
-    _seq_of_slot,
     _tanh,
     fitting_configs,
     num_slots,
@@ -172,10 +171,22 @@ def _attention_fwd_kernel(
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
 ):
+    # Inductor passes Python floats as fp64 scalars; fp64 would promote the scores and acc
+    qk_scale = tl.cast(qk_scale, tl.float32)
+    softcap_in = tl.cast(softcap_in, tl.float32)
+    softcap_out = tl.cast(softcap_out, tl.float32)
     i_slot = tl.num_programs(0) - 1 - tl.program_id(0)
     i_h = tl.program_id(1)
-    i_b, i_m = _seq_of_slot(CU_Q, i_slot, B, BLOCK_M)
+    # the sequence owning this slot: binary search over CU_Q (inlined, see common.py for why)
+    i_b = i_slot * 0
+    hi_b = i_b + B
+    while hi_b - i_b > 1:
+        mid = (i_b + hi_b) // 2
+        go_right = tl.load(CU_Q + mid).to(tl.int32) // BLOCK_M + mid <= i_slot
+        i_b = tl.where(go_right, mid, i_b)
+        hi_b = tl.where(go_right, hi_b, mid)
     bos_q = tl.load(CU_Q + i_b).to(tl.int32)
+    i_m = i_slot - (bos_q // BLOCK_M + i_b)
     lq = tl.load(CU_Q + i_b + 1).to(tl.int32) - bos_q
     m0 = i_m * BLOCK_M
     if m0 >= lq:
@@ -287,8 +298,10 @@ def attention_fwd(
         ``o [Tq, Hq, Dv]`` in q's dtype and ``lse [Hq, Tq]`` fp32 (natural log, ``-inf`` where
         no key is visible).
     """
-    tq, hq, d = q.shape
-    hkv, dv = k.shape[1], v.shape[2]
+    tq, hq = q.shape[0], q.shape[1]
+    hkv = k.shape[1]
+    # head dims become constexprs: concrete ints even under dynamic-shape tracing
+    d, dv = int(q.shape[2]), int(v.shape[2])
     batch = cu_seqlens_q.shape[0] - 1
     o = new_empty((tq, hq, dv), dtype=q.dtype, device=q.device)
     lse = new_empty((hq, tq), dtype=torch.float32, device=q.device)
