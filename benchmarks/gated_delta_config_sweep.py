@@ -6,7 +6,8 @@ each (kernel, config) runs in a fresh process: every other autotuned kernel is p
 config and the target kernel to the config under test; forward + backward outputs are compared
 with the all-first-configs run. Prints one line per config: ok / MISMATCH / CRASH.
 
-Usage on the GPU machine: ``PYTHONPATH=src python3 benchmarks/gated_delta_config_sweep.py --out $OUT``.
+Usage on the GPU machine (the candidate lists are opt-in, see ``triton/common.py``):
+``JAGATTN_GATED_DELTA_AUTOTUNE=1 PYTHONPATH=src python3 benchmarks/gated_delta_config_sweep.py --out $OUT``.
 """
 
 from __future__ import annotations
@@ -89,7 +90,7 @@ def main() -> None:
         target, idx = (args.one[0], int(args.one[1])) if args.one else (None, 0)
         print("RESULT " + json.dumps(one(target, idx, args.base, args.write_base)), flush=True)
         return
-    env = dict(os.environ, JAGATTN_AUTOTUNE="1")
+    env = dict(os.environ, JAGATTN_GATED_DELTA_AUTOTUNE="1")
     cmd = [sys.executable, __file__, "--base", args.base]
     r = subprocess.run(cmd + ["--write-base"], env=env, capture_output=True, text=True, timeout=300)
     print("baseline:", r.stdout.strip().splitlines()[-1:] or r.stderr[-2000:], flush=True)

@@ -3,7 +3,8 @@
 Rows (bf16, K=V=128, use_qk_l2norm=True, g = logsigmoid(randn) fp32, beta = sigmoid(randn) bf16,
 32768 tokens): H=16 8 seqs, H=32 8 seqs, H=16 64 seqs, H=16 one sequence, H=16 ragged (lengths
 uniform in [100, 8000]). Public function with ``backend="triton"`` (dispatch included), no initial
-state, no final state. ``triton.testing.do_bench`` median after warm-up (autotuning done first);
+state, no final state. ``triton.testing.do_bench`` median after warm-up (each kernel runs its first,
+verified config unless JAGATTN_GATED_DELTA_AUTOTUNE=1);
 bwd = (fwd+bwd) - fwd. Peak memory of one fwd+bwd over the inputs. FLOPs (SPEC convention, per
 token and value head, chunk 64): forward ``6KV + 6CK + 4CV``. A per-stage breakdown of the
 kernels is printed for two rows.

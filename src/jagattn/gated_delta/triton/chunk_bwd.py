@@ -26,7 +26,7 @@ import triton.language as tl
 
 from ..._core.alloc import new_empty
 from .chunk_fwd import _prepare, _state_pass
-from .common import BT, _seq_of_slot, autotune_configs, block_k, dot_precision, num_slots
+from .common import BT, _exp, _seq_of_slot, autotune_configs, block_k, dot_precision, exact_exp, num_slots
 
 
 @triton.jit
@@ -67,6 +67,7 @@ def _gated_delta_bwd_dv_local_kernel(
     BK: tl.constexpr,
     BV: tl.constexpr,
     DOT_PREC: tl.constexpr,
+    EXACT_EXP: tl.constexpr,
 ):
     i_s, row0, eos = _chunk_of_slot(CU, N, BT)
     if row0 >= eos:
@@ -91,7 +92,8 @@ def _gated_delta_bwd_dv_local_kernel(
     b_kq = tl.dot(b_k, tl.trans(b_q), input_precision=DOT_PREC)
     causal_t = (o_t[None, :] >= o_t[:, None]) & m_t[None, :]
     b_pt = (
-        tl.where(causal_t, b_kq * tl.exp(tl.where(causal_t, b_g[None, :] - b_g[:, None], 0.0)), 0.0) * scale
+        tl.where(causal_t, b_kq * _exp(tl.where(causal_t, b_g[None, :] - b_g[:, None], 0.0), EXACT_EXP), 0.0)
+        * scale
     )
     p_v = (rows[:, None] * HV + i_hv) * V + o_v[None, :]
     m_tv = m_t[:, None] & m_v[None, :]
@@ -136,6 +138,7 @@ def _gated_delta_bwd_dhu_kernel(
     USE_FINAL_STATE_GRADIENT: tl.constexpr,
     STORE_DH0: tl.constexpr,
     DOT_PREC: tl.constexpr,
+    EXACT_EXP: tl.constexpr,
 ):
     i_v = tl.program_id(0)
     i_nh = tl.program_id(1)
@@ -177,18 +180,18 @@ def _gated_delta_bwd_dhu_kernel(
         m_tk = m_t[:, None] & m_k[None, :]
         p_qk = (rows[:, None] * H + i_h) * K + o_k[None, :]
         b_k = tl.load(K_ + p_qk, mask=m_tk, other=0.0)
-        b_kd = (b_k.to(tl.float32) * tl.exp(g_last - b_g)[:, None]).to(dt)
+        b_kd = (b_k.to(tl.float32) * _exp(g_last - b_g, EXACT_EXP)[:, None]).to(dt)
         p_v = (rows[:, None] * HV + i_hv) * V + o_v[None, :]
         m_tv = m_t[:, None] & m_v[None, :]
         b_du = tl.load(DUL + p_v, mask=m_tv, other=0.0) + tl.dot(b_kd, b_dh.to(dt), input_precision=DOT_PREC)
         tl.store(DU + p_v, b_du, mask=m_tv)
 
         b_q = tl.load(Q + p_qk, mask=m_tk, other=0.0)
-        b_qd = (b_q.to(tl.float32) * (tl.exp(b_g) * scale)[:, None]).to(dt)
+        b_qd = (b_q.to(tl.float32) * (_exp(b_g, EXACT_EXP) * scale)[:, None]).to(dt)
         b_do = tl.load(DO + p_v, mask=m_tv, other=0.0)
         b_w = tl.load(W + (rows[:, None] * HV + i_hv) * K + o_k[None, :], mask=m_tk, other=0.0)
         b_dh = (
-            b_dh * tl.exp(g_last)
+            b_dh * _exp(g_last, EXACT_EXP)
             + tl.dot(tl.trans(b_qd), b_do, input_precision=DOT_PREC)
             - tl.dot(tl.trans(b_w), b_du.to(dt), input_precision=DOT_PREC)
         )
@@ -228,6 +231,7 @@ def _gated_delta_bwd_dqkwg_kernel(
     NG: tl.constexpr,
     BG: tl.constexpr,
     DOT_PREC: tl.constexpr,
+    EXACT_EXP: tl.constexpr,
 ):
     i_s, row0, eos = _chunk_of_slot(CU, N, BT)
     if row0 >= eos:
@@ -276,21 +280,21 @@ def _gated_delta_bwd_dqkwg_kernel(
     g_last = tl.load(GC + last * HV + i_hv)
 
     # inter-chunk terms: o += scale exp(G) q S0 ;  S_next = ... + exp(G_last - G) k u^T
-    b_dq = b_dq * (tl.exp(b_g) * scale)[:, None]
-    b_dk = b_dk * tl.where(m_t, tl.exp(g_last - b_g), 0.0)[:, None]
+    b_dq = b_dq * (_exp(b_g, EXACT_EXP) * scale)[:, None]
+    b_dk = b_dk * tl.where(m_t, _exp(g_last - b_g, EXACT_EXP), 0.0)[:, None]
     b_kdk = tl.sum(b_dk * b_k.to(tl.float32), 1)
     b_dg = tl.sum(b_dq * b_q.to(tl.float32), 1) - b_kdk
     o_g = tl.arange(0, BG)
     b_gh = tl.load(GH + (i_s.to(tl.int64) * HV + i_hv) * NG + o_g, mask=o_g < NG, other=0.0)
-    dg_last = tl.exp(g_last) * tl.sum(b_gh, 0) + tl.sum(b_kdk, 0)
+    dg_last = _exp(g_last, EXACT_EXP) * tl.sum(b_gh, 0) + tl.sum(b_kdk, 0)
 
     # intra-chunk terms, [t, s] and [s, t] orientations computed separately
     causal = (o_t[:, None] >= o_t[None, :]) & m_t[:, None]
-    e_ts = tl.exp(tl.where(causal, b_g[:, None] - b_g[None, :], 0.0))
+    e_ts = _exp(tl.where(causal, b_g[:, None] - b_g[None, :], 0.0), EXACT_EXP)
     b_p = tl.where(causal, tl.dot(b_q, tl.trans(b_k), input_precision=DOT_PREC) * e_ts, 0.0) * scale
     b_dpm = tl.where(causal, b_dp * e_ts, 0.0) * scale
     causal_t = (o_t[None, :] >= o_t[:, None]) & m_t[None, :]
-    e_st = tl.exp(tl.where(causal_t, b_g[None, :] - b_g[:, None], 0.0))
+    e_st = _exp(tl.where(causal_t, b_g[None, :] - b_g[:, None], 0.0), EXACT_EXP)
     b_pt = tl.where(causal_t, tl.dot(b_k, tl.trans(b_q), input_precision=DOT_PREC) * e_st, 0.0) * scale
     b_dpmt = tl.where(causal_t, b_dpt * e_st, 0.0) * scale
     b_dq += tl.dot(b_dpm.to(dt), b_k, input_precision=DOT_PREC)
@@ -333,6 +337,7 @@ def _gated_delta_bwd_wy_kernel(
     BK: tl.constexpr,
     BV: tl.constexpr,
     DOT_PREC: tl.constexpr,
+    EXACT_EXP: tl.constexpr,
 ):
     i_s, row0, eos = _chunk_of_slot(CU, N, BT)
     if row0 >= eos:
@@ -350,7 +355,7 @@ def _gated_delta_bwd_wy_kernel(
     b_k = tl.load(K_ + (rows[:, None] * H + i_h) * K + o_k[None, :], mask=m_tk, other=0.0).to(tl.float32)
     b_beta = tl.load(BETA + rows * HV + i_hv, mask=m_t, other=0.0).to(tl.float32)
     b_g = tl.load(GC + rows * HV + i_hv, mask=m_t, other=0.0)
-    b_eg = tl.where(m_t, tl.exp(b_g), 0.0)
+    b_eg = tl.where(m_t, _exp(b_g, EXACT_EXP), 0.0)
     b_x = b_k * (b_beta * b_eg)[:, None]
     p_kv = (rows[:, None] * HV + i_hv) * K + o_k[None, :]
     b_dw = tl.load(DW + p_kv, mask=m_tk, other=0.0)
@@ -383,7 +388,7 @@ def _gated_delta_bwd_wy_kernel(
     b_da = -tl.dot(
         tl.dot(tl.trans(b_a), b_dT, input_precision=DOT_PREC), tl.trans(b_a), input_precision=DOT_PREC
     )
-    e_ts = tl.exp(tl.where(strict, b_g[:, None] - b_g[None, :], 0.0))
+    e_ts = _exp(tl.where(strict, b_g[:, None] - b_g[None, :], 0.0), EXACT_EXP)
     b_dm = tl.where(strict, b_da * e_ts, 0.0)  # d(beta_t kk_ts) before beta
     b_db += tl.sum(b_dm * b_kk, 1)
     b_dm = b_dm * b_beta[:, None]  # gradient w.r.t. kk_ts
@@ -391,7 +396,7 @@ def _gated_delta_bwd_wy_kernel(
     b_dg += tl.sum(b_dm * b_kk, 1)
     strict_t = (o_t[None, :] > o_t[:, None]) & m_t[None, :]
     b_dat = -tl.dot(tl.dot(b_a, b_dTt, input_precision=DOT_PREC), b_a, input_precision=DOT_PREC)
-    e_st = tl.exp(tl.where(strict_t, b_g[None, :] - b_g[:, None], 0.0))
+    e_st = _exp(tl.where(strict_t, b_g[None, :] - b_g[:, None], 0.0), EXACT_EXP)
     b_dmt = tl.where(strict_t, b_dat * e_st, 0.0) * b_beta[None, :]  # [s, t] = b_dm[t, s]
     b_dk += tl.dot(b_dmt, b_k, input_precision=DOT_PREC)
     b_dg -= tl.sum(b_dmt * b_kk, 1)
@@ -421,6 +426,7 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht):
     dev = q.device
     bk = block_k(dk_)
     prec = dot_precision(q.dtype)
+    exact = exact_exp(q.dtype)
     gc, ainv, w, u = _prepare(k, v, g, beta, cu, store_ainv=True)
 
     du_local = new_empty((t, hv, dv_), dtype=torch.float32, device=dev)
@@ -437,7 +443,24 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht):
     if ns > 0:
         torch.library.wrap_triton(_gated_delta_bwd_dv_local_kernel)[
             lambda meta: (ns, hv, triton.cdiv(dv_, meta["BV"]))
-        ](q, k, gc, do, du_local, cu, n, scale, H=h, HV=hv, K=dk_, V=dv_, BT=BT, BK=bk, DOT_PREC=prec)
+        ](
+            q,
+            k,
+            gc,
+            do,
+            du_local,
+            cu,
+            n,
+            scale,
+            H=h,
+            HV=hv,
+            K=dk_,
+            V=dv_,
+            BT=BT,
+            BK=bk,
+            DOT_PREC=prec,
+            EXACT_EXP=exact,
+        )
     if n > 0:
         torch.library.wrap_triton(_gated_delta_bwd_dhu_kernel)[
             lambda meta: (triton.cdiv(dv_, meta["BV"]), n * hv)
@@ -464,6 +487,7 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht):
             USE_FINAL_STATE_GRADIENT=dht is not None,
             STORE_DH0=True,
             DOT_PREC=prec,
+            EXACT_EXP=exact,
         )
     # the state pass runs after dhu so it can form sum(S0 * dS) from its exact fp32 state
     hbuf, vnew, _, gh = _state_pass(k, w, u, gc, initial_state, cu, store_final=False, dhbuf=dhbuf)
@@ -495,6 +519,7 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht):
             NG=gh.shape[-1],
             BG=triton.next_power_of_2(gh.shape[-1]),
             DOT_PREC=prec,
+            EXACT_EXP=exact,
             num_warps=8,
         )
         torch.library.wrap_triton(_gated_delta_bwd_wy_kernel)[(ns, hv)](
@@ -520,6 +545,7 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht):
             BK=bk,
             BV=32,
             DOT_PREC=prec,
+            EXACT_EXP=exact,
             num_warps=8,
         )
     grp = hv // h

@@ -24,6 +24,7 @@ import triton.language as tl
 from ..._core.alloc import new_empty
 from .common import (
     BT,
+    _exp,
     _inv_unit_lower16,
     _kkt_block,
     _seq_of_slot,
@@ -31,6 +32,7 @@ from .common import (
     block_k,
     block_v,
     dot_precision,
+    exact_exp,
     num_slots,
 )
 
@@ -81,6 +83,7 @@ def _gated_delta_fwd_prepare_kernel(
     BV: tl.constexpr,
     STORE_AINV: tl.constexpr,
     DOT_PREC: tl.constexpr,
+    EXACT_EXP: tl.constexpr,
 ):
     i_s = tl.program_id(0)
     i_hv = tl.program_id(1)
@@ -125,16 +128,16 @@ def _gated_delta_fwd_prepare_kernel(
     k3 = _load_k16(K_, r3, m3, i_h, o_k, m_k, H, K)
 
     # T = (I + A)^-1 by blocks: T_ii = (I + A_ii)^-1, T_ij = -T_ii sum_{j<=m<i} A_im T_mj
-    t00 = _inv_unit_lower16(_kkt_block(k0, k0, b0, g0, g0, True, DOT_PREC))
-    t11 = _inv_unit_lower16(_kkt_block(k1, k1, b1, g1, g1, True, DOT_PREC))
-    t22 = _inv_unit_lower16(_kkt_block(k2, k2, b2, g2, g2, True, DOT_PREC))
-    t33 = _inv_unit_lower16(_kkt_block(k3, k3, b3, g3, g3, True, DOT_PREC))
-    a10 = _kkt_block(k1, k0, b1, g1, g0, False, DOT_PREC)
-    a20 = _kkt_block(k2, k0, b2, g2, g0, False, DOT_PREC)
-    a21 = _kkt_block(k2, k1, b2, g2, g1, False, DOT_PREC)
-    a30 = _kkt_block(k3, k0, b3, g3, g0, False, DOT_PREC)
-    a31 = _kkt_block(k3, k1, b3, g3, g1, False, DOT_PREC)
-    a32 = _kkt_block(k3, k2, b3, g3, g2, False, DOT_PREC)
+    t00 = _inv_unit_lower16(_kkt_block(k0, k0, b0, g0, g0, True, DOT_PREC, EXACT_EXP))
+    t11 = _inv_unit_lower16(_kkt_block(k1, k1, b1, g1, g1, True, DOT_PREC, EXACT_EXP))
+    t22 = _inv_unit_lower16(_kkt_block(k2, k2, b2, g2, g2, True, DOT_PREC, EXACT_EXP))
+    t33 = _inv_unit_lower16(_kkt_block(k3, k3, b3, g3, g3, True, DOT_PREC, EXACT_EXP))
+    a10 = _kkt_block(k1, k0, b1, g1, g0, False, DOT_PREC, EXACT_EXP)
+    a20 = _kkt_block(k2, k0, b2, g2, g0, False, DOT_PREC, EXACT_EXP)
+    a21 = _kkt_block(k2, k1, b2, g2, g1, False, DOT_PREC, EXACT_EXP)
+    a30 = _kkt_block(k3, k0, b3, g3, g0, False, DOT_PREC, EXACT_EXP)
+    a31 = _kkt_block(k3, k1, b3, g3, g1, False, DOT_PREC, EXACT_EXP)
+    a32 = _kkt_block(k3, k2, b3, g3, g2, False, DOT_PREC, EXACT_EXP)
     t10 = -tl.dot(t11, tl.dot(a10, t00, input_precision=DOT_PREC), input_precision=DOT_PREC)
     t21 = -tl.dot(t22, tl.dot(a21, t11, input_precision=DOT_PREC), input_precision=DOT_PREC)
     t20 = -tl.dot(
@@ -175,10 +178,10 @@ def _gated_delta_fwd_prepare_kernel(
         _store_ainv16(AINV, r3, m3, i_hv, 48, t33, HV, BT)
 
     # W = T (beta exp(G) * K)
-    x0 = k0.to(tl.float32) * (b0 * tl.exp(g0))[:, None]
-    x1 = k1.to(tl.float32) * (b1 * tl.exp(g1))[:, None]
-    x2 = k2.to(tl.float32) * (b2 * tl.exp(g2))[:, None]
-    x3 = k3.to(tl.float32) * (b3 * tl.exp(g3))[:, None]
+    x0 = k0.to(tl.float32) * (b0 * _exp(g0, EXACT_EXP))[:, None]
+    x1 = k1.to(tl.float32) * (b1 * _exp(g1, EXACT_EXP))[:, None]
+    x2 = k2.to(tl.float32) * (b2 * _exp(g2, EXACT_EXP))[:, None]
+    x3 = k3.to(tl.float32) * (b3 * _exp(g3, EXACT_EXP))[:, None]
     w0 = tl.dot(t00, x0, input_precision=DOT_PREC)
     w1 = tl.dot(t10, x0, input_precision=DOT_PREC) + tl.dot(t11, x1, input_precision=DOT_PREC)
     w2 = (
@@ -234,7 +237,7 @@ def _gated_delta_fwd_prepare_kernel(
 
 
 def _h_configs():
-    # (BV, warps, stages); the first is the JAGATTN_AUTOTUNE=0 default. BV=64 at 4 warps spills.
+    # (BV, warps, stages); only the first runs unless JAGATTN_GATED_DELTA_AUTOTUNE=1 (common.py). BV=64 at 4 warps spills.
     gpu = [(32, 4, 2), (16, 4, 2), (64, 8, 2), (32, 8, 2), (16, 8, 2), (32, 4, 3)]
     gpu = [triton.Config({"BV": bv}, num_warps=w, num_stages=s) for bv, w, s in gpu]
     return autotune_configs(gpu, triton.Config({"BV": 32}, num_warps=4, num_stages=1))
@@ -269,6 +272,7 @@ def _gated_delta_fwd_h_kernel(
     STORE_FINAL_STATE: tl.constexpr,
     COMPUTE_GH: tl.constexpr,
     DOT_PREC: tl.constexpr,
+    EXACT_EXP: tl.constexpr,
 ):
     i_v = tl.program_id(0)
     i_nh = tl.program_id(1)
@@ -323,8 +327,8 @@ def _gated_delta_fwd_h_kernel(
         b_k = tl.load(
             K_ + (rows[:, None] * H + i_h) * K + o_k[None, :], mask=m_t[:, None] & m_k[None, :], other=0.0
         )
-        b_kd = (b_k.to(tl.float32) * tl.exp(g_last - b_g)[:, None]).to(dt)
-        b_h = b_h * tl.exp(g_last) + tl.dot(tl.trans(b_kd), b_vn, input_precision=DOT_PREC)
+        b_kd = (b_k.to(tl.float32) * _exp(g_last - b_g, EXACT_EXP)[:, None]).to(dt)
+        b_h = b_h * _exp(g_last, EXACT_EXP) + tl.dot(tl.trans(b_kd), b_vn, input_precision=DOT_PREC)
     if STORE_FINAL_STATE:
         tl.store(HT + p_state + o_kv, b_h, mask=m_kv)
 
@@ -359,6 +363,7 @@ def _gated_delta_fwd_o_kernel(
     BK: tl.constexpr,
     BV: tl.constexpr,
     DOT_PREC: tl.constexpr,
+    EXACT_EXP: tl.constexpr,
 ):
     i_s = tl.program_id(0)
     i_hv = tl.program_id(1)
@@ -390,10 +395,10 @@ def _gated_delta_fwd_o_kernel(
     ).to(dt)
     b_g = tl.load(GC + rows * HV + i_hv, mask=m_t, other=0.0)
 
-    b_o = tl.dot(b_q, b_h, input_precision=DOT_PREC) * tl.exp(b_g)[:, None]
+    b_o = tl.dot(b_q, b_h, input_precision=DOT_PREC) * _exp(b_g, EXACT_EXP)[:, None]
     b_qk = tl.dot(b_q, tl.trans(b_k), input_precision=DOT_PREC)
     causal = (o_t[:, None] >= o_t[None, :]) & m_t[:, None]
-    b_p = tl.where(causal, b_qk * tl.exp(tl.where(causal, b_g[:, None] - b_g[None, :], 0.0)), 0.0)
+    b_p = tl.where(causal, b_qk * _exp(tl.where(causal, b_g[:, None] - b_g[None, :], 0.0), EXACT_EXP), 0.0)
     p_v = (rows[:, None] * HV + i_hv) * V + o_v[None, :]
     m_tv = m_t[:, None] & m_v[None, :]
     b_vn = tl.load(VNEW + p_v, mask=m_tv, other=0.0)
@@ -436,6 +441,7 @@ def _prepare(k, v, g, beta, cu, *, store_ainv: bool):
             BV=block_v(dv),
             STORE_AINV=store_ainv,
             DOT_PREC=dot_precision(k.dtype),
+            EXACT_EXP=exact_exp(k.dtype),
             num_warps=8,
         )
     return gc, ainv, w, u
@@ -482,6 +488,7 @@ def _state_pass(k, w, u, gc, initial_state, cu, *, store_final: bool, dhbuf=None
             STORE_FINAL_STATE=store_final,
             COMPUTE_GH=dhbuf is not None,
             DOT_PREC=dot_precision(k.dtype),
+            EXACT_EXP=exact_exp(k.dtype),
         )
     return hbuf, vnew, final, gh
 
@@ -521,5 +528,6 @@ def chunk_fwd(q, k, v, g, beta, initial_state, cu, scale: float):
             BT=BT,
             BK=block_k(dk),
             DOT_PREC=dot_precision(q.dtype),
+            EXACT_EXP=exact_exp(q.dtype),
         )
     return o, final
