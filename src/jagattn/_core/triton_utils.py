@@ -63,6 +63,18 @@ def backend_unavailable_reason() -> str | None:
     return None
 
 
+def autotune_enabled(family: str, default: bool = True) -> bool:
+    """Whether a family's kernels autotune. ``JAGATTN_<FAMILY>_AUTOTUNE`` wins over
+    ``JAGATTN_AUTOTUNE``; ``0`` pins every kernel to its first config (GPU test runs use it to
+    spend device time on checks rather than tuning). Callers read it once at import so that no
+    environment read happens while torch.compile traces a launcher."""
+    for var in (f"JAGATTN_{family.upper()}_AUTOTUNE", "JAGATTN_AUTOTUNE"):
+        value = os.environ.get(var, "").strip()
+        if value:
+            return value != "0"
+    return default
+
+
 def configs(gpu: Sequence[Any], interpreter: Any) -> list[Any]:
     """Autotune configs: ``gpu`` on a device, the single ``interpreter`` config under the interpreter."""
     return [interpreter] if interpreter_enabled() else list(gpu)

@@ -19,20 +19,20 @@ helper that takes ``cu_seqlens`` and returns an index used in a store address ma
 
 from __future__ import annotations
 
-import os
-
 import triton
 import triton.language as tl
+
+from ..._core.triton_utils import autotune_enabled
 
 LOG2E = 1.4426950408889634
 LN2 = 0.6931471805599453
 # @triton.jit code writes these as literals: the compiler rejects non-constexpr globals (the
 # interpreter does not), and Inductor re-emits user kernels, which literals survive for sure
 
-# JAGATTN_AUTOTUNE=0: every kernel runs the first config that fits its head dims, untimed (the
-# GPU correctness tests use it to spend device time on checks, not on tuning). Read once at
-# import so the prune functions stay free of environment reads when torch.compile traces them.
-AUTOTUNE = os.environ.get("JAGATTN_AUTOTUNE", "1").strip() not in ("0", "")
+# JAGATTN_AUTOTUNE=0 (or JAGATTN_ATTENTION_AUTOTUNE=0): every kernel runs the first config that
+# fits its head dims, untimed. Read once at import so the prune functions stay free of
+# environment reads when torch.compile traces them.
+AUTOTUNE = autotune_enabled("attention")
 
 
 # shared memory a block may use on Hopper (227 KiB); the prune estimates below were checked

@@ -24,7 +24,7 @@ import triton
 import triton.language as tl
 from torch.library import wrap_triton
 
-from ..._core.triton_utils import configs, interpreter_enabled, next_power_of_2
+from ..._core.triton_utils import autotune_enabled, configs, interpreter_enabled, next_power_of_2
 from .mask import _first_pos_id_ge, _ids, _phases, _sigmoid, _visible
 
 LOG2E = 1.4426950408889634
@@ -381,9 +381,10 @@ def _hstu_fwd_kernel(
 
 
 def tuning_configs(gpu: list[triton.Config], interpreter: triton.Config) -> list[triton.Config]:
-    """Autotune configs; ``JAGATTN_HSTU_AUTOTUNE=0`` keeps only the first GPU config (fast compiles
-    for tests on the device, where every flag combination would otherwise be tuned)."""
-    if os.environ.get("JAGATTN_HSTU_AUTOTUNE", "1") == "0":
+    """Autotune configs; ``JAGATTN_HSTU_AUTOTUNE=0`` (or ``JAGATTN_AUTOTUNE=0``) keeps only the first
+    GPU config (fast compiles for tests on the device, where every flag combination would otherwise
+    be tuned)."""
+    if not autotune_enabled("hstu"):
         gpu = gpu[:1]
     return configs(gpu, interpreter)
 
