@@ -26,7 +26,18 @@ import triton.language as tl
 
 from ..._core.alloc import new_empty
 from .chunk_fwd import _prepare, _state_pass
-from .common import BT, _exp, _seq_of_slot, autotune_configs, block_k, dot_precision, exact_exp, num_slots
+from .common import (
+    BT,
+    _c,
+    _dot_f32_lhs,
+    _exp,
+    _seq_of_slot,
+    autotune_configs,
+    block_k,
+    dot_precision,
+    exact_exp,
+    num_slots,
+)
 
 
 @triton.jit
@@ -82,7 +93,6 @@ def _gated_delta_bwd_dv_local_kernel(
     m_k = o_k < K
     o_v = i_v * BV + tl.arange(0, BV)
     m_v = o_v < V
-    dt = Q.dtype.element_ty
 
     p_qk = (rows[:, None] * H + i_h) * K + o_k[None, :]
     b_q = tl.load(Q + p_qk, mask=m_t[:, None] & m_k[None, :], other=0.0)
@@ -98,7 +108,7 @@ def _gated_delta_bwd_dv_local_kernel(
     p_v = (rows[:, None] * HV + i_hv) * V + o_v[None, :]
     m_tv = m_t[:, None] & m_v[None, :]
     b_do = tl.load(DO + p_v, mask=m_tv, other=0.0)
-    tl.store(DU + p_v, tl.dot(b_pt.to(dt), b_do, input_precision=DOT_PREC), mask=m_tv)
+    tl.store(DU + p_v, _dot_f32_lhs(b_pt, b_do, DOT_PREC), mask=m_tv)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -180,20 +190,22 @@ def _gated_delta_bwd_dhu_kernel(
         m_tk = m_t[:, None] & m_k[None, :]
         p_qk = (rows[:, None] * H + i_h) * K + o_k[None, :]
         b_k = tl.load(K_ + p_qk, mask=m_tk, other=0.0)
-        b_kd = (b_k.to(tl.float32) * _exp(g_last - b_g, EXACT_EXP)[:, None]).to(dt)
+        b_kd = _c(b_k.to(tl.float32) * _exp(g_last - b_g, EXACT_EXP)[:, None], dt, DOT_PREC)
         p_v = (rows[:, None] * HV + i_hv) * V + o_v[None, :]
         m_tv = m_t[:, None] & m_v[None, :]
-        b_du = tl.load(DUL + p_v, mask=m_tv, other=0.0) + tl.dot(b_kd, b_dh.to(dt), input_precision=DOT_PREC)
+        b_du = tl.load(DUL + p_v, mask=m_tv, other=0.0) + tl.dot(
+            b_kd, _c(b_dh, dt, DOT_PREC), input_precision=DOT_PREC
+        )
         tl.store(DU + p_v, b_du, mask=m_tv)
 
         b_q = tl.load(Q + p_qk, mask=m_tk, other=0.0)
-        b_qd = (b_q.to(tl.float32) * (_exp(b_g, EXACT_EXP) * scale)[:, None]).to(dt)
+        b_qd = _c(b_q.to(tl.float32) * (_exp(b_g, EXACT_EXP) * scale)[:, None], dt, DOT_PREC)
         b_do = tl.load(DO + p_v, mask=m_tv, other=0.0)
         b_w = tl.load(W + (rows[:, None] * HV + i_hv) * K + o_k[None, :], mask=m_tk, other=0.0)
         b_dh = (
             b_dh * _exp(g_last, EXACT_EXP)
-            + tl.dot(tl.trans(b_qd), b_do, input_precision=DOT_PREC)
-            - tl.dot(tl.trans(b_w), b_du.to(dt), input_precision=DOT_PREC)
+            + tl.dot(tl.trans(b_qd), _c(b_do, dt, DOT_PREC), input_precision=DOT_PREC)
+            - tl.dot(tl.trans(_c(b_w, dt, DOT_PREC)), _c(b_du, dt, DOT_PREC), input_precision=DOT_PREC)
         )
     if STORE_DH0:
         tl.store(DH0 + p_state + o_kv, b_dh, mask=m_kv)
@@ -259,13 +271,15 @@ def _gated_delta_bwd_dqkwg_kernel(
         m_tv = m_t[:, None] & m_v[None, :]
         b_do = tl.load(DO + p_v, mask=m_tv, other=0.0)
         b_vn = tl.load(VNEW + p_v, mask=m_tv, other=0.0)
-        b_du = tl.load(DU + p_v, mask=m_tv, other=0.0).to(dt)
+        b_du = _c(tl.load(DU + p_v, mask=m_tv, other=0.0), dt, DOT_PREC)
         o_kv = o_k[:, None] * V + o_v[None, :]
         m_kv = m_k[:, None] & m_v[None, :]
         b_h = tl.load(HBUF + p_state + o_kv, mask=m_kv, other=0.0)
         b_dh = tl.load(DHBUF + p_state + o_kv, mask=m_kv, other=0.0)
-        b_h = b_h.to(dt)
-        b_dh = b_dh.to(dt)
+        b_h = _c(b_h, dt, DOT_PREC)
+        b_dh = _c(b_dh, dt, DOT_PREC)
+        b_do = _c(b_do, dt, DOT_PREC)
+        b_vn = _c(b_vn, dt, DOT_PREC)
         b_dp += tl.dot(b_do, tl.trans(b_vn), input_precision=DOT_PREC)
         b_dpt += tl.dot(b_vn, tl.trans(b_do), input_precision=DOT_PREC)
         b_dq += tl.dot(b_do, tl.trans(b_h), input_precision=DOT_PREC)
@@ -297,8 +311,8 @@ def _gated_delta_bwd_dqkwg_kernel(
     e_st = _exp(tl.where(causal_t, b_g[None, :] - b_g[:, None], 0.0), EXACT_EXP)
     b_pt = tl.where(causal_t, tl.dot(b_k, tl.trans(b_q), input_precision=DOT_PREC) * e_st, 0.0) * scale
     b_dpmt = tl.where(causal_t, b_dpt * e_st, 0.0) * scale
-    b_dq += tl.dot(b_dpm.to(dt), b_k, input_precision=DOT_PREC)
-    b_dk += tl.dot(b_dpmt.to(dt), b_q, input_precision=DOT_PREC)
+    b_dq += _dot_f32_lhs(b_dpm, b_k, DOT_PREC)
+    b_dk += _dot_f32_lhs(b_dpmt, b_q, DOT_PREC)
     b_dg += tl.sum(b_dp * b_p, 1) - tl.sum(b_dpt * b_pt, 1)
     b_dg += tl.where(rows == last, dg_last, 0.0)
 

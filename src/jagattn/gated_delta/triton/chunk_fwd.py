@@ -24,6 +24,8 @@ import triton.language as tl
 from ..._core.alloc import new_empty
 from .common import (
     BT,
+    _c,
+    _dot_f32_lhs,
     _exp,
     _inv_unit_lower16,
     _kkt_block,
@@ -33,6 +35,7 @@ from .common import (
     block_v,
     dot_precision,
     exact_exp,
+    inter_dtype,
     num_slots,
 )
 
@@ -327,8 +330,10 @@ def _gated_delta_fwd_h_kernel(
         b_k = tl.load(
             K_ + (rows[:, None] * H + i_h) * K + o_k[None, :], mask=m_t[:, None] & m_k[None, :], other=0.0
         )
-        b_kd = (b_k.to(tl.float32) * _exp(g_last - b_g, EXACT_EXP)[:, None]).to(dt)
-        b_h = b_h * _exp(g_last, EXACT_EXP) + tl.dot(tl.trans(b_kd), b_vn, input_precision=DOT_PREC)
+        b_kd = _c(b_k.to(tl.float32) * _exp(g_last - b_g, EXACT_EXP)[:, None], dt, DOT_PREC)
+        b_h = b_h * _exp(g_last, EXACT_EXP) + tl.dot(
+            tl.trans(b_kd), _c(b_vn, dt, DOT_PREC), input_precision=DOT_PREC
+        )
     if STORE_FINAL_STATE:
         tl.store(HT + p_state + o_kv, b_h, mask=m_kv)
 
@@ -395,14 +400,14 @@ def _gated_delta_fwd_o_kernel(
     ).to(dt)
     b_g = tl.load(GC + rows * HV + i_hv, mask=m_t, other=0.0)
 
-    b_o = tl.dot(b_q, b_h, input_precision=DOT_PREC) * _exp(b_g, EXACT_EXP)[:, None]
+    b_o = tl.dot(_c(b_q, dt, DOT_PREC), b_h, input_precision=DOT_PREC) * _exp(b_g, EXACT_EXP)[:, None]
     b_qk = tl.dot(b_q, tl.trans(b_k), input_precision=DOT_PREC)
     causal = (o_t[:, None] >= o_t[None, :]) & m_t[:, None]
     b_p = tl.where(causal, b_qk * _exp(tl.where(causal, b_g[:, None] - b_g[None, :], 0.0), EXACT_EXP), 0.0)
     p_v = (rows[:, None] * HV + i_hv) * V + o_v[None, :]
     m_tv = m_t[:, None] & m_v[None, :]
     b_vn = tl.load(VNEW + p_v, mask=m_tv, other=0.0)
-    b_o = (b_o + tl.dot(b_p.to(dt), b_vn, input_precision=DOT_PREC)) * scale
+    b_o = (b_o + _dot_f32_lhs(b_p, b_vn, DOT_PREC)) * scale
     tl.store(O + p_v, b_o.to(O.dtype.element_ty), mask=m_tv)
 
 
@@ -418,8 +423,8 @@ def _prepare(k, v, g, beta, cu, *, store_ainv: bool):
     dev = k.device
     gc = new_empty((t, hv), dtype=torch.float32, device=dev)
     ainv = new_empty((t, hv, BT) if store_ainv else (0,), dtype=torch.float32, device=dev)
-    w = new_empty((t, hv, dk), dtype=k.dtype, device=dev)
-    u = new_empty((t, hv, dv), dtype=k.dtype, device=dev)
+    w = new_empty((t, hv, dk), dtype=inter_dtype(k.dtype), device=dev)
+    u = new_empty((t, hv, dv), dtype=inter_dtype(k.dtype), device=dev)
     if ns > 0:
         torch.library.wrap_triton(_gated_delta_fwd_prepare_kernel)[(ns, hv)](
             k,
@@ -453,11 +458,11 @@ def _state_pass(k, w, u, gc, initial_state, cu, *, store_final: bool, dhbuf=None
     n = cu.shape[0] - 1
     ns = num_slots(t, n)
     dev = k.device
-    hbuf = new_empty((ns, hv, dk, dv), dtype=k.dtype, device=dev)
+    hbuf = new_empty((ns, hv, dk, dv), dtype=inter_dtype(k.dtype), device=dev)
     ng = triton.cdiv(dv, 16)
     # one partial sum per V block of the autotuned width (>= 16); unused entries stay 0
     gh = torch.zeros((ns, hv, ng) if dhbuf is not None else (0,), dtype=torch.float32, device=dev)
-    vnew = new_empty((t, hv, dv), dtype=k.dtype, device=dev)
+    vnew = new_empty((t, hv, dv), dtype=inter_dtype(k.dtype), device=dev)
     final = new_empty((n, hv, dk, dv) if store_final else (0,), dtype=torch.float32, device=dev)
     if n > 0:
 

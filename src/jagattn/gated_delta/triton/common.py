@@ -78,6 +78,27 @@ def _exp(x, EXACT: tl.constexpr):
 
 
 @triton.jit
+def _c(x, dt, DOT_PREC: tl.constexpr):
+    """A dot operand: in the input dtype ``dt`` for bf16 inputs (tensor cores), fp32 when products
+    are exact (fp16/fp32 inputs) so no rounding is added that the reference run does not have."""
+    if DOT_PREC == "ieee":
+        return x.to(tl.float32)
+    else:
+        return x.to(dt)
+
+
+@triton.jit
+def _dot_f32_lhs(a, b, DOT_PREC: tl.constexpr):
+    """``a @ b`` for an fp32 ``a`` (a masked score matrix) and a half/fp32 ``b``. With exact
+    products (fp16/fp32 inputs) ``a`` keeps fp32; for bf16 inputs it is rounded to bf16 for the
+    tensor cores, as a bf16 kernel must (its rounding is below the reference run's bf16 error)."""
+    if DOT_PREC == "ieee":
+        return tl.dot(a, b.to(tl.float32), input_precision=DOT_PREC)
+    else:
+        return tl.dot(a.to(b.dtype), b, input_precision=DOT_PREC)
+
+
+@triton.jit
 def _kkt_block(ki, kj, b_i, g_i, g_j, DIAG: tl.constexpr, DOT_PREC: tl.constexpr, EXACT_EXP: tl.constexpr):
     """``A_ij = beta_i * exp(G_i - G_j) * (k_i k_j^T)`` for 16-row blocks; the diagonal block is
     strictly lower-triangular. Gates ``G`` are chunk-local cumulative sums (natural log)."""
@@ -116,6 +137,15 @@ def dot_precision(dtype) -> str:
     import torch
 
     return "tf32" if dtype == torch.bfloat16 else "ieee"
+
+
+def inter_dtype(dtype):
+    """Storage dtype of the chunk intermediates (W, U~, v_new, per-chunk states): the input dtype
+    for bf16 (the speed path), fp32 for fp16/fp32 inputs, which then add no rounding beyond the
+    reference run's (fp16 is a correctness path here, not a speed one)."""
+    import torch
+
+    return dtype if dtype == torch.bfloat16 else torch.float32
 
 
 def exact_exp(dtype) -> bool:
