@@ -17,11 +17,10 @@ computed matrix are needed, ``M^T`` is computed by its own dot with the operands
 
 from __future__ import annotations
 
-import os
-
 import triton
 import triton.language as tl
 
+from ..._core.triton_utils import autotune_enabled
 from ..._core.triton_utils import configs as _configs
 
 BT = 64  # chunk size (rows); the WY inverse is built from 4 blocks of 16
@@ -121,10 +120,10 @@ def autotune_configs(gpu: list, interpreter) -> list:
     compute-sanitizer memcheck and initcheck clean. A per-config sweep there
     (``benchmarks/gated_delta_config_sweep.py``) saw every other config give different outputs and
     one (``dv_local`` BV=32, 4 warps, 2 stages) an illegal memory access; the cause was not
-    isolated, so those configs stay opt-in: ``JAGATTN_GATED_DELTA_AUTOTUNE=1`` autotunes over the
-    whole list (for sweeps on a new Triton), ``JAGATTN_AUTOTUNE=0`` is accepted and changes nothing.
+    isolated, so autotuning is off for this family unless ``JAGATTN_GATED_DELTA_AUTOTUNE=1`` (or
+    ``JAGATTN_AUTOTUNE=1``) asks for it (``_core.triton_utils.autotune_enabled``).
     """
-    if os.environ.get("JAGATTN_GATED_DELTA_AUTOTUNE", "0").strip() in ("0", ""):
+    if not autotune_enabled("gated_delta", default=False):
         gpu = gpu[:1]
     return _configs(gpu, interpreter)
 
