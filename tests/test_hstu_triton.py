@@ -437,3 +437,15 @@ def test_gpu_concurrent_inference_threads():
     assert not errors, errors
     for r in results:
         torch.testing.assert_close(r, want, rtol=0, atol=0)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("d", [32, 128])
+def test_gpu_cached_without_targets(d):
+    # Regression: the cached kernel compiled with HAS_TARGETS=False crashed ptxas (Triton 3.6, H200).
+    q, k, v, _, cu, ms, kw = _prod(4, 256, C=3, D=d)
+    kw["num_targets"] = None
+    delta = 5
+    rows = torch.cat([torch.arange(e - delta, e) for e in cu[1:].tolist()]).cuda()
+    with torch.no_grad():
+        _check_against_reference(q, k, v, None, cu, ms, grads=False, cached_rows=rows, **kw)

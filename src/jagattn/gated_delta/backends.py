@@ -44,6 +44,14 @@ class TritonBackend(Backend):
             reasons.append(
                 f"q/k/v dtype {inputs.dtype} is not supported (fp16, bf16, fp32; fp64 is reference-only)"
             )
+        if inputs.dtype == torch.float32 and inputs.device_type == "cuda" and inputs.requires_grad:
+            # Seen on H200 / Triton 3.6: the fp32 chunked backward's dk is 1.15-1.35x over the SPEC
+            # section 5 bound (the WY solve's conditioning vs the token loop's rounding); the
+            # forward passes. Until that is fixed, fp32 training runs on the reference.
+            reasons.append(
+                "fp32 with gradients on CUDA: the chunked backward's dk exceeds the SPEC tolerance "
+                "(up to 1.35x the bound on H200); fp16/bf16 or forward-only fp32 run on triton"
+            )
         if inputs.has_gk and inputs.requires_grad:
             reasons.append(
                 "per-key gates (gk) with gradients: the chunked kernels have no gk yet "

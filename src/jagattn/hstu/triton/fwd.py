@@ -467,6 +467,11 @@ def _launch(
     else:
         kernel = _dq_large if large else _dq_small
     do_t = q if do is None else do
+    if delta is not None and num_targets is None:
+        # ptxas (Triton 3.6, sm_90a) segfaults on the cached kernel compiled with HAS_TARGETS=False
+        # (seen on H200 for D=32 and D=128, both sigmoid paths). All-zero targets give the same
+        # mask as None (SPEC section 2: M is then the same id), so take the compiling variant.
+        num_targets = torch.zeros(batch, dtype=torch.int32, device=q.device)
 
     def grid(meta):
         return (triton.cdiv(rows, meta["BLOCK_M"]) * batch * h,)
