@@ -39,6 +39,12 @@ def backend_table() -> list[dict[str, Any]]:
         for b in dispatch.backends_of(fam):
             ok, why = b.availability()
             rows.append(
-                {"family": fam, "backend": b.name, "available": ok, "reason": why or "", "about": b.description}
+                {
+                    "family": fam,
+                    "backend": b.name,
+                    "available": ok,
+                    "reason": why or "",
+                    "about": b.description,
+                }
             )
     return rows
