@@ -165,10 +165,3 @@ def poisoned_outputs(enabled: bool = True) -> Iterator[None]:
             os.environ.pop("JAGATTN_POISON", None)
         else:
             os.environ["JAGATTN_POISON"] = old
-
-
-def poison_(t: torch.Tensor) -> torch.Tensor:
-    """Fill a float tensor with NaN in place (for buffers a test hands to a kernel)."""
-    with torch.no_grad():
-        t.fill_(float("nan"))
-    return t

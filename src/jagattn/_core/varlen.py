@@ -196,17 +196,3 @@ def cu_seqlens_from_lengths(
             raise ValueError(f"lengths: negative length {n}")
         out.append(out[-1] + int(n))
     return torch.tensor(out, dtype=dtype, device=device)
-
-
-def chunk_indices(cu: torch.Tensor, chunk: int) -> torch.Tensor:
-    """``[num_chunks, 2]`` int32 (sequence, chunk-within-sequence) for chunked kernels.
-
-    Chunks never cross sequences; the last chunk of a sequence may be partial; empty sequences
-    contribute none. Computed on ``cu``'s device without a host sync except the output size.
-    """
-    lens = (cu[1:] - cu[:-1]).to(torch.int64)
-    n_chunks = (lens + chunk - 1) // chunk
-    seq = torch.repeat_interleave(torch.arange(lens.numel(), device=cu.device), n_chunks)
-    starts = torch.cumsum(n_chunks, 0) - n_chunks
-    within = torch.arange(seq.numel(), device=cu.device) - starts[seq]
-    return torch.stack([seq, within], 1).to(torch.int32)
