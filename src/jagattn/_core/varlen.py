@@ -94,6 +94,18 @@ def check_dim(name: str, got: int, want: int, what: str) -> None:
         raise ValueError(f"{name}: {what} must be {want}, got {got}")
 
 
+def check_bool(value: Any, name: str) -> bool:
+    """A Python bool flag (ints such as 0/1 are rejected: they usually mean a misplaced argument)."""
+    if not isinstance(value, bool):
+        raise TypeError(f"{name}: expected a bool, got {type(value).__name__} ({value!r})")
+    return value
+
+
+def accumulation_dtype(dtype: torch.dtype) -> torch.dtype:
+    """The references accumulate in fp32, or fp64 when the inputs are fp64."""
+    return torch.float64 if dtype == torch.float64 else torch.float32
+
+
 def check_int(value: Any, name: str, *, minimum: int | None = None, allow_none: bool = False) -> int | None:
     """A Python int argument (bool rejected; SymInt accepted under tracing)."""
     if value is None and allow_none:

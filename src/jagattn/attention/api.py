@@ -10,6 +10,7 @@ import torch
 from .._core import dispatch
 from .._core.varlen import (
     FLOAT_DTYPES,
+    check_bool,
     check_cu_seqlens,
     check_cu_values,
     check_float,
@@ -123,8 +124,7 @@ def make_inputs(
     if hq % hkv != 0:
         raise ValueError(f"k: Hq={hq} must be a multiple of Hkv={hkv} (GQA/MQA)")
     for name, flag in (("causal", causal), ("deterministic", deterministic), ("return_lse", return_lse)):
-        if not isinstance(flag, bool):
-            raise TypeError(f"{name}: expected a bool, got {type(flag).__name__} ({flag!r})")
+        check_bool(flag, name)
     left, right = _check_window(window)
     if causal:
         right = 0

@@ -12,7 +12,7 @@ import math
 
 import torch
 
-from .._core.varlen import seq_lengths
+from .._core.varlen import accumulation_dtype, seq_lengths
 
 
 def visible_mask(
@@ -33,10 +33,6 @@ def visible_mask(
     return mask
 
 
-def _default_compute_dtype(dtype: torch.dtype) -> torch.dtype:
-    return torch.float64 if dtype == torch.float64 else torch.float32
-
-
 def attention_reference(
     q: torch.Tensor,
     k: torch.Tensor,
@@ -51,7 +47,7 @@ def attention_reference(
     compute_dtype: torch.dtype | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Returns ``(o [Tq, Hq, Dv] in q.dtype, lse [Hq, Tq] fp32)``. Inputs are assumed validated."""
-    cdt = compute_dtype or _default_compute_dtype(q.dtype)
+    cdt = compute_dtype or accumulation_dtype(q.dtype)
     hq, hkv = q.shape[1], k.shape[1]
     group = hq // hkv
     dv = v.shape[2]

@@ -32,6 +32,7 @@ import torch
 from .._core import dispatch
 from .._core.varlen import (
     FLOAT_DTYPES,
+    check_bool,
     check_cu_seqlens,
     check_cu_values,
     check_float,
@@ -127,12 +128,6 @@ class GatedDeltaInputs:
         return torch.is_grad_enabled() and any(t.requires_grad for t in self.tensors())
 
 
-def _check_bool(value: Any, name: str) -> bool:
-    if not isinstance(value, bool):
-        raise TypeError(f"{name}: expected a bool, got {type(value).__name__} ({value!r})")
-    return value
-
-
 def _shape_error(name: str, t: torch.Tensor, want: str) -> ValueError:
     return ValueError(f"{name}: shape {tuple(t.shape)} must be {want}")
 
@@ -165,8 +160,8 @@ def make_inputs(
         check_tensor(initial_state, "initial_state", ndim=4, dtypes=FLOAT_DTYPES)
     check_same_device("q", q, k=k, v=v, g=g, beta=beta, gk=gk, initial_state=initial_state)
     check_same_dtype("q", q, k=k, v=v)
-    _check_bool(output_final_state, "output_final_state")
-    _check_bool(use_qk_l2norm, "use_qk_l2norm")
+    check_bool(output_final_state, "output_final_state")
+    check_bool(use_qk_l2norm, "use_qk_l2norm")
 
     lead = tuple(q.shape[:-2])  # (T,) or (B, T)
     h, dk = q.shape[-2], q.shape[-1]

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import torch
 
-from .._core.varlen import seq_lengths
+from .._core.varlen import accumulation_dtype, seq_lengths
 
 L2NORM_EPS = 1e-6
 
@@ -31,10 +31,6 @@ L2NORM_EPS = 1e-6
 def l2norm(x: torch.Tensor, eps: float = L2NORM_EPS) -> torch.Tensor:
     """``x / sqrt(sum(x^2, -1) + eps)`` (SPEC.md section 3)."""
     return x * torch.rsqrt(x.pow(2).sum(-1, keepdim=True) + eps)
-
-
-def state_dtype_for(dtype: torch.dtype) -> torch.dtype:
-    return torch.float64 if dtype == torch.float64 else torch.float32
 
 
 def gated_delta_reference(
@@ -68,7 +64,7 @@ def gated_delta_reference(
 
     Dtype: any float inputs; accumulation in fp32 (fp64 for fp64 inputs).
     """
-    sdt = state_dtype_for(q.dtype)
+    sdt = accumulation_dtype(q.dtype)
     t_total, h, dk = q.shape
     hv, dv = v.shape[1], v.shape[2]
     group = hv // h

@@ -39,6 +39,7 @@ from .._core import dispatch
 from .._core.varlen import (
     FLOAT_DTYPES,
     INDEX_DTYPES,
+    check_bool,
     check_cu_seqlens,
     check_cu_values,
     check_float,
@@ -122,12 +123,6 @@ class HstuInputs:
     @property
     def requires_grad(self) -> bool:
         return torch.is_grad_enabled() and any(t.requires_grad for t in (self.q, self.k, self.v))
-
-
-def _check_bool(value: Any, name: str) -> bool:
-    if not isinstance(value, bool):
-        raise TypeError(f"{name}: expected a bool, got {type(value).__name__} ({value!r})")
-    return value
 
 
 def _check_num_targets(num_targets: Any, batch: int, device: torch.device) -> torch.Tensor | None:
@@ -224,7 +219,7 @@ def make_inputs(
     max_attn_len = check_int(max_attn_len, "max_attn_len", minimum=0)
     min_full_attn_seq_len = check_int(min_full_attn_seq_len, "min_full_attn_seq_len", minimum=0)
     scaling_seqlen = check_int(scaling_seqlen, "scaling_seqlen", minimum=1, allow_none=True)
-    deterministic = _check_bool(deterministic, "deterministic")
+    deterministic = check_bool(deterministic, "deterministic")
 
     check_cu_seqlens(seq_offsets, "seq_offsets", total=lk, device=k.device)
     batch = seq_offsets.shape[0] - 1

@@ -12,7 +12,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from .._core.varlen import seq_lengths
+from .._core.varlen import accumulation_dtype, seq_lengths
 
 
 def position_ids(
@@ -60,10 +60,6 @@ def hstu_mask(
     return valid
 
 
-def _default_compute_dtype(dtype: torch.dtype) -> torch.dtype:
-    return torch.float64 if dtype == torch.float64 else torch.float32
-
-
 def hstu_reference(
     q: torch.Tensor,
     k: torch.Tensor,
@@ -96,7 +92,7 @@ def hstu_reference(
 
     Dtype: any float; output in q's dtype.
     """
-    cdt = compute_dtype or _default_compute_dtype(q.dtype)
+    cdt = compute_dtype or accumulation_dtype(q.dtype)
     pointwise_dt = torch.float64 if cdt == torch.float64 else torch.float32
     h, dv = q.shape[1], v.shape[2]
     lens = seq_lengths(seq_offsets)
