@@ -63,7 +63,13 @@ class TritonBackend(Backend):
     def use_recurrent(inputs: GatedDeltaInputs) -> bool:
         if inputs.requires_grad:
             return False
-        return inputs.has_gk or inputs.total_tokens <= RECURRENT_MAX_AVG_LEN * max(inputs.num_seqs, 1)
+        if inputs.has_gk:
+            return True
+        if not isinstance(inputs.total_tokens, int) or not isinstance(inputs.num_seqs, int):
+            # Symbolic shapes (torch.export / compile with dynamic dims): this speed-only choice
+            # would become a guard excluding valid batches; the chunked kernels run every batch.
+            return False
+        return inputs.total_tokens <= RECURRENT_MAX_AVG_LEN * max(inputs.num_seqs, 1)
 
     def __call__(self, inputs: GatedDeltaInputs):
         from . import ops
