@@ -32,10 +32,10 @@ from .common import (
     _dot_f32_lhs,
     _exp,
     _seq_of_slot,
-    autotune_configs,
     block_k,
     dot_precision,
     exact_exp,
+    launch_config,
     num_slots,
 )
 
@@ -53,13 +53,6 @@ def _chunk_of_slot(CU, N, BT: tl.constexpr):
 # local dv: scale ((Q K^T) * Gamma)^T dO
 
 
-def _dv_configs():
-    gpu = [(64, 4, 2), (32, 4, 2), (64, 8, 2), (32, 8, 2)]
-    gpu = [triton.Config({"BV": bv}, num_warps=w, num_stages=s) for bv, w, s in gpu]
-    return autotune_configs(gpu, triton.Config({"BV": 32}, num_warps=4, num_stages=1))
-
-
-@triton.autotune(configs=_dv_configs(), key=["H", "HV", "K", "V"])
 @triton.jit
 def _gated_delta_bwd_dv_local_kernel(
     Q,
@@ -115,14 +108,6 @@ def _gated_delta_bwd_dv_local_kernel(
 # the backward state recurrence
 
 
-def _dhu_configs():
-    # BV=64 at 4 warps spills (sm_90 compile check)
-    gpu = [(32, 4, 2), (16, 4, 2), (64, 8, 2), (32, 8, 2), (16, 8, 2)]
-    gpu = [triton.Config({"BV": bv}, num_warps=w, num_stages=s) for bv, w, s in gpu]
-    return autotune_configs(gpu, triton.Config({"BV": 32}, num_warps=4, num_stages=1))
-
-
-@triton.autotune(configs=_dhu_configs(), key=["H", "HV", "K", "V", "USE_FINAL_STATE_GRADIENT", "STORE_DH0"])
 @triton.jit
 def _gated_delta_bwd_dhu_kernel(
     Q,
@@ -441,7 +426,7 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht):
     bk = block_k(dk_)
     prec = dot_precision(q.dtype)
     exact = exact_exp(q.dtype)
-    gc, ainv, w, u = _prepare(k, v, g, beta, cu, store_ainv=True)
+    gc, ainv, w, u = _prepare(k, v, g, beta, cu)
 
     du_local = new_empty((t, hv, dv_), dtype=torch.float32, device=dev)
     du = new_empty((t, hv, dv_), dtype=torch.float32, device=dev)
@@ -455,9 +440,8 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht):
     db = new_empty((t, hv), dtype=torch.float32, device=dev)
     dg = new_empty((t, hv), dtype=torch.float32, device=dev)
     if ns > 0:
-        torch.library.wrap_triton(_gated_delta_bwd_dv_local_kernel)[
-            lambda meta: (ns, hv, triton.cdiv(dv_, meta["BV"]))
-        ](
+        bv, warps, stages = launch_config("bwd_dv_local", n_programs=ns * hv, v=dv_)
+        torch.library.wrap_triton(_gated_delta_bwd_dv_local_kernel)[(ns, hv, triton.cdiv(dv_, bv))](
             q,
             k,
             gc,
@@ -472,13 +456,15 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht):
             V=dv_,
             BT=BT,
             BK=bk,
+            BV=bv,
             DOT_PREC=prec,
             EXACT_EXP=exact,
+            num_warps=warps,
+            num_stages=stages,
         )
     if n > 0:
-        torch.library.wrap_triton(_gated_delta_bwd_dhu_kernel)[
-            lambda meta: (triton.cdiv(dv_, meta["BV"]), n * hv)
-        ](
+        bv, warps, stages = launch_config("bwd_dhu", n_programs=n * hv, v=dv_)
+        torch.library.wrap_triton(_gated_delta_bwd_dhu_kernel)[(triton.cdiv(dv_, bv), n * hv)](
             q,
             k,
             w,
@@ -498,10 +484,13 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht):
             V=dv_,
             BT=BT,
             BK=bk,
+            BV=bv,
             USE_FINAL_STATE_GRADIENT=dht is not None,
             STORE_DH0=True,
             DOT_PREC=prec,
             EXACT_EXP=exact,
+            num_warps=warps,
+            num_stages=stages,
         )
     # the state pass runs after dhu so it can form sum(S0 * dS) from its exact fp32 state
     hbuf, vnew, _, gh = _state_pass(k, w, u, gc, initial_state, cu, store_final=False, dhbuf=dhbuf)

@@ -30,12 +30,11 @@ from .common import (
     _inv_unit_lower16,
     _kkt_block,
     _seq_of_slot,
-    autotune_configs,
     block_k,
-    block_v,
     dot_precision,
     exact_exp,
     inter_dtype,
+    launch_config,
     num_slots,
 )
 
@@ -66,28 +65,25 @@ def _store_ainv16(AINV, r, m, i_hv, col: tl.constexpr, blk, HV: tl.constexpr, BT
 
 
 @triton.jit
-def _gated_delta_fwd_prepare_kernel(
+def _gated_delta_fwd_kkt_solve_kernel(
     K_,
-    V_,
     G,
     BETA,
     GC,
     AINV,
-    W,
-    U,
     CU,
     N,
     H: tl.constexpr,
     HV: tl.constexpr,
     K: tl.constexpr,
-    V: tl.constexpr,
     BT: tl.constexpr,
     BK: tl.constexpr,
-    BV: tl.constexpr,
-    STORE_AINV: tl.constexpr,
     DOT_PREC: tl.constexpr,
     EXACT_EXP: tl.constexpr,
 ):
+    """Per chunk and value head: G (chunk-local gate cumsum) and ``T = (I + A)^-1`` [BT, BT] fp32.
+
+    Nothing else is live: the four 16-row key blocks (bf16) and the 16x16 blocks of A and T."""
     i_s = tl.program_id(0)
     i_hv = tl.program_id(1)
     i_n, i_t = _seq_of_slot(CU, i_s, N, BT)
@@ -130,24 +126,38 @@ def _gated_delta_fwd_prepare_kernel(
     k2 = _load_k16(K_, r2, m2, i_h, o_k, m_k, H, K)
     k3 = _load_k16(K_, r3, m3, i_h, o_k, m_k, H, K)
 
-    # T = (I + A)^-1 by blocks: T_ii = (I + A_ii)^-1, T_ij = -T_ii sum_{j<=m<i} A_im T_mj
+    # T = (I + A)^-1 by blocks: T_ii = (I + A_ii)^-1, T_ij = -T_ii sum_{j<=m<i} A_im T_mj; each row
+    # block of T is stored as soon as it is complete so that few blocks are live at once
+    zero = tl.zeros([16, 16], dtype=tl.float32)
     t00 = _inv_unit_lower16(_kkt_block(k0, k0, b0, g0, g0, True, DOT_PREC, EXACT_EXP))
+    _store_ainv16(AINV, r0, m0, i_hv, 0, t00, HV, BT)
+    _store_ainv16(AINV, r0, m0, i_hv, 16, zero, HV, BT)
+    _store_ainv16(AINV, r0, m0, i_hv, 32, zero, HV, BT)
+    _store_ainv16(AINV, r0, m0, i_hv, 48, zero, HV, BT)
     t11 = _inv_unit_lower16(_kkt_block(k1, k1, b1, g1, g1, True, DOT_PREC, EXACT_EXP))
-    t22 = _inv_unit_lower16(_kkt_block(k2, k2, b2, g2, g2, True, DOT_PREC, EXACT_EXP))
-    t33 = _inv_unit_lower16(_kkt_block(k3, k3, b3, g3, g3, True, DOT_PREC, EXACT_EXP))
     a10 = _kkt_block(k1, k0, b1, g1, g0, False, DOT_PREC, EXACT_EXP)
+    t10 = -tl.dot(t11, tl.dot(a10, t00, input_precision=DOT_PREC), input_precision=DOT_PREC)
+    _store_ainv16(AINV, r1, m1, i_hv, 0, t10, HV, BT)
+    _store_ainv16(AINV, r1, m1, i_hv, 16, t11, HV, BT)
+    _store_ainv16(AINV, r1, m1, i_hv, 32, zero, HV, BT)
+    _store_ainv16(AINV, r1, m1, i_hv, 48, zero, HV, BT)
+    t22 = _inv_unit_lower16(_kkt_block(k2, k2, b2, g2, g2, True, DOT_PREC, EXACT_EXP))
     a20 = _kkt_block(k2, k0, b2, g2, g0, False, DOT_PREC, EXACT_EXP)
     a21 = _kkt_block(k2, k1, b2, g2, g1, False, DOT_PREC, EXACT_EXP)
-    a30 = _kkt_block(k3, k0, b3, g3, g0, False, DOT_PREC, EXACT_EXP)
-    a31 = _kkt_block(k3, k1, b3, g3, g1, False, DOT_PREC, EXACT_EXP)
-    a32 = _kkt_block(k3, k2, b3, g3, g2, False, DOT_PREC, EXACT_EXP)
-    t10 = -tl.dot(t11, tl.dot(a10, t00, input_precision=DOT_PREC), input_precision=DOT_PREC)
     t21 = -tl.dot(t22, tl.dot(a21, t11, input_precision=DOT_PREC), input_precision=DOT_PREC)
     t20 = -tl.dot(
         t22,
         tl.dot(a20, t00, input_precision=DOT_PREC) + tl.dot(a21, t10, input_precision=DOT_PREC),
         input_precision=DOT_PREC,
     )
+    _store_ainv16(AINV, r2, m2, i_hv, 0, t20, HV, BT)
+    _store_ainv16(AINV, r2, m2, i_hv, 16, t21, HV, BT)
+    _store_ainv16(AINV, r2, m2, i_hv, 32, t22, HV, BT)
+    _store_ainv16(AINV, r2, m2, i_hv, 48, zero, HV, BT)
+    t33 = _inv_unit_lower16(_kkt_block(k3, k3, b3, g3, g3, True, DOT_PREC, EXACT_EXP))
+    a30 = _kkt_block(k3, k0, b3, g3, g0, False, DOT_PREC, EXACT_EXP)
+    a31 = _kkt_block(k3, k1, b3, g3, g1, False, DOT_PREC, EXACT_EXP)
+    a32 = _kkt_block(k3, k2, b3, g3, g2, False, DOT_PREC, EXACT_EXP)
     t32 = -tl.dot(t33, tl.dot(a32, t22, input_precision=DOT_PREC), input_precision=DOT_PREC)
     t31 = -tl.dot(
         t33,
@@ -161,94 +171,74 @@ def _gated_delta_fwd_prepare_kernel(
         + tl.dot(a32, t20, input_precision=DOT_PREC),
         input_precision=DOT_PREC,
     )
-    if STORE_AINV:
-        zero = tl.zeros([16, 16], dtype=tl.float32)
-        _store_ainv16(AINV, r0, m0, i_hv, 0, t00, HV, BT)
-        _store_ainv16(AINV, r0, m0, i_hv, 16, zero, HV, BT)
-        _store_ainv16(AINV, r0, m0, i_hv, 32, zero, HV, BT)
-        _store_ainv16(AINV, r0, m0, i_hv, 48, zero, HV, BT)
-        _store_ainv16(AINV, r1, m1, i_hv, 0, t10, HV, BT)
-        _store_ainv16(AINV, r1, m1, i_hv, 16, t11, HV, BT)
-        _store_ainv16(AINV, r1, m1, i_hv, 32, zero, HV, BT)
-        _store_ainv16(AINV, r1, m1, i_hv, 48, zero, HV, BT)
-        _store_ainv16(AINV, r2, m2, i_hv, 0, t20, HV, BT)
-        _store_ainv16(AINV, r2, m2, i_hv, 16, t21, HV, BT)
-        _store_ainv16(AINV, r2, m2, i_hv, 32, t22, HV, BT)
-        _store_ainv16(AINV, r2, m2, i_hv, 48, zero, HV, BT)
-        _store_ainv16(AINV, r3, m3, i_hv, 0, t30, HV, BT)
-        _store_ainv16(AINV, r3, m3, i_hv, 16, t31, HV, BT)
-        _store_ainv16(AINV, r3, m3, i_hv, 32, t32, HV, BT)
-        _store_ainv16(AINV, r3, m3, i_hv, 48, t33, HV, BT)
+    _store_ainv16(AINV, r3, m3, i_hv, 0, t30, HV, BT)
+    _store_ainv16(AINV, r3, m3, i_hv, 16, t31, HV, BT)
+    _store_ainv16(AINV, r3, m3, i_hv, 32, t32, HV, BT)
+    _store_ainv16(AINV, r3, m3, i_hv, 48, t33, HV, BT)
 
-    # W = T (beta exp(G) * K)
-    x0 = k0.to(tl.float32) * (b0 * _exp(g0, EXACT_EXP))[:, None]
-    x1 = k1.to(tl.float32) * (b1 * _exp(g1, EXACT_EXP))[:, None]
-    x2 = k2.to(tl.float32) * (b2 * _exp(g2, EXACT_EXP))[:, None]
-    x3 = k3.to(tl.float32) * (b3 * _exp(g3, EXACT_EXP))[:, None]
-    w0 = tl.dot(t00, x0, input_precision=DOT_PREC)
-    w1 = tl.dot(t10, x0, input_precision=DOT_PREC) + tl.dot(t11, x1, input_precision=DOT_PREC)
-    w2 = (
-        tl.dot(t20, x0, input_precision=DOT_PREC)
-        + tl.dot(t21, x1, input_precision=DOT_PREC)
-        + tl.dot(t22, x2, input_precision=DOT_PREC)
-    )
-    w3 = (
-        tl.dot(t30, x0, input_precision=DOT_PREC)
-        + tl.dot(t31, x1, input_precision=DOT_PREC)
-        + tl.dot(t32, x2, input_precision=DOT_PREC)
-        + tl.dot(t33, x3, input_precision=DOT_PREC)
-    )
+
+@triton.jit
+def _gated_delta_fwd_wu_kernel(
+    K_,
+    V_,
+    BETA,
+    GC,
+    AINV,
+    W,
+    U,
+    CU,
+    N,
+    H: tl.constexpr,
+    HV: tl.constexpr,
+    K: tl.constexpr,
+    V: tl.constexpr,
+    BT: tl.constexpr,
+    BC: tl.constexpr,
+    DOT_PREC: tl.constexpr,
+    EXACT_EXP: tl.constexpr,
+):
+    """One ``[BT, BC]`` column tile of ``W = T (beta exp(G) * K)`` (tiles ``c < cdiv(K, BC)``) or of
+    ``U~ = T (beta * V)`` (the following tiles), per chunk and value head."""
+    i_s = tl.program_id(0)
+    i_hv = tl.program_id(1)
+    i_c = tl.program_id(2)
+    i_n, i_t = _seq_of_slot(CU, i_s, N, BT)
+    bos = tl.load(CU + i_n).to(tl.int32)
+    eos = tl.load(CU + i_n + 1).to(tl.int32)
+    row0 = bos + i_t * BT
+    if row0 >= eos:
+        return
+    i_h = i_hv // (HV // H)
+    o_t = tl.arange(0, BT)
+    rows = (row0 + o_t).to(tl.int64)
+    m_t = (row0 + o_t) < eos
+    b_a = tl.load(AINV + (rows[:, None] * HV + i_hv) * BT + o_t[None, :], mask=m_t[:, None], other=0.0)
+    b_beta = tl.load(BETA + rows * HV + i_hv, mask=m_t, other=0.0).to(tl.float32)
+    o_c = tl.arange(0, BC)
+    NK: tl.constexpr = (K + BC - 1) // BC
     w_dt = W.dtype.element_ty
-    tl.store(W + (r0[:, None] * HV + i_hv) * K + o_k[None, :], w0.to(w_dt), mask=m0[:, None] & m_k[None, :])
-    tl.store(W + (r1[:, None] * HV + i_hv) * K + o_k[None, :], w1.to(w_dt), mask=m1[:, None] & m_k[None, :])
-    tl.store(W + (r2[:, None] * HV + i_hv) * K + o_k[None, :], w2.to(w_dt), mask=m2[:, None] & m_k[None, :])
-    tl.store(W + (r3[:, None] * HV + i_hv) * K + o_k[None, :], w3.to(w_dt), mask=m3[:, None] & m_k[None, :])
-
-    # U~ = T (beta * V), V in blocks of BV
-    for i_v in range(tl.cdiv(V, BV)):
-        o_v = i_v * BV + tl.arange(0, BV)
-        m_v = o_v < V
-        p0 = (r0[:, None] * HV + i_hv) * V + o_v[None, :]
-        p1 = (r1[:, None] * HV + i_hv) * V + o_v[None, :]
-        p2 = (r2[:, None] * HV + i_hv) * V + o_v[None, :]
-        p3 = (r3[:, None] * HV + i_hv) * V + o_v[None, :]
-        y0 = tl.load(V_ + p0, mask=m0[:, None] & m_v[None, :], other=0.0).to(tl.float32) * b0[:, None]
-        y1 = tl.load(V_ + p1, mask=m1[:, None] & m_v[None, :], other=0.0).to(tl.float32) * b1[:, None]
-        y2 = tl.load(V_ + p2, mask=m2[:, None] & m_v[None, :], other=0.0).to(tl.float32) * b2[:, None]
-        y3 = tl.load(V_ + p3, mask=m3[:, None] & m_v[None, :], other=0.0).to(tl.float32) * b3[:, None]
-        u0 = tl.dot(t00, y0, input_precision=DOT_PREC)
-        u1 = tl.dot(t10, y0, input_precision=DOT_PREC) + tl.dot(t11, y1, input_precision=DOT_PREC)
-        u2 = (
-            tl.dot(t20, y0, input_precision=DOT_PREC)
-            + tl.dot(t21, y1, input_precision=DOT_PREC)
-            + tl.dot(t22, y2, input_precision=DOT_PREC)
-        )
-        u3 = (
-            tl.dot(t30, y0, input_precision=DOT_PREC)
-            + tl.dot(t31, y1, input_precision=DOT_PREC)
-            + tl.dot(t32, y2, input_precision=DOT_PREC)
-            + tl.dot(t33, y3, input_precision=DOT_PREC)
-        )
-        tl.store(U + p0, u0.to(w_dt), mask=m0[:, None] & m_v[None, :])
-        tl.store(U + p1, u1.to(w_dt), mask=m1[:, None] & m_v[None, :])
-        tl.store(U + p2, u2.to(w_dt), mask=m2[:, None] & m_v[None, :])
-        tl.store(U + p3, u3.to(w_dt), mask=m3[:, None] & m_v[None, :])
+    if i_c < NK:
+        o_k = i_c * BC + o_c
+        m = m_t[:, None] & (o_k < K)[None, :]
+        b_g = tl.load(GC + rows * HV + i_hv, mask=m_t, other=0.0)
+        b_f = tl.where(m_t, b_beta * _exp(b_g, EXACT_EXP), 0.0)
+        b_k = tl.load(K_ + (rows[:, None] * H + i_h) * K + o_k[None, :], mask=m, other=0.0)
+        b_x = b_k.to(tl.float32) * b_f[:, None]
+        b_w = tl.dot(b_a, b_x, input_precision=DOT_PREC)
+        tl.store(W + (rows[:, None] * HV + i_hv) * K + o_k[None, :], b_w.to(w_dt), mask=m)
+    else:
+        o_v = (i_c - NK) * BC + o_c
+        m = m_t[:, None] & (o_v < V)[None, :]
+        p_v = (rows[:, None] * HV + i_hv) * V + o_v[None, :]
+        b_y = tl.load(V_ + p_v, mask=m, other=0.0).to(tl.float32) * b_beta[:, None]
+        b_u = tl.dot(b_a, b_y, input_precision=DOT_PREC)
+        tl.store(U + p_v, b_u.to(w_dt), mask=m)
 
 
 # ---------------------------------------------------------------------------------------------
 # the sequential state pass
 
 
-def _h_configs():
-    # (BV, warps, stages); only the first runs unless JAGATTN_GATED_DELTA_AUTOTUNE=1 (common.py). BV=64 at 4 warps spills.
-    gpu = [(32, 4, 2), (16, 4, 2), (64, 8, 2), (32, 8, 2), (16, 8, 2), (32, 4, 3)]
-    gpu = [triton.Config({"BV": bv}, num_warps=w, num_stages=s) for bv, w, s in gpu]
-    return autotune_configs(gpu, triton.Config({"BV": 32}, num_warps=4, num_stages=1))
-
-
-@triton.autotune(
-    configs=_h_configs(), key=["H", "HV", "K", "V", "USE_INITIAL_STATE", "STORE_FINAL_STATE", "COMPUTE_GH"]
-)
 @triton.jit
 def _gated_delta_fwd_h_kernel(
     K_,
@@ -330,9 +320,10 @@ def _gated_delta_fwd_h_kernel(
         b_k = tl.load(
             K_ + (rows[:, None] * H + i_h) * K + o_k[None, :], mask=m_t[:, None] & m_k[None, :], other=0.0
         )
-        b_kd = _c(b_k.to(tl.float32) * _exp(g_last - b_g, EXACT_EXP)[:, None], dt, DOT_PREC)
+        # the decay exp(G_last - G_t) scales the [BT, BV] updates rather than the [BT, K] keys
+        b_vd = b_vn.to(tl.float32) * tl.where(m_t, _exp(g_last - b_g, EXACT_EXP), 0.0)[:, None]
         b_h = b_h * _exp(g_last, EXACT_EXP) + tl.dot(
-            tl.trans(b_kd), _c(b_vn, dt, DOT_PREC), input_precision=DOT_PREC
+            tl.trans(_c(b_k, dt, DOT_PREC)), _c(b_vd, dt, DOT_PREC), input_precision=DOT_PREC
         )
     if STORE_FINAL_STATE:
         tl.store(HT + p_state + o_kv, b_h, mask=m_kv)
@@ -342,13 +333,6 @@ def _gated_delta_fwd_h_kernel(
 # the output
 
 
-def _o_configs():
-    gpu = [(64, 4, 2), (32, 4, 2), (64, 8, 2), (32, 8, 2)]
-    gpu = [triton.Config({"BV": bv}, num_warps=w, num_stages=s) for bv, w, s in gpu]
-    return autotune_configs(gpu, triton.Config({"BV": 32}, num_warps=4, num_stages=1))
-
-
-@triton.autotune(configs=_o_configs(), key=["H", "HV", "K", "V"])
 @triton.jit
 def _gated_delta_fwd_o_kernel(
     Q,
@@ -415,21 +399,43 @@ def _gated_delta_fwd_o_kernel(
 # launchers
 
 
-def _prepare(k, v, g, beta, cu, *, store_ainv: bool):
+def _prepare(k, v, g, beta, cu):
+    """``(gc [T, HV] fp32, T^-1 blocks [T, HV, BT] fp32, w [T, HV, K], u~ [T, HV, V])``."""
     t, h, dk = k.shape
     hv, dv = v.shape[1], v.shape[2]
     n = cu.shape[0] - 1
     ns = num_slots(t, n)
     dev = k.device
     gc = new_empty((t, hv), dtype=torch.float32, device=dev)
-    ainv = new_empty((t, hv, BT) if store_ainv else (0,), dtype=torch.float32, device=dev)
+    ainv = new_empty((t, hv, BT), dtype=torch.float32, device=dev)
     w = new_empty((t, hv, dk), dtype=inter_dtype(k.dtype), device=dev)
     u = new_empty((t, hv, dv), dtype=inter_dtype(k.dtype), device=dev)
     if ns > 0:
-        torch.library.wrap_triton(_gated_delta_fwd_prepare_kernel)[(ns, hv)](
+        prec = dot_precision(k.dtype)
+        exact = exact_exp(k.dtype)
+        torch.library.wrap_triton(_gated_delta_fwd_kkt_solve_kernel)[(ns, hv)](
+            k,
+            g,
+            beta,
+            gc,
+            ainv,
+            cu,
+            n,
+            H=h,
+            HV=hv,
+            K=dk,
+            BT=BT,
+            BK=block_k(dk),
+            DOT_PREC=prec,
+            EXACT_EXP=exact,
+            num_warps=4,
+        )
+        bc = WU_BLOCK
+        torch.library.wrap_triton(_gated_delta_fwd_wu_kernel)[
+            (ns, hv, triton.cdiv(dk, bc) + triton.cdiv(dv, bc))
+        ](
             k,
             v,
-            g,
             beta,
             gc,
             ainv,
@@ -442,14 +448,15 @@ def _prepare(k, v, g, beta, cu, *, store_ainv: bool):
             K=dk,
             V=dv,
             BT=BT,
-            BK=block_k(dk),
-            BV=block_v(dv),
-            STORE_AINV=store_ainv,
-            DOT_PREC=dot_precision(k.dtype),
-            EXACT_EXP=exact_exp(k.dtype),
-            num_warps=8,
+            BC=bc,
+            DOT_PREC=prec,
+            EXACT_EXP=exact,
+            num_warps=4,
         )
     return gc, ainv, w, u
+
+
+WU_BLOCK = 64  # column tile of the w/u kernel
 
 
 def _state_pass(k, w, u, gc, initial_state, cu, *, store_final: bool, dhbuf=None):
@@ -465,11 +472,8 @@ def _state_pass(k, w, u, gc, initial_state, cu, *, store_final: bool, dhbuf=None
     vnew = new_empty((t, hv, dv), dtype=inter_dtype(k.dtype), device=dev)
     final = new_empty((n, hv, dk, dv) if store_final else (0,), dtype=torch.float32, device=dev)
     if n > 0:
-
-        def grid(meta):
-            return (triton.cdiv(dv, meta["BV"]), n * hv)
-
-        torch.library.wrap_triton(_gated_delta_fwd_h_kernel)[grid](
+        bv, warps, stages = launch_config("fwd_h", n_programs=n * hv, v=dv)
+        torch.library.wrap_triton(_gated_delta_fwd_h_kernel)[(triton.cdiv(dv, bv), n * hv)](
             k,
             w,
             u,
@@ -488,12 +492,15 @@ def _state_pass(k, w, u, gc, initial_state, cu, *, store_final: bool, dhbuf=None
             V=dv,
             BT=BT,
             BK=block_k(dk),
+            BV=bv,
             NG=ng,
             USE_INITIAL_STATE=initial_state is not None,
             STORE_FINAL_STATE=store_final,
             COMPUTE_GH=dhbuf is not None,
             DOT_PREC=dot_precision(k.dtype),
             EXACT_EXP=exact_exp(k.dtype),
+            num_warps=warps,
+            num_stages=stages,
         )
     return hbuf, vnew, final, gh
 
@@ -507,16 +514,13 @@ def chunk_fwd(q, k, v, g, beta, initial_state, cu, scale: float):
     t, h, dk = q.shape
     hv, dv = v.shape[1], v.shape[2]
     n = cu.shape[0] - 1
-    gc, _, w, u = _prepare(k, v, g, beta, cu, store_ainv=False)
+    gc, _, w, u = _prepare(k, v, g, beta, cu)
     hbuf, vnew, final, _ = _state_pass(k, w, u, gc, initial_state, cu, store_final=True)
     o = new_empty((t, hv, dv), dtype=v.dtype, device=v.device)
     ns = num_slots(t, n)
     if ns > 0:
-
-        def grid(meta):
-            return (ns, hv, triton.cdiv(dv, meta["BV"]))
-
-        torch.library.wrap_triton(_gated_delta_fwd_o_kernel)[grid](
+        bv, warps, stages = launch_config("fwd_o", n_programs=ns * hv, v=dv)
+        torch.library.wrap_triton(_gated_delta_fwd_o_kernel)[(ns, hv, triton.cdiv(dv, bv))](
             q,
             k,
             vnew,
@@ -532,7 +536,10 @@ def chunk_fwd(q, k, v, g, beta, initial_state, cu, scale: float):
             V=dv,
             BT=BT,
             BK=block_k(dk),
+            BV=bv,
             DOT_PREC=dot_precision(q.dtype),
             EXACT_EXP=exact_exp(q.dtype),
+            num_warps=warps,
+            num_stages=stages,
         )
     return o, final

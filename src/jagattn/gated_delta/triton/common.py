@@ -17,11 +17,10 @@ computed matrix are needed, ``M^T`` is computed by its own dot with the operands
 
 from __future__ import annotations
 
+import functools
+
 import triton
 import triton.language as tl
-
-from ..._core.triton_utils import autotune_enabled
-from ..._core.triton_utils import configs as _configs
 
 BT = 64  # chunk size (rows); the WY inverse is built from 4 blocks of 16
 
@@ -112,20 +111,55 @@ def _kkt_block(ki, kj, b_i, g_i, g_j, DIAG: tl.constexpr, DOT_PREC: tl.constexpr
     return a * b_i[:, None]
 
 
-def autotune_configs(gpu: list, interpreter) -> list:
-    """The configs a kernel may run with: by default only the first GPU config.
+# Launch configs (BV, num_warps, num_stages) are chosen by the launchers from the shapes (below),
+# not by triton.autotune: the best V split depends on how many (sequence, head) programs run, which
+# an autotune key of constexpr shapes cannot see. ``CONFIG_OVERRIDE`` (kernel name -> config) is
+# for benchmarks and the config sweep only (benchmarks/gated_delta_config_sweep.py).
+CONFIG_OVERRIDE: dict = {}
 
-    Only the first config of each list has been verified on the device's Triton (3.6, H200):
-    production-size tests against the reference, bit-identical repeats, NaN-poisoned outputs,
-    compute-sanitizer memcheck and initcheck clean. A per-config sweep there
-    (``benchmarks/gated_delta_config_sweep.py``) saw every other config give different outputs and
-    one (``dv_local`` BV=32, 4 warps, 2 stages) an illegal memory access; the cause was not
-    isolated, so autotuning is off for this family unless ``JAGATTN_GATED_DELTA_AUTOTUNE=1`` (or
-    ``JAGATTN_AUTOTUNE=1``) asks for it (``_core.triton_utils.autotune_enabled``).
-    """
-    if not autotune_enabled("gated_delta", default=False):
-        gpu = gpu[:1]
-    return _configs(gpu, interpreter)
+# candidate configs per kernel (the sweep checks every one gives the same result to rounding)
+CANDIDATES = {
+    "fwd_h": [(bv, w, s) for bv in (16, 32, 64) for w in (4, 8) for s in (1, 2, 3)],
+    "fwd_o": [(bv, w, s) for bv in (32, 64, 128) for w in (4, 8) for s in (1, 2)],
+    "bwd_dv_local": [(bv, w, s) for bv in (32, 64, 128) for w in (4, 8) for s in (1, 2)],
+    "bwd_dhu": [(bv, w, s) for bv in (16, 32, 64) for w in (4, 8) for s in (1, 2, 3)],
+    "fwd_recurrent": [(bv, w, 1) for bv in (16, 32, 64) for w in (4, 8)],
+}
+
+
+@functools.cache
+def _num_sms(index: int) -> int:
+    import torch
+
+    if not torch.cuda.is_available():
+        return 132
+    return torch.cuda.get_device_properties(index).multi_processor_count
+
+
+def launch_config(kernel: str, *, n_programs: int, v: int, device_index: int = 0) -> tuple[int, int, int]:
+    """``(BV, num_warps, num_stages)`` of one launch. ``n_programs`` counts the programs of the grid
+    before the V split; sequential kernels (state passes) take the widest V block that still fills
+    the GPU twice, since their programs are latency-bound chains over the chunks."""
+    if kernel in CONFIG_OVERRIDE:
+        return CONFIG_OVERRIDE[kernel]
+    bv, warps, stages = _default_config(kernel, n_programs, v, device_index)
+    return (min(bv, max(16, triton.next_power_of_2(v))), warps, stages)
+
+
+def _default_config(kernel: str, n_programs: int, v: int, device_index: int) -> tuple[int, int, int]:
+    if kernel in ("fwd_h", "bwd_dhu"):
+        sms = _num_sms(device_index)
+        bv = 64
+        while bv > 16 and n_programs * triton.cdiv(v, bv) < 2 * sms:
+            bv //= 2
+        return (bv, 8 if bv == 64 else 4, 2)
+    if kernel == "fwd_o":
+        return (64, 4, 2)
+    if kernel == "bwd_dv_local":
+        return (64, 4, 2)
+    if kernel == "fwd_recurrent":
+        return (32, 4, 1)
+    raise KeyError(kernel)
 
 
 def dot_precision(dtype) -> str:
@@ -155,7 +189,3 @@ def exact_exp(dtype) -> bool:
 
 def block_k(k: int) -> int:
     return max(16, triton.next_power_of_2(k))
-
-
-def block_v(v: int, cap: int = 64) -> int:
-    return max(16, min(cap, triton.next_power_of_2(v)))

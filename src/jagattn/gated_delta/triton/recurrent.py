@@ -17,17 +17,9 @@ import triton
 import triton.language as tl
 
 from ..._core.alloc import new_empty
-from .common import autotune_configs, block_k
+from .common import block_k, launch_config
 
 
-def _configs():
-    gpu = [
-        triton.Config({"BV": bv}, num_warps=w, num_stages=1) for bv, w in ((32, 4), (16, 4), (64, 4), (32, 8))
-    ]
-    return autotune_configs(gpu, triton.Config({"BV": 32}, num_warps=4, num_stages=1))
-
-
-@triton.autotune(configs=_configs(), key=["H", "HV", "K", "V", "HAS_GK"])
 @triton.jit
 def _gated_delta_fwd_recurrent_kernel(
     Q,
@@ -98,9 +90,8 @@ def recurrent_fwd(q, k, v, g, beta, gk, initial_state, cu, scale: float, use_qk_
     o = new_empty((t, hv, dv), dtype=v.dtype, device=v.device)
     final = new_empty((n, hv, dk, dv), dtype=torch.float32, device=v.device)
     if n > 0:
-        torch.library.wrap_triton(_gated_delta_fwd_recurrent_kernel)[
-            lambda meta: (triton.cdiv(dv, meta["BV"]), n * hv)
-        ](
+        bv, warps, stages = launch_config("fwd_recurrent", n_programs=n * hv, v=dv)
+        torch.library.wrap_triton(_gated_delta_fwd_recurrent_kernel)[(triton.cdiv(dv, bv), n * hv)](
             q,
             k,
             v,
@@ -119,6 +110,9 @@ def recurrent_fwd(q, k, v, g, beta, gk, initial_state, cu, scale: float, use_qk_
             BK=block_k(dk),
             USE_L2NORM=use_qk_l2norm,
             HAS_GK=gk is not None,
+            BV=bv,
             USE_INITIAL_STATE=initial_state is not None,
+            num_warps=warps,
+            num_stages=stages,
         )
     return o, final
