@@ -1,15 +1,21 @@
-"""Timing of jagattn's Triton gated delta rule on the BENCHMARKS.md rows (our kernel alone).
+"""Timing of jagattn's Triton gated delta rule on the BENCHMARKS.md rows, against FLA when installed.
 
 Rows (bf16, K=V=128, use_qk_l2norm=True, g = logsigmoid(randn) fp32, beta = sigmoid(randn) bf16,
 32768 tokens): H=16 8 seqs, H=32 8 seqs, H=16 64 seqs, H=16 one sequence, H=16 ragged (lengths
 uniform in [100, 8000]). Public function with ``backend="triton"`` (dispatch included), no initial
-state, no final state. ``triton.testing.do_bench`` median after warm-up (each kernel runs its first,
-verified config unless JAGATTN_GATED_DELTA_AUTOTUNE=1);
+state, no final state. ``triton.testing.do_bench`` median after warm-up (launch configs chosen from shapes,
+``triton/common.py::launch_config``);
 bwd = (fwd+bwd) - fwd. Peak memory of one fwd+bwd over the inputs. FLOPs (SPEC convention, per
 token and value head, chunk 64): forward ``6KV + 6CK + 4CV``. A per-stage breakdown of the
 kernels is printed for two rows.
 
-Usage on the GPU machine: ``PYTHONPATH=src python3 benchmarks/gated_delta_triton.py --out $OUT``.
+FLA (fla-core, ``chunk_gated_delta_rule`` with ``use_qk_l2norm_in_kernel=True``, packed B=1 with int64
+``cu_seqlens``) is timed the same way in the same process when it imports; on Hopper with Triton
+< 3.7.1 its gated backward guard is bypassed (``fla.ops.common.chunk_o.TRITON_ABOVE_3_7_1 = True``)
+and its backward is labelled "unverified".
+
+Usage on the GPU machine: ``PYTHONPATH=src:/tmp/site python3 benchmarks/gated_delta_triton.py --out $OUT``
+(install the carried ``.whl`` to /tmp/site first, as benchmarks/run_device.sh does).
 """
 
 from __future__ import annotations
@@ -67,24 +73,29 @@ def make(h: int, lengths: list[int], seed: int = 0):
     return q, k, v, g, beta, cu
 
 
-def bench_row(name: str, h: int, kind: str) -> dict:
-    lengths = lengths_for(kind)
-    q, k, v, g, beta, cu = make(h, lengths)
-    leaves = [x.requires_grad_() for x in (q, k, v, g, beta)]
-    do = torch.randn(q.shape[0], h, V, device="cuda", dtype=torch.bfloat16)
+def _fla():
+    try:
+        import fla.ops.common.chunk_o as chunk_o
+        from fla.ops.gated_delta_rule import chunk_gated_delta_rule
+    except Exception as exc:  # not installed
+        print(f"FLA unavailable: {type(exc).__name__}: {exc}", flush=True)
+        return None
+    if getattr(chunk_o, "TRITON_ABOVE_3_7_1", True) is False:
+        chunk_o.TRITON_ABOVE_3_7_1 = True
+    return chunk_gated_delta_rule
 
-    def fwd():
-        return jagattn.gated_delta_rule(*leaves, cu_seqlens=cu, use_qk_l2norm=True, backend="triton")[0]
 
+def _time(fwd_fn, leaves, do):
     def fwd_bwd():
-        o = fwd()
-        o.backward(do)
+        fwd_fn().backward(do)
 
     with torch.no_grad():
-        fwd()
-    fwd_bwd()  # autotune
+        fwd_fn()
+    fwd_bwd()
     torch.cuda.synchronize()
-    t_fwd = triton.testing.do_bench(lambda: torch.no_grad()(fwd)(), warmup=50, rep=300, return_mode="median")
+    t_fwd = triton.testing.do_bench(
+        lambda: torch.no_grad()(fwd_fn)(), warmup=50, rep=300, return_mode="median"
+    )
     t_all = triton.testing.do_bench(fwd_bwd, warmup=50, rep=300, grad_to_none=leaves, return_mode="median")
     for x in leaves:
         x.grad = None
@@ -95,6 +106,22 @@ def bench_row(name: str, h: int, kind: str) -> dict:
     torch.cuda.synchronize()
     peak = torch.cuda.max_memory_allocated() - base
     finite = all(torch.isfinite(x.grad).all().item() for x in leaves)
+    grads = [x.grad.float().clone() for x in leaves]
+    for x in leaves:
+        x.grad = None
+    return t_fwd, t_all, peak, finite, grads
+
+
+def bench_row(name: str, h: int, kind: str, fla=None) -> dict:
+    lengths = lengths_for(kind)
+    q, k, v, g, beta, cu = make(h, lengths)
+    leaves = [x.requires_grad_() for x in (q, k, v, g, beta)]
+    do = torch.randn(q.shape[0], h, V, device="cuda", dtype=torch.bfloat16)
+
+    def fwd():
+        return jagattn.gated_delta_rule(*leaves, cu_seqlens=cu, use_qk_l2norm=True, backend="triton")[0]
+
+    t_fwd, t_all, peak, finite, grads = _time(fwd, leaves, do)
     flops = (6 * K * V + 6 * C * K + 4 * C * V) * q.shape[0] * h
     desc = f"{len(lengths)}seqs T={sum(lengths)} [{min(lengths)}..{max(lengths)}]"
     res = {
@@ -108,31 +135,84 @@ def bench_row(name: str, h: int, kind: str) -> dict:
         "peak_mem_fwd_bwd_gb": peak / 1e9,
         "grads_finite": finite,
     }
-    print(
-        f"{name:12s} {desc:32s} fwd {t_fwd:7.3f} ms ({res['fwd_tflops']:5.1f} TFLOP/s, {res['fwd_mtok_s']:6.1f} Mtok/s)"
-        f"  bwd {t_all - t_fwd:7.3f} ms  fwd+bwd {t_all:7.3f} ms  peak {peak / 1e9:5.2f} GB  finite={finite}",
-        flush=True,
+    line = (
+        f"{name:12s} {desc:32s} ours fwd {t_fwd:7.3f} ms ({res['fwd_tflops']:5.1f} TFLOP/s)"
+        f"  bwd {t_all - t_fwd:7.3f} ms  peak {peak / 1e9:5.2f} GB  finite={finite}"
     )
+    if fla is not None:
+        cu64 = cu.long()
+
+        def fla_fwd():
+            return fla(
+                *(x[None] for x in leaves),
+                cu_seqlens=cu64,
+                use_qk_l2norm_in_kernel=True,
+                output_final_state=False,
+            )[0][0]
+
+        f_fwd, f_all, f_peak, f_finite, f_grads = _time(fla_fwd, leaves, do)
+        with torch.no_grad():
+            o_ours, o_fla = fwd().float(), fla_fwd().float()
+        agree = {"o": float((o_ours - o_fla).abs().max() / o_fla.abs().max())}
+        for n_, a, b in zip(("dq", "dk", "dv", "dg", "dbeta"), grads, f_grads, strict=True):
+            agree[n_] = float((a - b).abs().max() / b.abs().max().clamp_min(1e-30))
+        res.update(
+            fla_fwd_ms=f_fwd,
+            fla_bwd_ms=f_all - f_fwd,
+            fla_peak_mem_fwd_bwd_gb=f_peak / 1e9,
+            fla_bwd_label="unverified",
+            speedup_fwd=f_fwd / t_fwd,
+            speedup_bwd=(f_all - f_fwd) / (t_all - t_fwd),
+            ours_vs_fla_max_rel=agree,
+        )
+        line += (
+            f" | FLA fwd {f_fwd:7.3f} bwd {f_all - f_fwd:7.3f} (unverified) peak {f_peak / 1e9:5.2f} GB"
+            f" | x{res['speedup_fwd']:.2f} fwd x{res['speedup_bwd']:.2f} bwd | rel diff {agree}"
+        )
+    print(line, flush=True)
     return res
 
 
 def breakdown(h: int, kind: str) -> dict:
-    """Per-stage times (ms) of the kernels for one row (each launcher timed alone)."""
+    """Per-stage times (ms) of the kernels for one row (each launcher timed alone), with the launch
+    config variants of the sequential and output kernels."""
+    from jagattn.gated_delta.triton import common
+
     lengths = lengths_for(kind)
     q, k, v, g, beta, cu = make(h, lengths)
     qn, kn = l2norm_fwd(q), l2norm_fwd(k)
     do = torch.randn_like(v)
     scale = K**-0.5
-    bench = lambda f: triton.testing.do_bench(f, warmup=20, rep=100, return_mode="median")  # noqa: E731
+    bench = lambda f: triton.testing.do_bench(f, warmup=10, rep=60, return_mode="median")  # noqa: E731
     out = {}
     out["l2norm(q,k)"] = bench(lambda: (l2norm_fwd(q), l2norm_fwd(k)))
-    out["prepare"] = bench(lambda: tf._prepare(kn, v, g, beta, cu, store_ainv=False))
-    gc, ainv, w, u = tf._prepare(kn, v, g, beta, cu, store_ainv=True)
-    out["prepare+ainv"] = bench(lambda: tf._prepare(kn, v, g, beta, cu, store_ainv=True))
+    out["prepare(kkt+solve+wu)"] = bench(lambda: tf._prepare(kn, v, g, beta, cu))
+    gc, ainv, w, u = tf._prepare(kn, v, g, beta, cu)
     out["state_pass"] = bench(lambda: tf._state_pass(kn, w, u, gc, None, cu, store_final=True))
     out["chunk_fwd(total)"] = bench(lambda: tf.chunk_fwd(qn, kn, v, g, beta, None, cu, scale))
     out["chunk_bwd(total)"] = bench(lambda: tb.chunk_bwd(qn, kn, v, g, beta, None, cu, scale, do, None))
-    print(f"breakdown H={h} {kind}: " + ", ".join(f"{k_} {v_:.3f}" for k_, v_ in out.items()), flush=True)
+    variants = {}
+    for kern in ("fwd_h", "fwd_o", "bwd_dhu", "bwd_dv_local"):
+        for cfg in common.CANDIDATES[kern]:
+            common.CONFIG_OVERRIDE[kern] = cfg
+            try:
+                if kern == "fwd_h":
+                    t_ = bench(lambda: tf._state_pass(kn, w, u, gc, None, cu, store_final=True))
+                elif kern == "fwd_o":
+                    t_ = bench(lambda: tf.chunk_fwd(qn, kn, v, g, beta, None, cu, scale))
+                else:
+                    t_ = bench(lambda: tb.chunk_bwd(qn, kn, v, g, beta, None, cu, scale, do, None))
+            except Exception as exc:  # a config that fails to compile (shared memory) is reported
+                t_ = f"{type(exc).__name__}"
+            variants[f"{kern} {cfg}"] = t_
+        common.CONFIG_OVERRIDE.clear()
+    out["variants"] = variants
+    print(
+        f"breakdown H={h} {kind}: "
+        + ", ".join(f"{k_} {v_:.3f}" for k_, v_ in out.items() if k_ != "variants")
+    )
+    for k_, v_ in variants.items():
+        print(f"   {k_}: {v_ if isinstance(v_, str) else f'{v_:.3f}'}", flush=True)
     return out
 
 
@@ -140,6 +220,8 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=".")
     ap.add_argument("--rows", default="all")
+    ap.add_argument("--no-fla", action="store_true")
+    ap.add_argument("--no-breakdown", action="store_true")
     args = ap.parse_args()
     env = {
         "gpu": torch.cuda.get_device_name(),
@@ -148,12 +230,21 @@ def main() -> None:
         "time": time.strftime("%Y-%m-%d %H:%M:%S"),
     }
     print(env, flush=True)
+    fla = None if args.no_fla else _fla()
+    if fla is not None:
+        from importlib.metadata import version
+
+        env["fla"] = version("fla-core")
     results = []
     for name, h, kind in ROWS:
         if args.rows != "all" and name not in args.rows.split(","):
             continue
-        results.append(bench_row(name, h, kind))
-    stages = {"H16-8seqs": breakdown(16, "equal:8"), "H16-1seq": breakdown(16, "equal:1")}
+        results.append(bench_row(name, h, kind, fla))
+    stages = (
+        {}
+        if args.no_breakdown
+        else {"H16-8seqs": breakdown(16, "equal:8"), "H16-1seq": breakdown(16, "equal:1")}
+    )
     with open(f"{args.out}/gated_delta_bench.json", "w") as f:
         json.dump({"env": env, "rows": results, "stages": stages}, f, indent=1)
 
