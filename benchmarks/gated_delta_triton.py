@@ -194,6 +194,8 @@ def breakdown(h: int, kind: str) -> dict:
     variants = {}
     for kern in ("fwd_h", "fwd_o", "bwd_dhu", "bwd_dv_local"):
         for cfg in common.CANDIDATES[kern]:
+            if cfg[2] != 2:  # stages: the sweep covers the rest; keep the device time short
+                continue
             common.CONFIG_OVERRIDE[kern] = cfg
             try:
                 if kern == "fwd_h":
