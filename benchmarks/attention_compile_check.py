@@ -96,15 +96,19 @@ def main() -> None:
         HAS_LEFT=left, HAS_RIGHT=right, HAS_SOFTCAP=cap, DOT_PREC="tf32",
     )  # fmt: skip
     print(f"D={args.d} Dv={args.dv} {args.flags} {args.dtype}")
-    check(fwd._attention_fwd_kernel, common, args.dtype)
+    fwd_cx = dict(common, FOLD_SCALE=not cap)
+    check(fwd._attention_fwd_kernel, fwd_cx, args.dtype)
     if args.extra:
         cfgs = [
             triton.Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_warps=w, num_stages=s)
             for bm, bn, w, s in args.extra
         ]
         for kern in (fwd._attention_fwd_kernel, bwd._attention_bwd_dkdv_kernel, bwd._attention_bwd_dq_kernel):
-            check(kern, dict(common, ATOMIC_DQ=True) if kern is bwd._attention_bwd_dkdv_kernel else common,
-                  args.dtype, cfgs)  # fmt: skip
+            cx = {
+                bwd._attention_bwd_dkdv_kernel: dict(common, ATOMIC_DQ=True),
+                fwd._attention_fwd_kernel: fwd_cx,
+            }
+            check(kern, cx.get(kern, common), args.dtype, cfgs)
     for atomic in (True, False):
         check(bwd._attention_bwd_dkdv_kernel, dict(common, ATOMIC_DQ=atomic), args.dtype)
     check(bwd._attention_bwd_dq_kernel, common, args.dtype)

@@ -271,8 +271,46 @@ def run_row(row, args, log):
         except Exception as exc:
             res[f"{iname}_error"] = f"{type(exc).__name__}: {exc}"[:400]
             os.environ.pop("JAGATTN_ATTN_DQ", None)
+    if "ours_kernel" in res or "ours_atomic" in res:
+        res["ours_kernel_us"] = kernel_breakdown(impls["ours"][0], q, k, v, do)
     log(json.dumps(res))
+    log_autotune(name, log)
     return res
+
+
+def kernel_breakdown(fn, q, k, v, do) -> dict:
+    """Device time per kernel (microseconds, mean of 5 fwd+bwd steps) from the torch profiler."""
+    qg, kg, vg = (x.detach().clone().requires_grad_(True) for x in (q, k, v))
+    fn(qg, kg, vg).backward(do)
+    torch.cuda.synchronize()
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        for _ in range(5):
+            qg.grad = kg.grad = vg.grad = None
+            fn(qg, kg, vg).backward(do)
+        torch.cuda.synchronize()
+    out: dict = {}
+    for ev in prof.key_averages():
+        t = getattr(ev, "device_time_total", None) or getattr(ev, "cuda_time_total", 0)
+        if t:
+            out[ev.key[:60]] = round(t / 5, 1)
+    return dict(sorted(out.items(), key=lambda kv: -kv[1])[:8])
+
+
+_SEEN_TIMINGS: dict = {}
+
+
+def log_autotune(row: str, log) -> None:
+    """Every config's time (ms) from the last autotune of each kernel, when it changed."""
+    for kern in (tfwd._attention_fwd_kernel, tbwd._attention_bwd_dkdv_kernel, tbwd._attention_bwd_dq_kernel):
+        timings = getattr(kern, "configs_timings", None)
+        if not timings:
+            continue
+        flat = {str(c): [round(float(x), 4) for x in (t if isinstance(t, (list, tuple)) else [t])]
+                for c, t in timings.items()}  # fmt: skip
+        name = kern.base_fn.__name__
+        if _SEEN_TIMINGS.get(name) != flat:
+            _SEEN_TIMINGS[name] = flat
+            log(json.dumps({"autotune_after_row": row, "kernel": name, "timings_ms": flat}))
 
 
 def summarize(results, log):

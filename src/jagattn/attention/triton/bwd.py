@@ -82,18 +82,19 @@ def _attention_bwd_preprocess_kernel(
 def _dkdv_configs() -> list[triton.Config]:
     # 8 warps (two warpgroups) need BLOCK_N >= 128: with 64 key rows the [BLOCK_N, BLOCK_M] score
     # tiles would be computed twice (wgmma is 64 rows per warpgroup). BLOCK_M stays small because
-    # dK and dV already hold BLOCK_N x (D + Dv) fp32 in registers.
+    # dK and dV already hold BLOCK_N x (D + Dv) fp32 in registers (128 per thread at D = Dv = 128).
     gpu = [
         triton.Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_warps=w, num_stages=s)
         for bm, bn, w, s in (
-            (32, 128, 8, 3),
-            (16, 128, 8, 3),
             (32, 64, 4, 3),
+            (32, 128, 8, 3),
+            (32, 128, 8, 2),
+            (64, 128, 8, 2),
+            (16, 128, 8, 3),
             (32, 64, 4, 4),
             (16, 64, 4, 3),
-            (16, 64, 4, 4),
+            (64, 64, 4, 2),
             (64, 64, 8, 2),
-            (32, 64, 8, 2),
         )
     ]
     return configs(gpu, triton.Config({"BLOCK_M": 16, "BLOCK_N": 32}, num_warps=4, num_stages=1))
@@ -134,7 +135,8 @@ def _attention_bwd_dkdv_inner(
     lq,
     lk,
     diag,
-    i_h,
+    i_hk,
+    GROUP,
     window_left,
     window_right,
     scale,
@@ -159,23 +161,41 @@ def _attention_bwd_dkdv_inner(
     ATOMIC_DQ: tl.constexpr,
     DOT_PREC: tl.constexpr,
 ):
+    """Query blocks ``[m_lo, m_hi)`` of every query head of the GQA group; blocks outside
+    ``[m_a, m_b)`` get the element mask.
+
+    One flat loop over (head of the group, query block): a single software pipeline whose
+    prologue and drain are paid once per program, not once per head (short sequences have only
+    a few query blocks per head). Query rows are clamped to the sequence (``min(i, lq - 1)``)
+    so the q/do/lse/delta loads need no mask; the padded rows get ``lse = +inf``, hence
+    ``p = 0`` and ``ds = 0``, and add nothing to dK/dV. The 2-D pointers are rebuilt from
+    scalars each step rather than kept live across the loop (that cost ~30 registers in a
+    kernel whose dK/dV accumulators already take 128 per thread).
+    """
     o_m0 = tl.arange(0, BLOCK_M)
     o_d = tl.arange(0, BLOCK_D)
     o_dv = tl.arange(0, BLOCK_DV)
-    rows0 = (bos_q + o_m0).to(tl.int64)
-    p_q0 = Q + rows0[:, None] * stride_qt + i_h * stride_qh + o_d[None, :]
-    p_do0 = DO + rows0[:, None] * stride_dot + i_h * stride_doh + o_dv[None, :]
-    p_lse0 = LSE + i_h.to(tl.int64) * stride_lse_h + bos_q + o_m0
-    p_delta0 = DELTA + i_h.to(tl.int64) * stride_lse_h + bos_q + o_m0
-    for m0 in range(m_lo, m_hi, BLOCK_M):
-        m0 = tl.multiple_of(m0, BLOCK_M)
+    n_blocks = (m_hi - m_lo) // BLOCK_M  # _block_ranges returns block-aligned bounds
+    for it in range(0, GROUP * n_blocks):
+        i_g = it // n_blocks
+        i_h = i_hk * GROUP + i_g
+        m0 = tl.multiple_of(m_lo + (it - i_g * n_blocks) * BLOCK_M, BLOCK_M)
         o_m = m0 + o_m0
         m_m = o_m < lq
-        b_q = _load_tile(p_q0 + m0.to(tl.int64) * stride_qt, m_m, o_d < D, True, BLOCK_D != D)
-        b_do = _load_tile(p_do0 + m0.to(tl.int64) * stride_dot, m_m, o_dv < DV, True, BLOCK_DV != DV)
-        b_lse = tl.load(p_lse0 + m0, mask=m_m, other=float("inf"))
-        b_delta = tl.load(p_delta0 + m0, mask=m_m, other=0.0)
-        b_lse = tl.where(b_lse == float("-inf"), float("inf"), b_lse * 1.4426950408889634)
+        rows = (bos_q + tl.minimum(o_m, lq - 1)).to(tl.int64)
+        b_q = _load_tile(
+            Q + rows[:, None] * stride_qt + i_h * stride_qh + o_d[None, :], m_m, o_d < D, False, BLOCK_D != D
+        )
+        b_do = _load_tile(
+            DO + rows[:, None] * stride_dot + i_h * stride_doh + o_dv[None, :],
+            m_m,
+            o_dv < DV,
+            False,
+            BLOCK_DV != DV,
+        )
+        b_lse = tl.load(LSE + i_h.to(tl.int64) * stride_lse_h + rows)
+        b_delta = tl.load(DELTA + i_h.to(tl.int64) * stride_lse_h + rows)
+        b_lse = tl.where((b_lse == float("-inf")) | (o_m >= lq), float("inf"), b_lse * 1.4426950408889634)
         sT = tl.dot(b_k, tl.trans(b_q), input_precision=DOT_PREC)
         if HAS_SOFTCAP:
             tT = _tanh(sT * softcap_in)
@@ -314,52 +334,12 @@ def _attention_bwd_dkdv_kernel(
 
     dk = tl.zeros([BLOCK_N, BLOCK_D], dtype=tl.float32)
     dv = tl.zeros([BLOCK_N, BLOCK_DV], dtype=tl.float32)
-    for i_g in range(0, GROUP):
-        i_h = i_hk * GROUP + i_g
-        dk, dv = _attention_bwd_dkdv_inner(
-            dk,
-            dv,
-            b_k,
-            b_v,
-            Q,
-            DO,
-            LSE,
-            DELTA,
-            DQ_ACC,
-            m_start,
-            m_a,
-            m_b,
-            m_stop,
-            o_n,
-            bos_q,
-            lq,
-            lk,
-            diag,
-            i_h,
-            window_left,
-            window_right,
-            scale,
-            qk_scale,
-            softcap_in,
-            softcap_out,
-            stride_qt,
-            stride_qh,
-            stride_dot,
-            stride_doh,
-            stride_lse_h,
-            stride_dqt,
-            stride_dqh,
-            D,
-            DV,
-            BLOCK_D,
-            BLOCK_DV,
-            BLOCK_M,
-            HAS_LEFT,
-            HAS_RIGHT,
-            HAS_SOFTCAP,
-            ATOMIC_DQ,
-            DOT_PREC,
-        )
+    dk, dv = _attention_bwd_dkdv_inner(
+        dk, dv, b_k, b_v, Q, DO, LSE, DELTA, DQ_ACC, m_start, m_a, m_b, m_stop, o_n, bos_q, lq, lk, diag,
+        i_hk, GROUP, window_left, window_right, scale, qk_scale, softcap_in, softcap_out,
+        stride_qt, stride_qh, stride_dot, stride_doh, stride_lse_h, stride_dqt, stride_dqh,
+        D, DV, BLOCK_D, BLOCK_DV, BLOCK_M, HAS_LEFT, HAS_RIGHT, HAS_SOFTCAP, ATOMIC_DQ, DOT_PREC,
+    )  # fmt: skip
 
     m_store = m_n[:, None]
     p_dk = DK + rows_k * stride_dkt + i_hk * stride_dkh + o_d[None, :]

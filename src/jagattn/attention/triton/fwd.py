@@ -85,6 +85,7 @@ def _attention_fwd_inner(
     HAS_LEFT: tl.constexpr,
     HAS_RIGHT: tl.constexpr,
     HAS_SOFTCAP: tl.constexpr,
+    FOLD_SCALE: tl.constexpr,
     DOT_PREC: tl.constexpr,
 ):
     """Key blocks ``[n_lo, n_hi)``; those outside ``[n_a, n_b)`` get the element mask.
@@ -106,7 +107,7 @@ def _attention_fwd_inner(
         s = tl.dot(q, tl.trans(b_k), input_precision=DOT_PREC)
         if HAS_SOFTCAP:
             s = softcap_out * _tanh(s * softcap_in)
-        else:
+        elif not FOLD_SCALE:
             s = s * qk_scale
         if (n0 < n_a) | (n0 >= n_b):
             vis = m_n[None, :]
@@ -115,10 +116,16 @@ def _attention_fwd_inner(
             if HAS_RIGHT:
                 vis = vis & (o_n[None, :] <= o_m[:, None] + (diag + window_right))
             s = tl.where(vis, s, float("-inf"))
-        m_new = tl.maximum(m_i, tl.max(s, 1))
-        # a row with no visible key so far keeps m = -inf; shift by 0 so exp2 gives 0, not NaN
-        m_use = tl.where(m_new == float("-inf"), 0.0, m_new)
-        p = tl.math.exp2(s - m_use[:, None])
+        if FOLD_SCALE:
+            # qk_scale > 0: max commutes with the scale, and exp2's argument is one FMA per score
+            m_new = tl.maximum(m_i, tl.max(s, 1) * qk_scale)
+            m_use = tl.where(m_new == float("-inf"), 0.0, m_new)
+            p = tl.math.exp2(s * qk_scale - m_use[:, None])
+        else:
+            m_new = tl.maximum(m_i, tl.max(s, 1))
+            # a row with no visible key so far keeps m = -inf; shift by 0 so exp2 gives 0, not NaN
+            m_use = tl.where(m_new == float("-inf"), 0.0, m_new)
+            p = tl.math.exp2(s - m_use[:, None])
         alpha = tl.math.exp2(m_i - m_use)
         l_i = l_i * alpha + tl.sum(p, 1)
         acc = acc * alpha[:, None]
@@ -131,7 +138,7 @@ def _attention_fwd_inner(
 
 @triton.autotune(
     configs=_fwd_configs(),
-    key=["D", "DV", "HAS_LEFT", "HAS_RIGHT", "HAS_SOFTCAP", "SEQ_BUCKET"],
+    key=["D", "DV", "HAS_LEFT", "HAS_RIGHT", "HAS_SOFTCAP", "FOLD_SCALE", "SEQ_BUCKET"],
     prune_configs_by={"early_config_prune": _prune_fwd},
 )
 @triton.jit(do_not_specialize=["B", "GROUP", "window_left", "window_right", "SEQ_BUCKET"])
@@ -167,6 +174,7 @@ def _attention_fwd_kernel(
     HAS_LEFT: tl.constexpr,
     HAS_RIGHT: tl.constexpr,
     HAS_SOFTCAP: tl.constexpr,
+    FOLD_SCALE: tl.constexpr,
     DOT_PREC: tl.constexpr,
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
@@ -227,7 +235,7 @@ def _attention_fwd_kernel(
     acc, l_i, m_i = _attention_fwd_inner(
         acc, l_i, m_i, b_q, p_k0, p_v0, n_start, n_a, n_b, n_stop, o_m, lk, diag, window_left, window_right,
         qk_scale, softcap_in, softcap_out, stride_kt, stride_vt,
-        D, DV, BLOCK_D, BLOCK_DV, BLOCK_N, HAS_LEFT, HAS_RIGHT, HAS_SOFTCAP, DOT_PREC,
+        D, DV, BLOCK_D, BLOCK_DV, BLOCK_N, HAS_LEFT, HAS_RIGHT, HAS_SOFTCAP, FOLD_SCALE, DOT_PREC,
     )  # fmt: skip
 
     # rows with no visible key: l = 0 -> output 0, lse = -inf
@@ -320,6 +328,6 @@ def attention_fwd(
         batch, hq // hkv, wl, wr, qk_scale, softcap_in, softcap_out,
         seq_bucket(max_seqlen_q, max_seqlen_k),
         d, dv, head_block(d), head_block(dv),
-        has_left, has_right, has_softcap, dot_precision(q.dtype),
+        has_left, has_right, has_softcap, (not has_softcap) and scale > 0, dot_precision(q.dtype),
     )  # fmt: skip
     return o, lse
