@@ -120,6 +120,45 @@ def sweep_kernel(kernel: str) -> dict:
     return results
 
 
+# configs kept out of CANDIDATES because they crashed: re-run alone (one process each) to map the failure
+PROBES = [
+    ("fwd_o", (32, 4, 1), 128),
+    ("fwd_o", (32, 8, 1), 128),
+    ("fwd_o", (16, 4, 1), 128),
+    ("fwd_o", (32, 4, 1), 64),
+    ("bwd_dv_local", (32, 4, 1), 128),
+    ("bwd_dv_local", (32, 8, 1), 128),
+    ("bwd_dv_local", (16, 4, 1), 128),
+    ("bwd_dv_local", (32, 4, 1), 64),
+]
+
+
+def probe(kernel: str, cfg: tuple, dk: int) -> dict:
+    import torch
+
+    from jagattn.gated_delta import ops
+    from jagattn.gated_delta.triton import common
+
+    q, k, v, g, beta, h0, cu, do, dht = make(4, 4, [0, 1, 63, 64, 65, 130, 700, 0, 300])
+    q, k = q[..., :dk].contiguous(), k[..., :dk].contiguous()
+    h0, dht = h0[:, :, :dk].contiguous(), dht[:, :, :dk].contiguous()
+    args = (q, k, v, g, beta, h0, cu)
+    base = list(ops.gated_delta_fwd(*args, dk**-0.5, True)) + list(
+        ops.gated_delta_bwd(*args, do, dht, dk**-0.5, True)
+    )
+    torch.cuda.synchronize()
+    common.CONFIG_OVERRIDE[kernel] = cfg
+    got = list(ops.gated_delta_fwd(*args, dk**-0.5, True)) + list(
+        ops.gated_delta_bwd(*args, do, dht, dk**-0.5, True)
+    )
+    torch.cuda.synchronize()
+    diff = max(
+        float((a.float() - b.float()).abs().max() / b.float().abs().max().clamp_min(1e-30))
+        for a, b in zip(got, base, strict=True)
+    )
+    return {"max_rel_diff_to_default": diff}
+
+
 def torch_equal(a, b):
     import torch
 
@@ -130,7 +169,12 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=".")
     ap.add_argument("--kernel")
+    ap.add_argument("--probe", type=int)
     args = ap.parse_args()
+    if args.probe is not None:
+        kernel, cfg, dk = PROBES[args.probe]
+        print("RESULT " + json.dumps(probe(kernel, cfg, dk)), flush=True)
+        return
     if args.kernel:
         print("RESULT " + json.dumps(sweep_kernel(args.kernel)), flush=True)
         return
@@ -163,6 +207,25 @@ def main() -> None:
             results[name] = {"crash": True, "last": running[-1:] or None, "stderr": err.strip()[-2000:]}
         else:
             results[name] = json.loads(res[-1][7:])
+    pp = [
+        subprocess.Popen(
+            [sys.executable, __file__, "--probe", str(i)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(len(PROBES))
+    ]
+    for (kernel, cfg, dk), p in zip(PROBES, pp, strict=True):
+        stdout, stderr = p.communicate(timeout=240)
+        res = [ln for ln in stdout.splitlines() if ln.startswith("RESULT ")]
+        if p.returncode != 0 or not res:
+            tail = [ln for ln in stderr.splitlines() if "Error" in ln][-1:]
+            out = {"crash": True, "error": tail}
+        else:
+            out = json.loads(res[-1][7:])
+        print(f"probe {kernel} {cfg} K={dk}: {out}", flush=True)
+        results[f"probe {kernel} {cfg} K={dk}"] = out
     with open(os.path.join(args.out, "gated_delta_config_sweep.json"), "w") as f:
         json.dump(results, f, indent=1)
 

@@ -192,22 +192,41 @@ def breakdown(h: int, kind: str) -> dict:
     out["chunk_fwd(total)"] = bench(lambda: tf.chunk_fwd(qn, kn, v, g, beta, None, cu, scale))
     out["chunk_bwd(total)"] = bench(lambda: tb.chunk_bwd(qn, kn, v, g, beta, None, cu, scale, do, None))
     variants = {}
-    for kern in ("fwd_h", "fwd_o", "bwd_dhu", "bwd_dv_local"):
+    plans = {
+        "fwd_kkt_solve": lambda: tf._prepare(kn, v, g, beta, cu),
+        "fwd_h": lambda: tf._state_pass(kn, w, u, gc, None, cu, store_final=True),
+        "fwd_o": lambda: tf.chunk_fwd(qn, kn, v, g, beta, None, cu, scale),
+        "bwd_dhu": lambda: tb.chunk_bwd(qn, kn, v, g, beta, None, cu, scale, do, None),
+        "bwd_dv_local": lambda: tb.chunk_bwd(qn, kn, v, g, beta, None, cu, scale, do, None),
+    }
+    for kern, fn in plans.items():
         for cfg in common.CANDIDATES[kern]:
-            if cfg[2] != 2:  # stages: the sweep covers the rest; keep the device time short
+            if kern != "fwd_kkt_solve" and cfg[2] != 2:  # the sweep covers the other stage counts
                 continue
             common.CONFIG_OVERRIDE[kern] = cfg
             try:
-                if kern == "fwd_h":
-                    t_ = bench(lambda: tf._state_pass(kn, w, u, gc, None, cu, store_final=True))
-                elif kern == "fwd_o":
-                    t_ = bench(lambda: tf.chunk_fwd(qn, kn, v, g, beta, None, cu, scale))
-                else:
-                    t_ = bench(lambda: tb.chunk_bwd(qn, kn, v, g, beta, None, cu, scale, do, None))
+                t_ = bench(fn)
             except Exception as exc:  # a config that fails to compile (shared memory) is reported
                 t_ = f"{type(exc).__name__}"
             variants[f"{kern} {cfg}"] = t_
         common.CONFIG_OVERRIDE.clear()
+    # per-kernel times of one forward and one backward (CUDA time from the profiler)
+    from torch.profiler import ProfilerActivity, profile
+
+    try:
+        for label, fn in (("fwd", plans["fwd_o"]), ("bwd", plans["bwd_dhu"])):
+            fn()
+            torch.cuda.synchronize()
+            with profile(activities=[ProfilerActivity.CUDA]) as prof:
+                for _ in range(5):
+                    fn()
+                torch.cuda.synchronize()
+            for ev in prof.key_averages():
+                t_us = getattr(ev, "self_device_time_total", 0) or 0
+                if t_us > 0:
+                    variants[f"kernel {label} {ev.key[:60]}"] = t_us / 1e3 / 5
+    except Exception as exc:  # the profiler is a diagnostic, never a reason to lose the timings
+        variants["profiler"] = f"{type(exc).__name__}: {exc}"
     out["variants"] = variants
     print(
         f"breakdown H={h} {kind}: "

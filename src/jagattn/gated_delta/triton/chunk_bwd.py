@@ -181,6 +181,9 @@ def _gated_delta_bwd_dhu_kernel(
         b_du = tl.load(DUL + p_v, mask=m_tv, other=0.0) + tl.dot(
             b_kd, _c(b_dh, dt, DOT_PREC), input_precision=DOT_PREC
         )
+        # DU may alias DUL (the launcher updates the local dv in place): every load of this tile
+        # precedes every store of it
+        tl.debug_barrier()
         tl.store(DU + p_v, b_du, mask=m_tv)
 
         b_q = tl.load(Q + p_qk, mask=m_tk, other=0.0)
@@ -428,17 +431,10 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht):
     exact = exact_exp(q.dtype)
     gc, ainv, w, u = _prepare(k, v, g, beta, cu)
 
-    du_local = new_empty((t, hv, dv_), dtype=torch.float32, device=dev)
+    # the local dv is completed in place by dhu (one fp32 [T, HV, V] buffer instead of two)
     du = new_empty((t, hv, dv_), dtype=torch.float32, device=dev)
     dhbuf = new_empty((ns, hv, dk_, dv_), dtype=torch.float32, device=dev)
     dh0 = new_empty((n, hv, dk_, dv_), dtype=torch.float32, device=dev)
-    dq = new_empty((t, hv, dk_), dtype=torch.float32, device=dev)
-    dk = new_empty((t, hv, dk_), dtype=torch.float32, device=dev)
-    dw = new_empty((t, hv, dk_), dtype=torch.float32, device=dev)
-    dgp = new_empty((t, hv), dtype=torch.float32, device=dev)
-    dv = new_empty((t, hv, dv_), dtype=v.dtype, device=dev)
-    db = new_empty((t, hv), dtype=torch.float32, device=dev)
-    dg = new_empty((t, hv), dtype=torch.float32, device=dev)
     if ns > 0:
         bv, warps, stages = launch_config("bwd_dv_local", n_programs=ns * hv, v=dv_)
         torch.library.wrap_triton(_gated_delta_bwd_dv_local_kernel)[(ns, hv, triton.cdiv(dv_, bv))](
@@ -446,7 +442,7 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht):
             k,
             gc,
             do,
-            du_local,
+            du,
             cu,
             n,
             scale,
@@ -470,7 +466,7 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht):
             w,
             gc,
             do,
-            du_local,
+            du,
             du,
             dht if dht is not None else gc,
             dh0,
@@ -494,6 +490,14 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht):
         )
     # the state pass runs after dhu so it can form sum(S0 * dS) from its exact fp32 state
     hbuf, vnew, _, gh = _state_pass(k, w, u, gc, initial_state, cu, store_final=False, dhbuf=dhbuf)
+    del w, u  # free before the per-chunk gradient buffers are allocated (peak memory)
+    dq = new_empty((t, hv, dk_), dtype=torch.float32, device=dev)
+    dk = new_empty((t, hv, dk_), dtype=torch.float32, device=dev)
+    dw = new_empty((t, hv, dk_), dtype=torch.float32, device=dev)
+    dgp = new_empty((t, hv), dtype=torch.float32, device=dev)
+    dv = new_empty((t, hv, dv_), dtype=v.dtype, device=dev)
+    db = new_empty((t, hv), dtype=torch.float32, device=dev)
+    dg = new_empty((t, hv), dtype=torch.float32, device=dev)
     if ns > 0:
         torch.library.wrap_triton(_gated_delta_bwd_dqkwg_kernel)[(ns, hv)](
             q,
@@ -552,6 +556,7 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht):
             num_warps=8,
         )
     grp = hv // h
-    dq = dq.view(t, h, grp, dk_).sum(2)
-    dk = dk.view(t, h, grp, dk_).sum(2)
+    if grp > 1:
+        dq = dq.view(t, h, grp, dk_).sum(2)
+        dk = dk.view(t, h, grp, dk_).sum(2)
     return dq, dk, dv, dg, db, dh0

@@ -27,7 +27,7 @@ from .common import (
     _c,
     _dot_f32_lhs,
     _exp,
-    _inv_unit_lower16,
+    _inv16,
     _kkt_block,
     _seq_of_slot,
     block_k,
@@ -78,6 +78,7 @@ def _gated_delta_fwd_kkt_solve_kernel(
     K: tl.constexpr,
     BT: tl.constexpr,
     BK: tl.constexpr,
+    INV_POW: tl.constexpr,
     DOT_PREC: tl.constexpr,
     EXACT_EXP: tl.constexpr,
 ):
@@ -129,19 +130,19 @@ def _gated_delta_fwd_kkt_solve_kernel(
     # T = (I + A)^-1 by blocks: T_ii = (I + A_ii)^-1, T_ij = -T_ii sum_{j<=m<i} A_im T_mj; each row
     # block of T is stored as soon as it is complete so that few blocks are live at once
     zero = tl.zeros([16, 16], dtype=tl.float32)
-    t00 = _inv_unit_lower16(_kkt_block(k0, k0, b0, g0, g0, True, DOT_PREC, EXACT_EXP))
+    t00 = _inv16(_kkt_block(k0, k0, b0, g0, g0, True, DOT_PREC, EXACT_EXP), INV_POW, DOT_PREC)
     _store_ainv16(AINV, r0, m0, i_hv, 0, t00, HV, BT)
     _store_ainv16(AINV, r0, m0, i_hv, 16, zero, HV, BT)
     _store_ainv16(AINV, r0, m0, i_hv, 32, zero, HV, BT)
     _store_ainv16(AINV, r0, m0, i_hv, 48, zero, HV, BT)
-    t11 = _inv_unit_lower16(_kkt_block(k1, k1, b1, g1, g1, True, DOT_PREC, EXACT_EXP))
+    t11 = _inv16(_kkt_block(k1, k1, b1, g1, g1, True, DOT_PREC, EXACT_EXP), INV_POW, DOT_PREC)
     a10 = _kkt_block(k1, k0, b1, g1, g0, False, DOT_PREC, EXACT_EXP)
     t10 = -tl.dot(t11, tl.dot(a10, t00, input_precision=DOT_PREC), input_precision=DOT_PREC)
     _store_ainv16(AINV, r1, m1, i_hv, 0, t10, HV, BT)
     _store_ainv16(AINV, r1, m1, i_hv, 16, t11, HV, BT)
     _store_ainv16(AINV, r1, m1, i_hv, 32, zero, HV, BT)
     _store_ainv16(AINV, r1, m1, i_hv, 48, zero, HV, BT)
-    t22 = _inv_unit_lower16(_kkt_block(k2, k2, b2, g2, g2, True, DOT_PREC, EXACT_EXP))
+    t22 = _inv16(_kkt_block(k2, k2, b2, g2, g2, True, DOT_PREC, EXACT_EXP), INV_POW, DOT_PREC)
     a20 = _kkt_block(k2, k0, b2, g2, g0, False, DOT_PREC, EXACT_EXP)
     a21 = _kkt_block(k2, k1, b2, g2, g1, False, DOT_PREC, EXACT_EXP)
     t21 = -tl.dot(t22, tl.dot(a21, t11, input_precision=DOT_PREC), input_precision=DOT_PREC)
@@ -154,7 +155,7 @@ def _gated_delta_fwd_kkt_solve_kernel(
     _store_ainv16(AINV, r2, m2, i_hv, 16, t21, HV, BT)
     _store_ainv16(AINV, r2, m2, i_hv, 32, t22, HV, BT)
     _store_ainv16(AINV, r2, m2, i_hv, 48, zero, HV, BT)
-    t33 = _inv_unit_lower16(_kkt_block(k3, k3, b3, g3, g3, True, DOT_PREC, EXACT_EXP))
+    t33 = _inv16(_kkt_block(k3, k3, b3, g3, g3, True, DOT_PREC, EXACT_EXP), INV_POW, DOT_PREC)
     a30 = _kkt_block(k3, k0, b3, g3, g0, False, DOT_PREC, EXACT_EXP)
     a31 = _kkt_block(k3, k1, b3, g3, g1, False, DOT_PREC, EXACT_EXP)
     a32 = _kkt_block(k3, k2, b3, g3, g2, False, DOT_PREC, EXACT_EXP)
@@ -413,6 +414,7 @@ def _prepare(k, v, g, beta, cu):
     if ns > 0:
         prec = dot_precision(k.dtype)
         exact = exact_exp(k.dtype)
+        inv_pow, warps, _ = launch_config("fwd_kkt_solve", n_programs=ns * hv, v=dv)
         torch.library.wrap_triton(_gated_delta_fwd_kkt_solve_kernel)[(ns, hv)](
             k,
             g,
@@ -426,9 +428,10 @@ def _prepare(k, v, g, beta, cu):
             K=dk,
             BT=BT,
             BK=block_k(dk),
+            INV_POW=bool(inv_pow),
             DOT_PREC=prec,
             EXACT_EXP=exact,
-            num_warps=4,
+            num_warps=warps,
         )
         bc = WU_BLOCK
         torch.library.wrap_triton(_gated_delta_fwd_wu_kernel)[

@@ -62,6 +62,29 @@ def _inv_unit_lower16(a):
 
 
 @triton.jit
+def _inv_unit_lower16_pow(a, DOT_PREC: tl.constexpr):
+    """``(I + a)^-1`` for a strictly lower-triangular ``[16, 16]`` fp32 block by four tensor-core
+    products: ``a^16 = 0``, so ``(I + a)(I - a)(I + a^2)(I + a^4)(I + a^8) = I``. No cross-thread
+    reductions (forward substitution needs two per row)."""
+    o = tl.arange(0, 16)
+    eye = tl.where(o[:, None] == o[None, :], 1.0, 0.0)
+    p = tl.dot(a, a, input_precision=DOT_PREC)
+    x = tl.dot(eye - a, eye + p, input_precision=DOT_PREC)
+    p = tl.dot(p, p, input_precision=DOT_PREC)
+    x = tl.dot(x, eye + p, input_precision=DOT_PREC)
+    p = tl.dot(p, p, input_precision=DOT_PREC)
+    return tl.dot(x, eye + p, input_precision=DOT_PREC)
+
+
+@triton.jit
+def _inv16(a, INV_POW: tl.constexpr, DOT_PREC: tl.constexpr):
+    if INV_POW:
+        return _inv_unit_lower16_pow(a, DOT_PREC)
+    else:
+        return _inv_unit_lower16(a)
+
+
+@triton.jit
 def _exp(x, EXACT: tl.constexpr):
     """``exp(x)``. ``tl.exp`` computes ``exp2(x * log2(e))``: the rounding of that product costs
     ``|x|`` ulps, and chunk-local gate sums reach tens, ~1e-6 relative (seen on H200 as fp32 dk
@@ -120,10 +143,15 @@ CONFIG_OVERRIDE: dict = {}
 # candidate configs per kernel (the sweep checks every one gives the same result to rounding)
 CANDIDATES = {
     "fwd_h": [(bv, w, s) for bv in (16, 32, 64) for w in (4, 8) for s in (1, 2)],
-    "fwd_o": [(bv, w, s) for bv in (32, 64, 128) for w in (4, 8) for s in (1, 2)],
-    "bwd_dv_local": [(bv, w, s) for bv in (32, 64, 128) for w in (4, 8) for s in (1, 2)],
+    # BV < 64 is not offered to the two kernels whose [BT, BT] score tile (a dot result, masked and
+    # cast) is the left operand of a dot with a [BT, BV] tile: on Triton 3.6 / H200 BV=32 with K=128
+    # hits an illegal memory access (config sweep, 2026-11-21; BV=32 with K=32 ran correctly)
+    "fwd_o": [(bv, w, s) for bv in (64, 128) for w in (4, 8) for s in (1, 2)],
+    "bwd_dv_local": [(bv, w, s) for bv in (64, 128) for w in (4, 8) for s in (1, 2)],
     "bwd_dhu": [(bv, w, s) for bv in (16, 32, 64) for w in (4, 8) for s in (1, 2)],
     "fwd_recurrent": [(bv, w, 1) for bv in (16, 32, 64) for w in (4, 8)],
+    # (inverse by powers instead of forward substitution, num_warps, unused)
+    "fwd_kkt_solve": [(p, w, 1) for p in (0, 1) for w in (1, 2, 4)],
 }
 
 
@@ -146,6 +174,8 @@ def launch_config(kernel: str, *, n_programs: int, v: int, device_index: int = 0
         # symbolic shapes (compile/export with dynamic dims): a shape-dependent choice would add guards
         return (32, 4, 2)
     bv, warps, stages = _default_config(kernel, n_programs, v, device_index)
+    if kernel in ("fwd_kkt_solve", "fwd_o", "bwd_dv_local"):
+        return (bv, warps, stages)  # fwd_o / bwd_dv_local: BV >= 64 always (see CANDIDATES)
     return (min(bv, max(16, triton.next_power_of_2(v))), warps, stages)
 
 
@@ -162,6 +192,8 @@ def _default_config(kernel: str, n_programs: int, v: int, device_index: int) -> 
         return (64, 4, 2)
     if kernel == "fwd_recurrent":
         return (32, 4, 1)
+    if kernel == "fwd_kkt_solve":
+        return (0, 4, 1)
     raise KeyError(kernel)
 
 
