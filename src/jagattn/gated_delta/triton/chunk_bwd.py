@@ -175,11 +175,14 @@ def _gated_delta_bwd_dhu_kernel(
         m_tk = m_t[:, None] & m_k[None, :]
         p_qk = (rows[:, None] * H + i_h) * K + o_k[None, :]
         b_k = tl.load(K_ + p_qk, mask=m_tk, other=0.0)
-        b_kd = _c(b_k.to(tl.float32) * _exp(g_last - b_g, EXACT_EXP)[:, None], dt, DOT_PREC)
         p_v = (rows[:, None] * HV + i_hv) * V + o_v[None, :]
         m_tv = m_t[:, None] & m_v[None, :]
-        b_du = tl.load(DUL + p_v, mask=m_tv, other=0.0) + tl.dot(
-            b_kd, _c(b_dh, dt, DOT_PREC), input_precision=DOT_PREC
+        # row scalings go on the [BT, BV] side of each product, never on the [BT, K] operands
+        b_decay = tl.where(m_t, _exp(g_last - b_g, EXACT_EXP), 0.0)
+        b_du = (
+            tl.load(DUL + p_v, mask=m_tv, other=0.0)
+            + tl.dot(_c(b_k, dt, DOT_PREC), _c(b_dh, dt, DOT_PREC), input_precision=DOT_PREC)
+            * b_decay[:, None]
         )
         # DU may alias DUL (the launcher updates the local dv in place): every load of this tile
         # precedes every store of it
@@ -187,12 +190,12 @@ def _gated_delta_bwd_dhu_kernel(
         tl.store(DU + p_v, b_du, mask=m_tv)
 
         b_q = tl.load(Q + p_qk, mask=m_tk, other=0.0)
-        b_qd = _c(b_q.to(tl.float32) * (_exp(b_g, EXACT_EXP) * scale)[:, None], dt, DOT_PREC)
-        b_do = tl.load(DO + p_v, mask=m_tv, other=0.0)
+        b_do = tl.load(DO + p_v, mask=m_tv, other=0.0).to(tl.float32)
+        b_dod = b_do * tl.where(m_t, _exp(b_g, EXACT_EXP) * scale, 0.0)[:, None]
         b_w = tl.load(W + (rows[:, None] * HV + i_hv) * K + o_k[None, :], mask=m_tk, other=0.0)
         b_dh = (
             b_dh * _exp(g_last, EXACT_EXP)
-            + tl.dot(tl.trans(b_qd), _c(b_do, dt, DOT_PREC), input_precision=DOT_PREC)
+            + tl.dot(tl.trans(_c(b_q, dt, DOT_PREC)), _c(b_dod, dt, DOT_PREC), input_precision=DOT_PREC)
             - tl.dot(tl.trans(_c(b_w, dt, DOT_PREC)), _c(b_du, dt, DOT_PREC), input_precision=DOT_PREC)
         )
     if STORE_DH0:

@@ -28,7 +28,6 @@ from .common import (
     _dot_f32_lhs,
     _exp,
     _inv16,
-    _kkt_block,
     _seq_of_slot,
     block_k,
     dot_precision,
@@ -49,19 +48,19 @@ def _rows16(row0, b: tl.constexpr, eos):
 
 
 @triton.jit
-def _load_gate16(G, r, m, i_hv, HV: tl.constexpr):
-    return tl.load(G + r * HV + i_hv, mask=m, other=0.0).to(tl.float32)
-
-
-@triton.jit
-def _load_k16(K_, r, m, i_h, o_k, m_k, H: tl.constexpr, K: tl.constexpr):
-    return tl.load(K_ + (r[:, None] * H + i_h) * K + o_k[None, :], mask=m[:, None] & m_k[None, :], other=0.0)
-
-
-@triton.jit
 def _store_ainv16(AINV, r, m, i_hv, col: tl.constexpr, blk, HV: tl.constexpr, BT: tl.constexpr):
     o16 = tl.arange(0, 16)
     tl.store(AINV + (r[:, None] * HV + i_hv) * BT + col + o16[None, :], blk, mask=m[:, None])
+
+
+@triton.jit
+def _load_blk16(
+    AINV, row0, bi: tl.constexpr, bj: tl.constexpr, eos, i_hv, HV: tl.constexpr, BT: tl.constexpr
+):
+    r = row0 + bi * 16 + tl.arange(0, 16)
+    o16 = tl.arange(0, 16)
+    p = (r.to(tl.int64)[:, None] * HV + i_hv) * BT + bj * 16 + o16[None, :]
+    return tl.load(p + AINV, mask=(r < eos)[:, None], other=0.0)
 
 
 @triton.jit
@@ -84,7 +83,10 @@ def _gated_delta_fwd_kkt_solve_kernel(
 ):
     """Per chunk and value head: G (chunk-local gate cumsum) and ``T = (I + A)^-1`` [BT, BT] fp32.
 
-    Nothing else is live: the four 16-row key blocks (bf16) and the 16x16 blocks of A and T."""
+    ``A`` comes from one [BT, K] x [K, BT] dot and is written to AINV; after a barrier its 16x16
+    blocks are read back (16-row dots would replicate the [16, K] key blocks in every warp: 255
+    registers and spills), and T overwrites A block-row by block-row after a second barrier (every
+    block of A is loaded before any block of T is stored)."""
     i_s = tl.program_id(0)
     i_hv = tl.program_id(1)
     i_n, i_t = _seq_of_slot(CU, i_s, N, BT)
@@ -94,57 +96,55 @@ def _gated_delta_fwd_kkt_solve_kernel(
     if row0 >= eos:
         return
     i_h = i_hv // (HV // H)
+    o_t = tl.arange(0, BT)
+    rows = (row0 + o_t).to(tl.int64)
+    m_t = (row0 + o_t) < eos
     o_k = tl.arange(0, BK)
     m_k = o_k < K
+
+    b_g = tl.cumsum(tl.load(G + rows * HV + i_hv, mask=m_t, other=0.0).to(tl.float32), 0)
+    tl.store(GC + rows * HV + i_hv, b_g, mask=m_t)
+    b_beta = tl.load(BETA + rows * HV + i_hv, mask=m_t, other=0.0).to(tl.float32)
+    b_k = tl.load(
+        K_ + (rows[:, None] * H + i_h) * K + o_k[None, :], mask=m_t[:, None] & m_k[None, :], other=0.0
+    )
+    b_kk = tl.dot(b_k, tl.trans(b_k), input_precision=DOT_PREC)
+    strict = (o_t[:, None] > o_t[None, :]) & m_t[:, None]
+    b_a = tl.where(strict, b_kk * _exp(tl.where(strict, b_g[:, None] - b_g[None, :], 0.0), EXACT_EXP), 0.0)
+    b_a = b_a * b_beta[:, None]
+    tl.store(AINV + (rows[:, None] * HV + i_hv) * BT + o_t[None, :], b_a, mask=m_t[:, None])
+    tl.debug_barrier()
+
+    a00 = _load_blk16(AINV, row0, 0, 0, eos, i_hv, HV, BT)
+    a11 = _load_blk16(AINV, row0, 1, 1, eos, i_hv, HV, BT)
+    a22 = _load_blk16(AINV, row0, 2, 2, eos, i_hv, HV, BT)
+    a33 = _load_blk16(AINV, row0, 3, 3, eos, i_hv, HV, BT)
+    a10 = _load_blk16(AINV, row0, 1, 0, eos, i_hv, HV, BT)
+    a20 = _load_blk16(AINV, row0, 2, 0, eos, i_hv, HV, BT)
+    a21 = _load_blk16(AINV, row0, 2, 1, eos, i_hv, HV, BT)
+    a30 = _load_blk16(AINV, row0, 3, 0, eos, i_hv, HV, BT)
+    a31 = _load_blk16(AINV, row0, 3, 1, eos, i_hv, HV, BT)
+    a32 = _load_blk16(AINV, row0, 3, 2, eos, i_hv, HV, BT)
+    tl.debug_barrier()
 
     r0, m0 = _rows16(row0, 0, eos)
     r1, m1 = _rows16(row0, 1, eos)
     r2, m2 = _rows16(row0, 2, eos)
     r3, m3 = _rows16(row0, 3, eos)
-    # chunk-local inclusive cumsum of the gates, by 16-row blocks
-    raw0 = _load_gate16(G, r0, m0, i_hv, HV)
-    raw1 = _load_gate16(G, r1, m1, i_hv, HV)
-    raw2 = _load_gate16(G, r2, m2, i_hv, HV)
-    raw3 = _load_gate16(G, r3, m3, i_hv, HV)
-    c1 = tl.sum(raw0, 0)
-    c2 = c1 + tl.sum(raw1, 0)
-    c3 = c2 + tl.sum(raw2, 0)
-    g0 = tl.cumsum(raw0, 0)
-    g1 = tl.cumsum(raw1, 0) + c1
-    g2 = tl.cumsum(raw2, 0) + c2
-    g3 = tl.cumsum(raw3, 0) + c3
-    tl.store(GC + r0 * HV + i_hv, g0, mask=m0)
-    tl.store(GC + r1 * HV + i_hv, g1, mask=m1)
-    tl.store(GC + r2 * HV + i_hv, g2, mask=m2)
-    tl.store(GC + r3 * HV + i_hv, g3, mask=m3)
-
-    b0 = _load_gate16(BETA, r0, m0, i_hv, HV)
-    b1 = _load_gate16(BETA, r1, m1, i_hv, HV)
-    b2 = _load_gate16(BETA, r2, m2, i_hv, HV)
-    b3 = _load_gate16(BETA, r3, m3, i_hv, HV)
-    k0 = _load_k16(K_, r0, m0, i_h, o_k, m_k, H, K)
-    k1 = _load_k16(K_, r1, m1, i_h, o_k, m_k, H, K)
-    k2 = _load_k16(K_, r2, m2, i_h, o_k, m_k, H, K)
-    k3 = _load_k16(K_, r3, m3, i_h, o_k, m_k, H, K)
-
-    # T = (I + A)^-1 by blocks: T_ii = (I + A_ii)^-1, T_ij = -T_ii sum_{j<=m<i} A_im T_mj; each row
-    # block of T is stored as soon as it is complete so that few blocks are live at once
+    # T_ii = (I + A_ii)^-1, T_ij = -T_ii sum_{j<=m<i} A_im T_mj
     zero = tl.zeros([16, 16], dtype=tl.float32)
-    t00 = _inv16(_kkt_block(k0, k0, b0, g0, g0, True, DOT_PREC, EXACT_EXP), INV_POW, DOT_PREC)
+    t00 = _inv16(a00, INV_POW, DOT_PREC)
     _store_ainv16(AINV, r0, m0, i_hv, 0, t00, HV, BT)
     _store_ainv16(AINV, r0, m0, i_hv, 16, zero, HV, BT)
     _store_ainv16(AINV, r0, m0, i_hv, 32, zero, HV, BT)
     _store_ainv16(AINV, r0, m0, i_hv, 48, zero, HV, BT)
-    t11 = _inv16(_kkt_block(k1, k1, b1, g1, g1, True, DOT_PREC, EXACT_EXP), INV_POW, DOT_PREC)
-    a10 = _kkt_block(k1, k0, b1, g1, g0, False, DOT_PREC, EXACT_EXP)
+    t11 = _inv16(a11, INV_POW, DOT_PREC)
     t10 = -tl.dot(t11, tl.dot(a10, t00, input_precision=DOT_PREC), input_precision=DOT_PREC)
     _store_ainv16(AINV, r1, m1, i_hv, 0, t10, HV, BT)
     _store_ainv16(AINV, r1, m1, i_hv, 16, t11, HV, BT)
     _store_ainv16(AINV, r1, m1, i_hv, 32, zero, HV, BT)
     _store_ainv16(AINV, r1, m1, i_hv, 48, zero, HV, BT)
-    t22 = _inv16(_kkt_block(k2, k2, b2, g2, g2, True, DOT_PREC, EXACT_EXP), INV_POW, DOT_PREC)
-    a20 = _kkt_block(k2, k0, b2, g2, g0, False, DOT_PREC, EXACT_EXP)
-    a21 = _kkt_block(k2, k1, b2, g2, g1, False, DOT_PREC, EXACT_EXP)
+    t22 = _inv16(a22, INV_POW, DOT_PREC)
     t21 = -tl.dot(t22, tl.dot(a21, t11, input_precision=DOT_PREC), input_precision=DOT_PREC)
     t20 = -tl.dot(
         t22,
@@ -155,10 +155,7 @@ def _gated_delta_fwd_kkt_solve_kernel(
     _store_ainv16(AINV, r2, m2, i_hv, 16, t21, HV, BT)
     _store_ainv16(AINV, r2, m2, i_hv, 32, t22, HV, BT)
     _store_ainv16(AINV, r2, m2, i_hv, 48, zero, HV, BT)
-    t33 = _inv16(_kkt_block(k3, k3, b3, g3, g3, True, DOT_PREC, EXACT_EXP), INV_POW, DOT_PREC)
-    a30 = _kkt_block(k3, k0, b3, g3, g0, False, DOT_PREC, EXACT_EXP)
-    a31 = _kkt_block(k3, k1, b3, g3, g1, False, DOT_PREC, EXACT_EXP)
-    a32 = _kkt_block(k3, k2, b3, g3, g2, False, DOT_PREC, EXACT_EXP)
+    t33 = _inv16(a33, INV_POW, DOT_PREC)
     t32 = -tl.dot(t33, tl.dot(a32, t22, input_precision=DOT_PREC), input_precision=DOT_PREC)
     t31 = -tl.dot(
         t33,

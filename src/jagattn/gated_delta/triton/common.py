@@ -119,21 +119,6 @@ def _dot_f32_lhs(a, b, DOT_PREC: tl.constexpr):
         return tl.dot(a.to(b.dtype), b, input_precision=DOT_PREC)
 
 
-@triton.jit
-def _kkt_block(ki, kj, b_i, g_i, g_j, DIAG: tl.constexpr, DOT_PREC: tl.constexpr, EXACT_EXP: tl.constexpr):
-    """``A_ij = beta_i * exp(G_i - G_j) * (k_i k_j^T)`` for 16-row blocks; the diagonal block is
-    strictly lower-triangular. Gates ``G`` are chunk-local cumulative sums (natural log)."""
-    a = tl.dot(ki, tl.trans(kj), input_precision=DOT_PREC)
-    d = g_i[:, None] - g_j[None, :]
-    if DIAG:
-        o = tl.arange(0, 16)
-        strict = o[:, None] > o[None, :]
-        a = tl.where(strict, a * _exp(tl.where(strict, d, 0.0), EXACT_EXP), 0.0)
-    else:
-        a = a * _exp(d, EXACT_EXP)
-    return a * b_i[:, None]
-
-
 # Launch configs (BV, num_warps, num_stages) are chosen by the launchers from the shapes (below),
 # not by triton.autotune: the best V split depends on how many (sequence, head) programs run, which
 # an autotune key of constexpr shapes cannot see. ``CONFIG_OVERRIDE`` (kernel name -> config) is
