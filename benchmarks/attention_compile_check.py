@@ -106,12 +106,13 @@ def main() -> None:
         for kern in (fwd._attention_fwd_kernel, bwd._attention_bwd_dkdv_kernel, bwd._attention_bwd_dq_kernel):
             cx = {
                 bwd._attention_bwd_dkdv_kernel: dict(common, ATOMIC_DQ=True),
+                bwd._attention_bwd_dq_kernel: dict(common, HAS_DLSE=False),
                 fwd._attention_fwd_kernel: fwd_cx,
             }
             check(kern, cx.get(kern, common), args.dtype, cfgs)
     for atomic in (True, False):
         check(bwd._attention_bwd_dkdv_kernel, dict(common, ATOMIC_DQ=atomic), args.dtype)
-    check(bwd._attention_bwd_dq_kernel, common, args.dtype)
+    check(bwd._attention_bwd_dq_kernel, dict(common, HAS_DLSE=False), args.dtype)
 
 
 if __name__ == "__main__":

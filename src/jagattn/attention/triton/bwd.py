@@ -1,16 +1,20 @@
 """Backward kernels of varlen softmax attention and their launcher.
 
-Three kernels, FlashAttention-2 style (scores recomputed from q, k and the saved lse):
+FlashAttention-2 style (scores recomputed from q, k and the saved lse), default path:
 
-1. ``_attention_bwd_preprocess_kernel``: ``delta = rowsum(o * do) - dlse`` ``[Hq, Tq]`` fp32
-   (``dlse`` is the gradient flowing into the returned lse, zero when lse is unused).
+1. ``_attention_bwd_dq_kernel``: one program per (query block, query head) computes
+   ``delta = rowsum(o * do) - dlse`` for its rows (``dlse`` is the gradient flowing into the
+   returned lse), stores it for step 2, then recomputes p and dp over the visible key blocks and
+   accumulates dQ in registers: no float atomics, bit-reproducible (``deterministic=True``).
 2. ``_attention_bwd_dkdv_kernel``: one program per (key block, kv head). dK/dV live in fp32
-   registers while the program loops over the query heads of its GQA group and over the query
-   blocks that can see the key block (masked edge blocks, unmasked middle), so K/V are never
-   expanded and dK/dV are written once, without atomics. With ``ATOMIC_DQ`` the same program
-   also adds ``ds @ k`` into an fp32 dQ buffer with atomics (fast, not bit-reproducible).
-3. ``_attention_bwd_dq_kernel``: one program per (query block, query head) recomputes p and dp
-   and accumulates dQ in registers: bit-reproducible, used when ``deterministic=True``.
+   registers while the program walks one flat loop over (query head of its GQA group, query block
+   that can see the key block), so K/V are never expanded and dK/dV are written once, without
+   atomics.
+
+Alternative path (``JAGATTN_ATTN_DQ=atomic``, never with ``deterministic=True``):
+``_attention_bwd_preprocess_kernel`` computes delta, and the dK/dV kernel also adds ``ds @ k`` into
+an fp32 dQ buffer with atomics (5 matmul units instead of 7, but slower on every measured row and
+an extra ``[Tq, Hq, D]`` fp32 buffer).
 
 Rows with no visible key have ``lse = -inf``; they are loaded as ``+inf`` so ``p = 0`` and their
 gradients are exact zeros.
@@ -80,21 +84,22 @@ def _attention_bwd_preprocess_kernel(
 
 
 def _dkdv_configs() -> list[triton.Config]:
-    # 8 warps (two warpgroups) need BLOCK_N >= 128: with 64 key rows the [BLOCK_N, BLOCK_M] score
-    # tiles would be computed twice (wgmma is 64 rows per warpgroup). BLOCK_M stays small because
-    # dK and dV already hold BLOCK_N x (D + Dv) fp32 in registers (128 per thread at D = Dv = 128).
+    # dK and dV hold BLOCK_N x (D + Dv) fp32 in registers (128 per thread at D = Dv = 128 with 64
+    # key rows per warpgroup), which caps the query block. Measured on an H200 (Triton 3.6, D=128,
+    # bf16): 64x64 with 4 warps won every causal row although it spills a little; 8 warps on 64 key
+    # rows split the accumulators' columns between the two warpgroups (32 + 32 registers, no
+    # spills) at the price of computing dP in both warpgroups.
     gpu = [
         triton.Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_warps=w, num_stages=s)
         for bm, bn, w, s in (
-            (32, 64, 4, 3),
-            (32, 128, 8, 3),
-            (32, 128, 8, 2),
-            (64, 128, 8, 2),
-            (16, 128, 8, 3),
-            (32, 64, 4, 4),
-            (16, 64, 4, 3),
             (64, 64, 4, 2),
             (64, 64, 8, 2),
+            (64, 64, 8, 3),
+            (64, 128, 8, 2),
+            (32, 64, 4, 3),
+            (32, 64, 8, 3),
+            (32, 64, 4, 4),
+            (32, 128, 8, 3),
         )
     ]
     return configs(gpu, triton.Config({"BLOCK_M": 16, "BLOCK_N": 32}, num_warps=4, num_stages=1))
@@ -108,9 +113,7 @@ def _prune_dkdv(configs, named_args, **kwargs):
         smem = 2 * (c.num_stages * bm * (bd + bdv) + bn * (bd + bdv))  # q/do ring + k, v
         if named_args["ATOMIC_DQ"]:
             smem += 2 * (bn * bd + bm * bn)  # k as the B operand of ds @ k, and ds itself
-        # 8 warps on 64 key rows only pay when dK/dV (BLOCK_N x (D + Dv) fp32) need the registers
-        wide_only = c.num_warps == 8 and bn == 64 and bd + bdv <= 256
-        return smem <= SMEM_LIMIT and bn * (bd + bdv) // (32 * c.num_warps) <= 160 and not wide_only
+        return smem <= SMEM_LIMIT and bn * (bd + bdv) // (32 * c.num_warps) <= 160
 
     return fitting_configs(configs, fits)
 
@@ -349,18 +352,17 @@ def _attention_bwd_dkdv_kernel(
 
 
 # ---------------------------------------------------------------------------------------------
-# 3. dQ (deterministic)
+# 3. dQ (deterministic; also writes delta)
 
 
 def _dq_configs() -> list[triton.Config]:
     gpu = [
         triton.Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_warps=w, num_stages=s)
         for bm, bn, w, s in (
-            (128, 64, 8, 2),
             (128, 64, 8, 3),
             (128, 64, 8, 4),
+            (64, 64, 4, 2),  # short sequences (mean 512): two programs per SM
             (64, 64, 4, 3),
-            (64, 64, 4, 2),
         )
     ]
     return configs(gpu, triton.Config({"BLOCK_M": 32, "BLOCK_N": 16}, num_warps=4, num_stages=1))
@@ -445,7 +447,7 @@ def _attention_bwd_dq_inner(
 
 @triton.autotune(
     configs=_dq_configs(),
-    key=["D", "DV", "HAS_LEFT", "HAS_RIGHT", "HAS_SOFTCAP", "SEQ_BUCKET"],
+    key=["D", "DV", "HAS_LEFT", "HAS_RIGHT", "HAS_SOFTCAP", "HAS_DLSE", "SEQ_BUCKET"],
     prune_configs_by={"early_config_prune": _prune_dq},
 )
 @triton.jit(do_not_specialize=["B", "GROUP", "window_left", "window_right", "SEQ_BUCKET"])
@@ -453,8 +455,10 @@ def _attention_bwd_dq_kernel(
     Q,
     K,
     V,
+    O,
     DO,
     LSE,
+    DLSE,
     DELTA,
     DQ,
     CU_Q,
@@ -465,9 +469,12 @@ def _attention_bwd_dq_kernel(
     stride_kh,
     stride_vt,
     stride_vh,
+    stride_ot,
+    stride_oh,
     stride_dot,
     stride_doh,
     stride_lse_h,
+    stride_dlse_h,
     stride_dqt,
     stride_dqh,
     B,
@@ -486,6 +493,7 @@ def _attention_bwd_dq_kernel(
     HAS_LEFT: tl.constexpr,
     HAS_RIGHT: tl.constexpr,
     HAS_SOFTCAP: tl.constexpr,
+    HAS_DLSE: tl.constexpr,
     DOT_PREC: tl.constexpr,
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
@@ -530,7 +538,15 @@ def _attention_bwd_dq_kernel(
     )
     b_lse = tl.load(LSE + i_h.to(tl.int64) * stride_lse_h + bos_q + o_m, mask=m_m, other=float("inf"))
     b_lse = tl.where(b_lse == float("-inf"), float("inf"), b_lse * 1.4426950408889634)
-    b_delta = tl.load(DELTA + i_h.to(tl.int64) * stride_lse_h + bos_q + o_m, mask=m_m, other=0.0)
+    # delta = rowsum(o * do) - dlse for this tile, computed here (no separate pass over o and do)
+    # and stored for the dK/dV kernel, which runs after this one
+    b_o = _load_tile(
+        O + rows_q * stride_ot + i_h * stride_oh + o_dv[None, :], m_m, o_dv < DV, True, BLOCK_DV != DV
+    )
+    b_delta = tl.sum(b_o.to(tl.float32) * b_do.to(tl.float32), 1)
+    if HAS_DLSE:
+        b_delta -= tl.load(DLSE + i_h.to(tl.int64) * stride_dlse_h + bos_q + o_m, mask=m_m, other=0.0)
+    tl.store(DELTA + i_h.to(tl.int64) * stride_lse_h + bos_q + o_m, b_delta, mask=m_m)
     p_k0 = K + (bos_k + o_n0).to(tl.int64)[:, None] * stride_kt + i_hk * stride_kh + o_d[None, :]
     p_v0 = V + (bos_k + o_n0).to(tl.int64)[:, None] * stride_vt + i_hk * stride_vh + o_dv[None, :]
 
@@ -624,15 +640,28 @@ def attention_bwd(
     delta = new_empty((hq, tq), dtype=torch.float32, device=q.device)
     has_dlse = dlse is not None
     dlse_arg = dlse if has_dlse else delta
-    torch.library.wrap_triton(_attention_bwd_preprocess_kernel)[(triton.cdiv(tq, PREPROCESS_BLOCK_T), hq)](
-        o, do, dlse_arg, delta, tq,
-        o.stride(0), o.stride(1), do.stride(0), do.stride(1), dlse_arg.stride(0), delta.stride(0),
-        dv, bdv, has_dlse, PREPROCESS_BLOCK_T,
-    )  # fmt: skip
-
     if mode == "atomic":
+        torch.library.wrap_triton(_attention_bwd_preprocess_kernel)[(triton.cdiv(tq, PREPROCESS_BLOCK_T), hq)](
+            o, do, dlse_arg, delta, tq,
+            o.stride(0), o.stride(1), do.stride(0), do.stride(1), dlse_arg.stride(0), delta.stride(0),
+            dv, bdv, has_dlse, PREPROCESS_BLOCK_T,
+        )  # fmt: skip
         dq_acc = torch.zeros((tq, hq, d), dtype=torch.float32, device=q.device)
     else:
+        # the dQ kernel runs first and writes delta on the way (see its docstring)
+        dq = new_empty(tuple(q.shape), dtype=q.dtype, device=q.device)
+
+        def grid_q(meta):
+            return (num_slots(tq, batch, meta["BLOCK_M"]), hq)
+
+        torch.library.wrap_triton(_attention_bwd_dq_kernel)[grid_q](
+            q, k, v, o, do, lse, dlse_arg, delta, dq, cu_seqlens_q, cu_seqlens_k,
+            q.stride(0), q.stride(1), k.stride(0), k.stride(1), v.stride(0), v.stride(1),
+            o.stride(0), o.stride(1), do.stride(0), do.stride(1), lse.stride(0), dlse_arg.stride(0),
+            dq.stride(0), dq.stride(1),
+            batch, hq // hkv, wl, wr, scale, qk_scale, softcap_in, softcap_out, bucket,
+            d, dv, bd, bdv, has_left, has_right, has_softcap, has_dlse, prec,
+        )  # fmt: skip
         # never touched with ATOMIC_DQ=False; its own buffer because the autotuner zeroes it
         dq_acc = torch.zeros((1, 1, 1), dtype=torch.float32, device=q.device)
 
@@ -651,17 +680,4 @@ def attention_bwd(
 
     if mode == "atomic":
         return dq_acc.to(q.dtype), dk, dvv
-
-    dq = new_empty(tuple(q.shape), dtype=q.dtype, device=q.device)
-
-    def grid_q(meta):
-        return (num_slots(tq, batch, meta["BLOCK_M"]), hq)
-
-    torch.library.wrap_triton(_attention_bwd_dq_kernel)[grid_q](
-        q, k, v, do, lse, delta, dq, cu_seqlens_q, cu_seqlens_k,
-        q.stride(0), q.stride(1), k.stride(0), k.stride(1), v.stride(0), v.stride(1),
-        do.stride(0), do.stride(1), lse.stride(0), dq.stride(0), dq.stride(1),
-        batch, hq // hkv, wl, wr, scale, qk_scale, softcap_in, softcap_out, bucket,
-        d, dv, bd, bdv, has_left, has_right, has_softcap, prec,
-    )  # fmt: skip
     return dq, dk, dvv
