@@ -25,7 +25,8 @@ from torch.library import wrap_triton
 
 from ..._core.triton_utils import next_power_of_2
 from .fwd import _load_rows, fast_sigmoid, precision_of, tuning_configs
-from .mask import _ids, _last_pos_id_le, _phases, _sigmoid, _visible
+from .mask import _ids, _last_pos_id_le, _phases, _silu_a_ds, _visible
+from .schedule import _find, make_schedule, use_compact
 
 
 @triton.jit
@@ -76,11 +77,8 @@ def _hstu_bwd_tile(
         p_do0 + o_i64[:, None] * stride_dom + o_dv[None, :], m_i, m_dv, MASKED, PAD_DV
     )  # [BM, BDV]
     b_qk = tl.dot(b_k, tl.trans(b_q), input_precision=PRECISION)  # [BN, BM] = <k_j, q_i>
-    b_sig = _sigmoid(b_qk, alpha, FAST_SIGMOID)
-    b_a = b_qk * b_sig * scale_a  # silu(s) / S
     b_dp = tl.dot(b_v, tl.trans(b_do), input_precision=PRECISION)  # [BN, BM] = <v_j, do_i>
-    b_s = b_qk * alpha
-    b_ds = b_dp * b_sig * (1.0 + b_s * (1.0 - b_sig)) * scale_a  # alpha * ds_ij
+    b_a, b_ds = _silu_a_ds(b_qk, b_dp, alpha, scale_a, FAST_SIGMOID)  # silu(s) / S, alpha * ds_ij
     if MASKED:
         vis = _visible(o_i[None, :], o_j[:, None], C, W, F, M, HAS_CTX, HAS_TARGETS, HAS_WINDOW, HAS_FULL)
         vis = vis & m_i[None, :]
@@ -107,6 +105,8 @@ def _hstu_bwd_kernel(
     DV,
     SEQ_OFFSETS,
     NUM_TARGETS,
+    ORDER,
+    TABLE,
     stride_qm,
     stride_qh,
     stride_kn,
@@ -137,6 +137,7 @@ def _hstu_bwd_kernel(
     HAS_TARGETS: tl.constexpr,
     HAS_WINDOW: tl.constexpr,
     HAS_FULL: tl.constexpr,
+    COMPACT: tl.constexpr,
     PRECISION: tl.constexpr,
     FAST_SIGMOID: tl.constexpr,
     BLOCK_M: tl.constexpr,
@@ -150,8 +151,14 @@ def _hstu_bwd_kernel(
     pid = tl.program_id(0)
     i_h = pid % H
     rest = pid // H
-    i_b = rest % B
-    i_nb = rest // B  # first key blocks (seen by the most rows) first
+    if COMPACT:
+        # compact list: longest sequences first within each key block index, first blocks first
+        i_b, i_nb, valid = _find(TABLE, ORDER, rest, MAX_ROWS, BLOCK_N, True)
+        if not valid:
+            return
+    else:
+        i_b = rest % B
+        i_nb = rest // B  # first key blocks (seen by the most rows) first
     bos = tl.load(SEQ_OFFSETS + i_b).to(tl.int64)
     eos = tl.load(SEQ_OFFSETS + i_b + 1).to(tl.int64)
     n = (eos - bos).to(tl.int32)
@@ -413,7 +420,9 @@ def _cfg(bm: int, bn: int, warps: int, stages: int) -> triton.Config:
     return triton.Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_warps=warps, num_stages=stages)
 
 
-_KEY = ["AUTOTUNE_LEN", "DQ_DIM", "DV_DIM", "ATOMIC_DQ", "HAS_CTX", "HAS_TARGETS", "HAS_WINDOW", "HAS_FULL"]
+_KEY = [
+    "AUTOTUNE_LEN", "DQ_DIM", "DV_DIM", "ATOMIC_DQ", "HAS_CTX", "HAS_TARGETS", "HAS_WINDOW", "HAS_FULL", "COMPACT",
+]  # fmt: skip
 _INTERPRETER = _cfg(16, 32, 4, 1)
 _BWD_SMALL_D = [
     _cfg(32, 128, 8, 2),
@@ -456,8 +465,10 @@ def _launch_bwd(
     contextual_seq_len: int,
     max_attn_len: int,
     min_full_attn_seq_len: int,
+    config: dict | None = None,
 ) -> None:
-    """dK/dV into ``dk, dv``; with ``dq_accum`` (fp32, zeroed) also dQ by atomic adds."""
+    """dK/dV into ``dk, dv``; with ``dq_accum`` (fp32, zeroed) also dQ by atomic adds. ``config``
+    (benchmarks only) pins one ``{"BLOCK_M", "BLOCK_N", "num_warps", "num_stages"}``."""
     batch = seq_offsets.shape[0] - 1
     h, dq_dim, dv_dim = q.shape[1], q.shape[2], v.shape[2]
     if batch == 0 or max_seq_len == 0 or k.shape[0] == 0:
@@ -471,11 +482,19 @@ def _launch_bwd(
         kernel = _bwd_large if large else _bwd_small
     dq_t = dq_accum if atomic else dk
 
+    compact = use_compact(k.shape[0], batch, max_seq_len)
+    order, table = make_schedule(seq_offsets, max_seq_len) if compact else (seq_offsets, seq_offsets)
+
     def grid(meta):
+        if compact:  # sum_b cdiv(n_b, BLOCK_N) <= cdiv(L, BLOCK_N) + B
+            return ((triton.cdiv(k.shape[0], meta["BLOCK_N"]) + batch) * h,)
         return (triton.cdiv(max_seq_len, meta["BLOCK_N"]) * batch * h,)
 
-    wrap_triton(kernel)[grid](
-        q, k, v, do, dq_t, dk, dv, seq_offsets, num_targets if num_targets is not None else seq_offsets,
+    launcher, meta = wrap_triton(kernel), {}
+    if config is not None:
+        launcher, meta = _hstu_bwd_kernel, dict(config)
+    launcher[grid](
+        q, k, v, do, dq_t, dk, dv, seq_offsets, num_targets if num_targets is not None else seq_offsets, order, table,
         q.stride(0), q.stride(1), k.stride(0), k.stride(1), v.stride(0), v.stride(1),
         do.stride(0), do.stride(1), dq_t.stride(0), dq_t.stride(1), dk.stride(0), dk.stride(1),
         dv.stride(0), dv.stride(1),
@@ -483,6 +502,7 @@ def _launch_bwd(
         batch, h, max_seq_len, next_power_of_2(max(max_seq_len, 1)),
         DQ_DIM=dq_dim, DV_DIM=dv_dim, ATOMIC_DQ=atomic,
         HAS_CTX=contextual_seq_len > 0, HAS_TARGETS=num_targets is not None,
-        HAS_WINDOW=max_attn_len > 0, HAS_FULL=min_full_attn_seq_len > 0,
+        HAS_WINDOW=max_attn_len > 0, HAS_FULL=min_full_attn_seq_len > 0, COMPACT=compact,
         PRECISION=precision_of(q.dtype), FAST_SIGMOID=fast_sigmoid(q.dtype), BLOCK_DQ=bdq, BLOCK_DV=bdv,
+        **meta,
     )  # fmt: skip

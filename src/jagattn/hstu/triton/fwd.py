@@ -25,7 +25,8 @@ import triton.language as tl
 from torch.library import wrap_triton
 
 from ..._core.triton_utils import autotune_enabled, configs, interpreter_enabled, next_power_of_2
-from .mask import _first_pos_id_ge, _ids, _phases, _sigmoid, _visible
+from .mask import _first_pos_id_ge, _ids, _phases, _silu_a, _silu_a_bf16x2, _silu_a_ds, _visible
+from .schedule import _find, make_schedule, use_compact
 
 LOG2E = 1.4426950408889634
 
@@ -78,6 +79,7 @@ def _hstu_fwd_tile(
     PAD_DV: tl.constexpr,
     PRECISION: tl.constexpr,
     FAST_SIGMOID: tl.constexpr,
+    PACKED: tl.constexpr,
     BLOCK_N: tl.constexpr,
 ):
     o_j = start_n + tl.arange(0, BLOCK_N)
@@ -86,17 +88,18 @@ def _hstu_fwd_tile(
     b_k = _load_rows(p_k0 + o_j[:, None].to(tl.int64) * stride_kn + o_dq[None, :], m_j, m_dq, MASKED, PAD_DQ)
     b_v = _load_rows(p_v0 + o_j[:, None].to(tl.int64) * stride_vn + o_dv[None, :], m_j, m_dv, MASKED, PAD_DV)
     b_qk = tl.dot(b_q, tl.trans(b_k), input_precision=PRECISION)  # [BM, BN] = <q_i, k_j>
-    b_sig = _sigmoid(b_qk, alpha, FAST_SIGMOID)
     if MODE == 0:
-        b_a = b_qk * b_sig * scale_a  # silu(alpha qk) / S
+        if PACKED:  # bf16 silu / S straight from packed bf16x2 tanh and FMA (see mask._silu_a_bf16x2)
+            b_a = _silu_a_bf16x2(b_qk * (0.5 * alpha), b_qk * (0.5 * scale_a))
+        else:
+            b_a = _silu_a(b_qk, alpha, scale_a, FAST_SIGMOID)  # silu(alpha qk) / S
         if MASKED:
             vis = _visible(o_i[:, None], o_j[None, :], C, W, F, M, HAS_CTX, HAS_TARGETS, HAS_WINDOW, HAS_FULL)
             b_a = tl.where(vis & m_j[None, :], b_a, 0.0)
         acc = tl.dot(b_a.to(b_v.dtype), b_v, acc, input_precision=PRECISION)
     else:
         b_dp = tl.dot(b_do, tl.trans(b_v), input_precision=PRECISION)  # [BM, BN] = <do_i, v_j>
-        b_s = b_qk * alpha
-        b_ds = b_dp * b_sig * (1.0 + b_s * (1.0 - b_sig)) * scale_a  # alpha * ds_ij
+        _, b_ds = _silu_a_ds(b_qk, b_dp, alpha, scale_a, FAST_SIGMOID)  # alpha * ds_ij
         if MASKED:
             vis = _visible(o_i[:, None], o_j[None, :], C, W, F, M, HAS_CTX, HAS_TARGETS, HAS_WINDOW, HAS_FULL)
             b_ds = tl.where(vis & m_j[None, :], b_ds, 0.0)
@@ -113,6 +116,8 @@ def _hstu_fwd_kernel(
     OUT,
     SEQ_OFFSETS,
     NUM_TARGETS,
+    ORDER,
+    TABLE,
     stride_qm,
     stride_qh,
     stride_kn,
@@ -141,8 +146,10 @@ def _hstu_fwd_kernel(
     HAS_TARGETS: tl.constexpr,
     HAS_WINDOW: tl.constexpr,
     HAS_FULL: tl.constexpr,
+    COMPACT: tl.constexpr,
     PRECISION: tl.constexpr,
     FAST_SIGMOID: tl.constexpr,
+    PACKED: tl.constexpr,
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
     BLOCK_DQ: tl.constexpr,
@@ -154,8 +161,14 @@ def _hstu_fwd_kernel(
     pid = tl.program_id(0)
     i_h = pid % H
     rest = pid // H
-    i_b = rest % B
-    i_mb = tl.cdiv(MAX_ROWS, BLOCK_M) - 1 - rest // B  # heaviest (last) query blocks first
+    if COMPACT:
+        # compact list: longest sequences first within each block index, heaviest index first
+        i_b, i_mb, valid = _find(TABLE, ORDER, rest, MAX_ROWS, BLOCK_M, False)
+        if not valid:
+            return
+    else:
+        i_b = rest % B
+        i_mb = tl.cdiv(MAX_ROWS, BLOCK_M) - 1 - rest // B  # heaviest (last) query blocks first
     bos = tl.load(SEQ_OFFSETS + i_b).to(tl.int64)
     eos = tl.load(SEQ_OFFSETS + i_b + 1).to(tl.int64)
     n = (eos - bos).to(tl.int32)
@@ -261,6 +274,7 @@ def _hstu_fwd_kernel(
             PAD_DV,
             PRECISION,
             FAST_SIGMOID,
+            PACKED,
             BLOCK_N,
         )
     for t in range(t1, t2):
@@ -295,6 +309,7 @@ def _hstu_fwd_kernel(
             PAD_DV,
             PRECISION,
             FAST_SIGMOID,
+            PACKED,
             BLOCK_N,
         )
     for t in range(t2, nb):
@@ -329,6 +344,7 @@ def _hstu_fwd_kernel(
             PAD_DV,
             PRECISION,
             FAST_SIGMOID,
+            PACKED,
             BLOCK_N,
         )
     if target_block:
@@ -365,6 +381,7 @@ def _hstu_fwd_kernel(
                 PAD_DV,
                 PRECISION,
                 FAST_SIGMOID,
+                PACKED,
                 BLOCK_N,
             )
 
@@ -393,7 +410,10 @@ def _cfg(bm: int, bn: int, warps: int, stages: int) -> triton.Config:
     return triton.Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_warps=warps, num_stages=stages)
 
 
-_KEY = ["AUTOTUNE_LEN", "DQ", "DV", "MODE", "IS_CACHED", "HAS_CTX", "HAS_TARGETS", "HAS_WINDOW", "HAS_FULL"]
+_KEY = [
+    "AUTOTUNE_LEN", "DQ", "DV", "MODE", "IS_CACHED", "HAS_CTX", "HAS_TARGETS", "HAS_WINDOW", "HAS_FULL", "COMPACT",
+    "PACKED",
+]  # fmt: skip
 _INTERPRETER = _cfg(32, 16, 4, 1)
 _FWD_SMALL_D = [
     _cfg(128, 64, 8, 2),
@@ -432,6 +452,13 @@ def fast_sigmoid(dtype: torch.dtype) -> bool:
     )
 
 
+def packed_silu(dtype: torch.dtype) -> bool:
+    """Forward scores in packed bf16x2 (``tanh.approx.bf16x2`` + ``fma.rn.bf16x2``, two scores per
+    instruction) for bf16 on a GPU; ``JAGATTN_HSTU_PACKED=0`` (or ``JAGATTN_HSTU_FAST_SIGMOID=0``)
+    disables it."""
+    return fast_sigmoid(dtype) and os.environ.get("JAGATTN_HSTU_PACKED", "1") != "0"
+
+
 def precision_of(dtype: torch.dtype) -> str:
     """Dot precision: fp32 inputs run in IEEE fp32 (no tf32), fp16/bf16 are exact products anyway."""
     return "ieee" if dtype == torch.float32 else "tf32"
@@ -453,7 +480,12 @@ def _launch(
     max_attn_len: int,
     min_full_attn_seq_len: int,
     delta: int | None,
+    config: dict | None = None,
 ) -> None:
+    """Launch the forward (``mode == 0``) or deterministic dQ (``mode == 1``) kernel into ``out``.
+
+    ``config`` (benchmarks only): ``{"BLOCK_M", "BLOCK_N", "num_warps", "num_stages"}`` runs the
+    kernel with that one config instead of the autotuned choice."""
     batch = seq_offsets.shape[0] - 1
     h, dq_dim = q.shape[1], q.shape[2]
     dv_dim = v.shape[2]
@@ -473,11 +505,19 @@ def _launch(
         # mask as None (SPEC section 2: M is then the same id), so take the compiling variant.
         num_targets = torch.zeros(batch, dtype=torch.int32, device=q.device)
 
+    compact = delta is None and use_compact(q.shape[0], batch, rows)
+    order, table = make_schedule(seq_offsets, rows) if compact else (seq_offsets, seq_offsets)
+
     def grid(meta):
+        if compact:  # sum_b cdiv(n_b, BLOCK_M) <= cdiv(L, BLOCK_M) + B
+            return ((triton.cdiv(q.shape[0], meta["BLOCK_M"]) + batch) * h,)
         return (triton.cdiv(rows, meta["BLOCK_M"]) * batch * h,)
 
-    wrap_triton(kernel)[grid](
-        q, k, v, do_t, out, seq_offsets, num_targets if num_targets is not None else seq_offsets,
+    launcher, meta = wrap_triton(kernel), {}
+    if config is not None:
+        launcher, meta = _hstu_fwd_kernel, dict(config)
+    launcher[grid](
+        q, k, v, do_t, out, seq_offsets, num_targets if num_targets is not None else seq_offsets, order, table,
         q.stride(0), q.stride(1), k.stride(0), k.stride(1), v.stride(0), v.stride(1),
         do_t.stride(0), do_t.stride(1), out.stride(0), out.stride(1),
         float(alpha), float(inv_scale), int(contextual_seq_len), int(max_attn_len), int(min_full_attn_seq_len),
@@ -485,6 +525,8 @@ def _launch(
         next_power_of_2(max(rows, 1)),
         DQ=dq_dim, DV=dv_dim, MODE=mode, IS_CACHED=delta is not None,
         HAS_CTX=contextual_seq_len > 0, HAS_TARGETS=num_targets is not None,
-        HAS_WINDOW=max_attn_len > 0, HAS_FULL=min_full_attn_seq_len > 0,
+        HAS_WINDOW=max_attn_len > 0, HAS_FULL=min_full_attn_seq_len > 0, COMPACT=compact,
         PRECISION=precision_of(q.dtype), FAST_SIGMOID=fast_sigmoid(q.dtype), BLOCK_DQ=bdq, BLOCK_DV=bdv,
+        PACKED=mode == 0 and packed_silu(q.dtype),
+        **meta,
     )  # fmt: skip

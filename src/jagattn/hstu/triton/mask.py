@@ -10,7 +10,7 @@ Ids never decrease with ``p``, which gives the bounds below:
 A sequence with ``M <= 0`` (fewer than ``C`` non-target tokens) sees only its diagonal; the
 kernels then treat every block as a boundary block.
 
-``_sigmoid`` is the one pointwise helper shared by the kernels (see its docstring).
+``_silu_a`` and ``_silu_a_ds`` are the pointwise helpers shared by the kernels (see their docstrings).
 """
 
 from __future__ import annotations
@@ -109,3 +109,59 @@ def _sigmoid(qk, alpha, FAST: tl.constexpr):
     else:
         sig = 1.0 / (1.0 + tl.exp2(qk * (-1.4426950408889634 * alpha)))
     return sig
+
+
+@triton.jit
+def _silu_a_bf16x2(h, u):
+    """``bf16(u (1 + tanh(h)))`` two scores per instruction: packed bf16 ``tanh.approx`` and FMA (sm_90)."""
+    return tl.inline_asm_elementwise(
+        """{
+        .reg .b32 hh, uu, tt;
+        cvt.rn.bf16x2.f32 hh, $2, $1;
+        cvt.rn.bf16x2.f32 uu, $4, $3;
+        tanh.approx.bf16x2 tt, hh;
+        fma.rn.bf16x2 $0, uu, tt, uu;
+        }""",
+        "=r,r,r,r,r",
+        [h, u],
+        dtype=tl.bfloat16,
+        is_pure=True,
+        pack=2,
+    )
+
+
+@triton.jit
+def _silu_a(qk, alpha, scale_a, FAST: tl.constexpr):
+    """``a = silu(alpha qk) / S`` in fp32 (``scale_a = alpha / S``).
+
+    ``FAST``: with ``h = alpha qk / 2`` and ``t = tanh(h)``, ``a = (qk scale_a / 2) (1 + t)``: two
+    multiplies and one FMA around the ``tanh.approx`` (the scalar factors fold at compile time)."""
+    if FAST:
+        t = _tanh_approx(qk * (0.5 * alpha))
+        u = qk * (0.5 * scale_a)
+        a = u + u * t
+    else:
+        a = qk * _sigmoid(qk, alpha, False) * scale_a
+    return a
+
+
+@triton.jit
+def _silu_a_ds(qk, dp, alpha, scale_a, FAST: tl.constexpr):
+    """``(a, alpha ds)``: ``a = silu(s) / S`` and ``alpha * ds = alpha dp sig(s) (1 + s (1 - sig(s))) / S``
+    with ``s = alpha qk`` (``scale_a = alpha / S``).
+
+    ``FAST``: with ``h = s / 2``, ``t = tanh(h)``: ``sig = (1 + t) / 2``, ``1 - sig = (1 - t) / 2``, so
+    ``sig (1 + s (1 - sig)) = ((1 + t) + h (1 - t^2)) / 2``: one ``tanh.approx`` and a few FMAs."""
+    if FAST:
+        h = qk * (0.5 * alpha)
+        t = _tanh_approx(h)
+        p = 1.0 + t
+        u = qk * (0.5 * scale_a)
+        a = u * p
+        r = h * (1.0 - t * t) + p
+        ds = dp * (0.5 * scale_a) * r
+    else:
+        sig = _sigmoid(qk, alpha, False)
+        a = qk * sig * scale_a
+        ds = dp * sig * (1.0 + qk * alpha * (1.0 - sig)) * scale_a
+    return a, ds

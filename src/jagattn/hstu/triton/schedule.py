@@ -1,0 +1,125 @@
+"""Compact work lists for batches of uneven lengths (the ``recsys`` case).
+
+The dense grid launches ``cdiv(max_seq_len, BLOCK) * B * H`` programs, and every block past a
+sequence's end exits at once. On a heavy-tailed batch (median length ``N / 8``) that is ~80% of
+the programs, and each still takes a slot on an SM (the kernels' registers allow one or two
+programs per SM). The compact list launches ``cdiv(L, BLOCK) + B`` programs per head instead:
+
+- ``order``: sequence indices sorted by length, longest first;
+- per block size ``BLOCK`` in ``SIZES``, with ``J = cdiv(max_seq_len, BLOCK)`` and
+  ``nb_b = min(cdiv(n_b, BLOCK), J)`` blocks for sequence ``b``, two prefix tables of ``J + 1`` entries:
+  ``desc[i] = sum_b max(nb_b - (J - i), 0)`` (block index ``J - 1 - i`` of every sequence that has it,
+  heaviest query blocks first: the forward) and ``asc[i] = sum_b min(nb_b, i)`` (block index ``i``,
+  lightest-index key blocks first: the backward). Group ``i`` holds the ``c_i`` longest sequences,
+  i.e. ``order[0:c_i]``.
+
+A program ``g`` finds its group ``i`` with ``E[i] <= g < E[i + 1]`` by binary search and takes
+sequence ``order[g - E[i]]``. Every kernel that reads the tables computes the section offsets from
+``max_seq_len`` the same way (``_section``).
+"""
+
+from __future__ import annotations
+
+import os
+
+import torch
+import triton
+import triton.language as tl
+from torch.library import wrap_triton
+
+SIZES = (16, 32, 64, 128)
+# ``JAGATTN_HSTU_COMPACT=0`` keeps the dense grid (benchmarks compare the two).
+ENABLED = os.environ.get("JAGATTN_HSTU_COMPACT", "1") != "0"
+
+
+def use_compact(total_rows: int, batch: int, max_seq_len: int) -> bool:
+    """Compact list when at most half of the dense grid's blocks hold rows (known without a sync)."""
+    return ENABLED and batch > 1 and 2 * total_rows < batch * max_seq_len
+
+
+def table_len(max_seq_len: int) -> int:
+    return sum(2 * (triton.cdiv(max_seq_len, s) + 1) for s in SIZES)
+
+
+@triton.jit
+def _section(MAX_ROWS, BLOCK: tl.constexpr):
+    """Offset of ``BLOCK``'s tables (``desc`` then ``asc``) and its ``J``."""
+    tl.static_assert((BLOCK == 16) | (BLOCK == 32) | (BLOCK == 64) | (BLOCK == 128))
+    base = MAX_ROWS * 0
+    if BLOCK > 16:
+        base += 2 * (tl.cdiv(MAX_ROWS, 16) + 1)
+    if BLOCK > 32:
+        base += 2 * (tl.cdiv(MAX_ROWS, 32) + 1)
+    if BLOCK > 64:
+        base += 2 * (tl.cdiv(MAX_ROWS, 64) + 1)
+    return base, tl.cdiv(MAX_ROWS, BLOCK)
+
+
+@triton.jit
+def _find(TABLE, ORDER, g, MAX_ROWS, BLOCK: tl.constexpr, ASCENDING: tl.constexpr):
+    """``(b, j, valid)``: sequence and block index of program ``g`` in the compact list."""
+    base, J = _section(MAX_ROWS, BLOCK)
+    if ASCENDING:
+        base += J + 1
+    E = TABLE + base
+    total = tl.load(E + J)
+    lo = J * 0
+    hi = J
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        go = tl.load(E + mid) <= g
+        lo = tl.where(go, mid, lo)
+        hi = tl.where(go, hi, mid)
+    valid = g < total
+    k = tl.where(valid, g - tl.load(E + lo), 0)
+    b = tl.load(ORDER + k).to(tl.int32)
+    if ASCENDING:
+        j = lo
+    else:
+        j = J - 1 - lo
+    return b, j, valid
+
+
+@triton.jit
+def _hstu_schedule_kernel(
+    SEQ_OFFSETS,
+    TABLE,
+    B,
+    MAX_ROWS,
+    BLOCK_I: tl.constexpr,
+    BLOCK_B: tl.constexpr,
+):
+    s = tl.program_id(0)
+    i = tl.program_id(1) * BLOCK_I + tl.arange(0, BLOCK_I)
+    for t in tl.static_range(4):
+        if s == t:
+            BLOCK: tl.constexpr = 16 << t
+            base, J = _section(MAX_ROWS, BLOCK)
+            m_i = i <= J
+            desc = tl.zeros([BLOCK_I], dtype=tl.int32)
+            asc = tl.zeros([BLOCK_I], dtype=tl.int32)
+            for b0 in range(0, B, BLOCK_B):
+                o_b = b0 + tl.arange(0, BLOCK_B)
+                m_b = o_b < B
+                n = tl.load(SEQ_OFFSETS + o_b + 1, mask=m_b, other=0) - tl.load(
+                    SEQ_OFFSETS + o_b, mask=m_b, other=0
+                )
+                nb = tl.minimum(tl.cdiv(n.to(tl.int32), BLOCK), J)
+                desc += tl.sum(tl.maximum(nb[None, :] - (J - i)[:, None], 0), axis=1)
+                asc += tl.sum(tl.minimum(nb[None, :], i[:, None]), axis=1)
+            tl.store(TABLE + base + i, desc, mask=m_i)
+            tl.store(TABLE + base + J + 1 + i, asc, mask=m_i)
+
+
+def make_schedule(seq_offsets: torch.Tensor, max_seq_len: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(order [B] int64, table int32)`` for the compact grid (see the module docstring)."""
+    batch = seq_offsets.shape[0] - 1
+    lens = seq_offsets[1:] - seq_offsets[:-1]
+    order = torch.argsort(lens, descending=True)
+    table = torch.empty(table_len(max_seq_len), dtype=torch.int32, device=seq_offsets.device)
+    block_i = 128
+    grid = (len(SIZES), triton.cdiv(triton.cdiv(max_seq_len, SIZES[0]) + 1, block_i))
+    wrap_triton(_hstu_schedule_kernel)[grid](
+        seq_offsets, table, batch, max_seq_len, BLOCK_I=block_i, BLOCK_B=64
+    )
+    return order, table
