@@ -66,11 +66,13 @@ def check(kernel, constexprs: dict, dtype: str = "bf16", configs=None) -> None:
             ck = triton.compile(
                 src,
                 target=GPUTarget("cuda", 90, 32),
-                options={"num_warps": cfg.num_warps, "num_stages": cfg.num_stages},
+                options={"num_warps": cfg.num_warps, "num_stages": cfg.num_stages}
+                | ({"maxnreg": cfg.maxnreg} if getattr(cfg, "maxnreg", None) else {}),
             )
             rep = _resource_report(ck.asm["cubin"])
             wgmma = "wgmma" in ck.asm["ptx"]
-            print(f"  {autotuner.fn.__name__:36s} {cfg.kwargs} w{cfg.num_warps} s{cfg.num_stages}: {rep} "
+            cap = f" maxnreg={cfg.maxnreg}" if getattr(cfg, "maxnreg", None) else ""
+            print(f"  {autotuner.fn.__name__:36s} {cfg.kwargs} w{cfg.num_warps} s{cfg.num_stages}{cap}: {rep} "
                   f"smem={ck.metadata.shared} wgmma={wgmma}")  # fmt: skip
         except Exception as exc:
             msg = str(exc).splitlines()

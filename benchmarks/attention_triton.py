@@ -273,9 +273,26 @@ def run_row(row, args, log):
             os.environ.pop("JAGATTN_ATTN_DQ", None)
     if "ours_kernel" in res or "ours_atomic" in res:
         res["ours_kernel_us"] = kernel_breakdown(impls["ours"][0], q, k, v, do)
+        peer = next((p for p in ("varlen", "flex") if p in res), None)
+        if peer is not None:
+            res[f"grad_vs_{peer}"] = grad_diffs(impls["ours"][0], impls[peer][0], q, k, v, do)
     log(json.dumps(res))
     log_autotune(name, log)
     return res
+
+
+def grad_diffs(fn_a, fn_b, q, k, v, do) -> dict:
+    """Max-abs difference of dq/dk/dv between two implementations (autotuned configs, as timed),
+    next to the RMS of the peer's gradient: a sanity check, the tests hold the real tolerance."""
+    out = {}
+    grads = []
+    for fn in (fn_a, fn_b):
+        qg, kg, vg = (x.detach().clone().requires_grad_(True) for x in (q, k, v))
+        fn(qg, kg, vg).backward(do)
+        grads.append((qg.grad.float(), kg.grad.float(), vg.grad.float()))
+    for name, a, b in zip(("dq", "dk", "dv"), grads[0], grads[1], strict=True):
+        out[name] = {"maxdiff": float((a - b).abs().max()), "peer_rms": float(b.pow(2).mean().sqrt())}
+    return out
 
 
 def kernel_breakdown(fn, q, k, v, do) -> dict:
