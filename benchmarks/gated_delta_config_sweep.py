@@ -159,6 +159,93 @@ def probe(kernel: str, cfg: tuple, dk: int) -> dict:
     return {"max_rel_diff_to_default": diff}
 
 
+# kernel-variant switches (environment, read at import): (JAGATTN_GD_KKT, _DHU_VSIDE, _INPLACE_DU)
+VARIANTS = {
+    "A": ("blocks16", "0", "0"),
+    "B": ("dot64", "0", "0"),
+    "C": ("blocks16", "1", "0"),
+    "D": ("blocks16", "0", "1"),
+    "E": ("dot64", "1", "1"),
+    "F": ("dot64", "1", "0"),
+    "G": ("dot64", "0", "1"),
+}
+VARIANT_CASES = {
+    "H1-32k-single": (1, 1, [32768]),
+    "H16-32k-single": (16, 16, [32768]),
+    "H16-8x4096": (16, 16, [4096] * 8),
+    "H2-HV4-odd": (2, 4, [0, 1, 63, 64, 65, 130, 700, 0, 300]),
+}
+
+
+def variant_outputs(path: str) -> None:
+    import torch
+
+    outs = {}
+    for case, (h, hv, lengths) in VARIANT_CASES.items():
+        print(f"RUN {case}", flush=True)
+        outs[case] = [o.cpu() for o in run_ops(make(h, hv, lengths, seed=3))]
+    torch.save(outs, path)
+
+
+def check_variants(out_dir: str) -> str:
+    """Run every variant in its own process (CUDA_LAUNCH_BLOCKING=1, so a crash names its kernel)
+    and compare its outputs with variant A's (the kernels verified in the first device round)."""
+    import torch
+
+    procs = {}
+    for name, (kkt, vside, inplace) in VARIANTS.items():
+        env = dict(
+            os.environ,
+            CUDA_LAUNCH_BLOCKING="1",
+            JAGATTN_POISON="1",
+            JAGATTN_GD_KKT=kkt,
+            JAGATTN_GD_DHU_VSIDE=vside,
+            JAGATTN_GD_INPLACE_DU=inplace,
+        )
+        path = os.path.join("/tmp", f"gd_variant_{name}.pt")
+        procs[name] = (
+            path,
+            subprocess.Popen(
+                [sys.executable, __file__, "--variant-out", path],
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            ),
+        )
+    ok = {}
+    for name, (_path, p) in procs.items():
+        out, err = p.communicate(timeout=400)
+        if p.returncode != 0:
+            lines = [ln for ln in err.splitlines() if "Error" in ln or "kernel" in ln.lower()][-4:]
+            print(f"variant {name} {VARIANTS[name]}: CRASH at {out.splitlines()[-1:]}: {lines}", flush=True)
+            ok[name] = False
+    base = torch.load(procs["A"][0]) if os.path.exists(procs["A"][0]) and "A" not in ok else None
+    for name, (path, _) in procs.items():
+        if name in ok:
+            continue
+        got = torch.load(path)
+        worst = {}
+        good = True
+        for case, outs in got.items():
+            for i, o in enumerate(outs):
+                fin = bool(o.isfinite().all())
+                ref = base[case][i] if base is not None else o
+                rel = float((o - ref).abs().max() / ref.abs().max().clamp_min(1e-30))
+                worst[f"{case}:{NAMES[i]}"] = rel
+                good &= fin and rel < 5e-2
+        top = sorted(worst.items(), key=lambda kv: -kv[1])[:3]
+        print(
+            f"variant {name} {VARIANTS[name]}: {'ok' if good else 'MISMATCH'} worst rel diff to A {top}",
+            flush=True,
+        )
+        ok[name] = good
+    for pref in ("E", "F", "G", "B", "C", "D", "A"):
+        if ok.get(pref):
+            return pref
+    return "A"
+
+
 def torch_equal(a, b):
     import torch
 
@@ -170,7 +257,21 @@ def main() -> None:
     ap.add_argument("--out", default=".")
     ap.add_argument("--kernel")
     ap.add_argument("--probe", type=int)
+    ap.add_argument("--variant-out")
+    ap.add_argument("--variants", action="store_true", help="check the kernel variants; print the env to use")
     args = ap.parse_args()
+    if args.variant_out:
+        variant_outputs(args.variant_out)
+        return
+    if args.variants:
+        best = check_variants(args.out)
+        kkt, vside, inplace = VARIANTS[best]
+        print(f"CHOSEN {best}", flush=True)
+        with open(os.path.join(args.out, "variant.env"), "w") as f:
+            f.write(
+                f"export JAGATTN_GD_KKT={kkt} JAGATTN_GD_DHU_VSIDE={vside} JAGATTN_GD_INPLACE_DU={inplace}\n"
+            )
+        return
     if args.probe is not None:
         kernel, cfg, dk = PROBES[args.probe]
         print("RESULT " + json.dumps(probe(kernel, cfg, dk)), flush=True)

@@ -20,6 +20,8 @@ both orientations are computed twice rather than transposed.
 
 from __future__ import annotations
 
+import os
+
 import torch
 import triton
 import triton.language as tl
@@ -38,6 +40,10 @@ from .common import (
     launch_config,
     num_slots,
 )
+
+# environment switches so the device check can run every variant (see README)
+DHU_VSIDE = os.environ.get("JAGATTN_GD_DHU_VSIDE", "1") != "0"
+INPLACE_DU = os.environ.get("JAGATTN_GD_INPLACE_DU", "1") != "0"
 
 
 @triton.jit
@@ -132,6 +138,8 @@ def _gated_delta_bwd_dhu_kernel(
     BV: tl.constexpr,
     USE_FINAL_STATE_GRADIENT: tl.constexpr,
     STORE_DH0: tl.constexpr,
+    VSIDE: tl.constexpr,
+    IN_PLACE: tl.constexpr,
     DOT_PREC: tl.constexpr,
     EXACT_EXP: tl.constexpr,
 ):
@@ -177,27 +185,43 @@ def _gated_delta_bwd_dhu_kernel(
         b_k = tl.load(K_ + p_qk, mask=m_tk, other=0.0)
         p_v = (rows[:, None] * HV + i_hv) * V + o_v[None, :]
         m_tv = m_t[:, None] & m_v[None, :]
-        # row scalings go on the [BT, BV] side of each product, never on the [BT, K] operands
-        b_decay = tl.where(m_t, _exp(g_last - b_g, EXACT_EXP), 0.0)
-        b_du = (
-            tl.load(DUL + p_v, mask=m_tv, other=0.0)
-            + tl.dot(_c(b_k, dt, DOT_PREC), _c(b_dh, dt, DOT_PREC), input_precision=DOT_PREC)
-            * b_decay[:, None]
-        )
-        # DU may alias DUL (the launcher updates the local dv in place): every load of this tile
-        # precedes every store of it
-        tl.debug_barrier()
+        if VSIDE:
+            # row scalings on the [BT, BV] side of each product, not on the [BT, K] operands
+            b_decay = tl.where(m_t, _exp(g_last - b_g, EXACT_EXP), 0.0)
+            b_du = (
+                tl.load(DUL + p_v, mask=m_tv, other=0.0)
+                + tl.dot(_c(b_k, dt, DOT_PREC), _c(b_dh, dt, DOT_PREC), input_precision=DOT_PREC)
+                * b_decay[:, None]
+            )
+        else:
+            b_kd = _c(b_k.to(tl.float32) * _exp(g_last - b_g, EXACT_EXP)[:, None], dt, DOT_PREC)
+            b_du = tl.load(DUL + p_v, mask=m_tv, other=0.0) + tl.dot(
+                b_kd, _c(b_dh, dt, DOT_PREC), input_precision=DOT_PREC
+            )
+        if IN_PLACE:
+            # DU aliases DUL (the local dv completed in place): every load of this tile precedes
+            # every store of it
+            tl.debug_barrier()
         tl.store(DU + p_v, b_du, mask=m_tv)
 
         b_q = tl.load(Q + p_qk, mask=m_tk, other=0.0)
-        b_do = tl.load(DO + p_v, mask=m_tv, other=0.0).to(tl.float32)
-        b_dod = b_do * tl.where(m_t, _exp(b_g, EXACT_EXP) * scale, 0.0)[:, None]
         b_w = tl.load(W + (rows[:, None] * HV + i_hv) * K + o_k[None, :], mask=m_tk, other=0.0)
-        b_dh = (
-            b_dh * _exp(g_last, EXACT_EXP)
-            + tl.dot(tl.trans(_c(b_q, dt, DOT_PREC)), _c(b_dod, dt, DOT_PREC), input_precision=DOT_PREC)
-            - tl.dot(tl.trans(_c(b_w, dt, DOT_PREC)), _c(b_du, dt, DOT_PREC), input_precision=DOT_PREC)
-        )
+        if VSIDE:
+            b_do = tl.load(DO + p_v, mask=m_tv, other=0.0).to(tl.float32)
+            b_dod = b_do * tl.where(m_t, _exp(b_g, EXACT_EXP) * scale, 0.0)[:, None]
+            b_dh = (
+                b_dh * _exp(g_last, EXACT_EXP)
+                + tl.dot(tl.trans(_c(b_q, dt, DOT_PREC)), _c(b_dod, dt, DOT_PREC), input_precision=DOT_PREC)
+                - tl.dot(tl.trans(_c(b_w, dt, DOT_PREC)), _c(b_du, dt, DOT_PREC), input_precision=DOT_PREC)
+            )
+        else:
+            b_qd = _c(b_q.to(tl.float32) * (_exp(b_g, EXACT_EXP) * scale)[:, None], dt, DOT_PREC)
+            b_do = tl.load(DO + p_v, mask=m_tv, other=0.0)
+            b_dh = (
+                b_dh * _exp(g_last, EXACT_EXP)
+                + tl.dot(tl.trans(b_qd), _c(b_do, dt, DOT_PREC), input_precision=DOT_PREC)
+                - tl.dot(tl.trans(_c(b_w, dt, DOT_PREC)), _c(b_du, dt, DOT_PREC), input_precision=DOT_PREC)
+            )
     if STORE_DH0:
         tl.store(DH0 + p_state + o_kv, b_dh, mask=m_kv)
 
@@ -436,6 +460,7 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht):
 
     # the local dv is completed in place by dhu (one fp32 [T, HV, V] buffer instead of two)
     du = new_empty((t, hv, dv_), dtype=torch.float32, device=dev)
+    du_local = du if INPLACE_DU else new_empty((t, hv, dv_), dtype=torch.float32, device=dev)
     dhbuf = new_empty((ns, hv, dk_, dv_), dtype=torch.float32, device=dev)
     dh0 = new_empty((n, hv, dk_, dv_), dtype=torch.float32, device=dev)
     if ns > 0:
@@ -445,7 +470,7 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht):
             k,
             gc,
             do,
-            du,
+            du_local,
             cu,
             n,
             scale,
@@ -469,7 +494,7 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht):
             w,
             gc,
             do,
-            du,
+            du_local,
             du,
             dht if dht is not None else gc,
             dh0,
@@ -486,6 +511,8 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht):
             BV=bv,
             USE_FINAL_STATE_GRADIENT=dht is not None,
             STORE_DH0=True,
+            VSIDE=DHU_VSIDE,
+            IN_PLACE=INPLACE_DU,
             DOT_PREC=prec,
             EXACT_EXP=exact,
             num_warps=warps,

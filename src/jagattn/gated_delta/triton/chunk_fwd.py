@@ -17,6 +17,8 @@ head and V block). Intermediates W, U~, U and the per-chunk states are held in t
 
 from __future__ import annotations
 
+import os
+
 import torch
 import triton
 import triton.language as tl
@@ -156,6 +158,145 @@ def _gated_delta_fwd_kkt_solve_kernel(
     _store_ainv16(AINV, r2, m2, i_hv, 32, t22, HV, BT)
     _store_ainv16(AINV, r2, m2, i_hv, 48, zero, HV, BT)
     t33 = _inv16(a33, INV_POW, DOT_PREC)
+    t32 = -tl.dot(t33, tl.dot(a32, t22, input_precision=DOT_PREC), input_precision=DOT_PREC)
+    t31 = -tl.dot(
+        t33,
+        tl.dot(a31, t11, input_precision=DOT_PREC) + tl.dot(a32, t21, input_precision=DOT_PREC),
+        input_precision=DOT_PREC,
+    )
+    t30 = -tl.dot(
+        t33,
+        tl.dot(a30, t00, input_precision=DOT_PREC)
+        + tl.dot(a31, t10, input_precision=DOT_PREC)
+        + tl.dot(a32, t20, input_precision=DOT_PREC),
+        input_precision=DOT_PREC,
+    )
+    _store_ainv16(AINV, r3, m3, i_hv, 0, t30, HV, BT)
+    _store_ainv16(AINV, r3, m3, i_hv, 16, t31, HV, BT)
+    _store_ainv16(AINV, r3, m3, i_hv, 32, t32, HV, BT)
+    _store_ainv16(AINV, r3, m3, i_hv, 48, t33, HV, BT)
+
+
+@triton.jit
+def _load_gate16(G, r, m, i_hv, HV: tl.constexpr):
+    return tl.load(G + r * HV + i_hv, mask=m, other=0.0).to(tl.float32)
+
+
+@triton.jit
+def _load_k16(K_, r, m, i_h, o_k, m_k, H: tl.constexpr, K: tl.constexpr):
+    return tl.load(K_ + (r[:, None] * H + i_h) * K + o_k[None, :], mask=m[:, None] & m_k[None, :], other=0.0)
+
+
+@triton.jit
+def _kkt_block(ki, kj, b_i, g_i, g_j, DIAG: tl.constexpr, DOT_PREC: tl.constexpr, EXACT_EXP: tl.constexpr):
+    """``A_ij = beta_i * exp(G_i - G_j) * (k_i k_j^T)`` for 16-row blocks; the diagonal block is
+    strictly lower-triangular. Gates ``G`` are chunk-local cumulative sums (natural log)."""
+    a = tl.dot(ki, tl.trans(kj), input_precision=DOT_PREC)
+    d = g_i[:, None] - g_j[None, :]
+    if DIAG:
+        o = tl.arange(0, 16)
+        strict = o[:, None] > o[None, :]
+        a = tl.where(strict, a * _exp(tl.where(strict, d, 0.0), EXACT_EXP), 0.0)
+    else:
+        a = a * _exp(d, EXACT_EXP)
+    return a * b_i[:, None]
+
+
+@triton.jit
+def _gated_delta_fwd_kkt_solve16_kernel(
+    K_,
+    G,
+    BETA,
+    GC,
+    AINV,
+    CU,
+    N,
+    H: tl.constexpr,
+    HV: tl.constexpr,
+    K: tl.constexpr,
+    BT: tl.constexpr,
+    BK: tl.constexpr,
+    INV_POW: tl.constexpr,
+    DOT_PREC: tl.constexpr,
+    EXACT_EXP: tl.constexpr,
+):
+    """Variant of ``_gated_delta_fwd_kkt_solve_kernel`` building A from 16-row dots (no memory round trip).
+
+    Nothing else is live: the four 16-row key blocks (bf16) and the 16x16 blocks of A and T."""
+    i_s = tl.program_id(0)
+    i_hv = tl.program_id(1)
+    i_n, i_t = _seq_of_slot(CU, i_s, N, BT)
+    bos = tl.load(CU + i_n).to(tl.int32)
+    eos = tl.load(CU + i_n + 1).to(tl.int32)
+    row0 = bos + i_t * BT
+    if row0 >= eos:
+        return
+    i_h = i_hv // (HV // H)
+    o_k = tl.arange(0, BK)
+    m_k = o_k < K
+
+    r0, m0 = _rows16(row0, 0, eos)
+    r1, m1 = _rows16(row0, 1, eos)
+    r2, m2 = _rows16(row0, 2, eos)
+    r3, m3 = _rows16(row0, 3, eos)
+    # chunk-local inclusive cumsum of the gates, by 16-row blocks
+    raw0 = _load_gate16(G, r0, m0, i_hv, HV)
+    raw1 = _load_gate16(G, r1, m1, i_hv, HV)
+    raw2 = _load_gate16(G, r2, m2, i_hv, HV)
+    raw3 = _load_gate16(G, r3, m3, i_hv, HV)
+    c1 = tl.sum(raw0, 0)
+    c2 = c1 + tl.sum(raw1, 0)
+    c3 = c2 + tl.sum(raw2, 0)
+    g0 = tl.cumsum(raw0, 0)
+    g1 = tl.cumsum(raw1, 0) + c1
+    g2 = tl.cumsum(raw2, 0) + c2
+    g3 = tl.cumsum(raw3, 0) + c3
+    tl.store(GC + r0 * HV + i_hv, g0, mask=m0)
+    tl.store(GC + r1 * HV + i_hv, g1, mask=m1)
+    tl.store(GC + r2 * HV + i_hv, g2, mask=m2)
+    tl.store(GC + r3 * HV + i_hv, g3, mask=m3)
+
+    b0 = _load_gate16(BETA, r0, m0, i_hv, HV)
+    b1 = _load_gate16(BETA, r1, m1, i_hv, HV)
+    b2 = _load_gate16(BETA, r2, m2, i_hv, HV)
+    b3 = _load_gate16(BETA, r3, m3, i_hv, HV)
+    k0 = _load_k16(K_, r0, m0, i_h, o_k, m_k, H, K)
+    k1 = _load_k16(K_, r1, m1, i_h, o_k, m_k, H, K)
+    k2 = _load_k16(K_, r2, m2, i_h, o_k, m_k, H, K)
+    k3 = _load_k16(K_, r3, m3, i_h, o_k, m_k, H, K)
+
+    # T = (I + A)^-1 by blocks: T_ii = (I + A_ii)^-1, T_ij = -T_ii sum_{j<=m<i} A_im T_mj; each row
+    # block of T is stored as soon as it is complete so that few blocks are live at once
+    zero = tl.zeros([16, 16], dtype=tl.float32)
+    t00 = _inv16(_kkt_block(k0, k0, b0, g0, g0, True, DOT_PREC, EXACT_EXP), INV_POW, DOT_PREC)
+    _store_ainv16(AINV, r0, m0, i_hv, 0, t00, HV, BT)
+    _store_ainv16(AINV, r0, m0, i_hv, 16, zero, HV, BT)
+    _store_ainv16(AINV, r0, m0, i_hv, 32, zero, HV, BT)
+    _store_ainv16(AINV, r0, m0, i_hv, 48, zero, HV, BT)
+    t11 = _inv16(_kkt_block(k1, k1, b1, g1, g1, True, DOT_PREC, EXACT_EXP), INV_POW, DOT_PREC)
+    a10 = _kkt_block(k1, k0, b1, g1, g0, False, DOT_PREC, EXACT_EXP)
+    t10 = -tl.dot(t11, tl.dot(a10, t00, input_precision=DOT_PREC), input_precision=DOT_PREC)
+    _store_ainv16(AINV, r1, m1, i_hv, 0, t10, HV, BT)
+    _store_ainv16(AINV, r1, m1, i_hv, 16, t11, HV, BT)
+    _store_ainv16(AINV, r1, m1, i_hv, 32, zero, HV, BT)
+    _store_ainv16(AINV, r1, m1, i_hv, 48, zero, HV, BT)
+    t22 = _inv16(_kkt_block(k2, k2, b2, g2, g2, True, DOT_PREC, EXACT_EXP), INV_POW, DOT_PREC)
+    a20 = _kkt_block(k2, k0, b2, g2, g0, False, DOT_PREC, EXACT_EXP)
+    a21 = _kkt_block(k2, k1, b2, g2, g1, False, DOT_PREC, EXACT_EXP)
+    t21 = -tl.dot(t22, tl.dot(a21, t11, input_precision=DOT_PREC), input_precision=DOT_PREC)
+    t20 = -tl.dot(
+        t22,
+        tl.dot(a20, t00, input_precision=DOT_PREC) + tl.dot(a21, t10, input_precision=DOT_PREC),
+        input_precision=DOT_PREC,
+    )
+    _store_ainv16(AINV, r2, m2, i_hv, 0, t20, HV, BT)
+    _store_ainv16(AINV, r2, m2, i_hv, 16, t21, HV, BT)
+    _store_ainv16(AINV, r2, m2, i_hv, 32, t22, HV, BT)
+    _store_ainv16(AINV, r2, m2, i_hv, 48, zero, HV, BT)
+    t33 = _inv16(_kkt_block(k3, k3, b3, g3, g3, True, DOT_PREC, EXACT_EXP), INV_POW, DOT_PREC)
+    a30 = _kkt_block(k3, k0, b3, g3, g0, False, DOT_PREC, EXACT_EXP)
+    a31 = _kkt_block(k3, k1, b3, g3, g1, False, DOT_PREC, EXACT_EXP)
+    a32 = _kkt_block(k3, k2, b3, g3, g2, False, DOT_PREC, EXACT_EXP)
     t32 = -tl.dot(t33, tl.dot(a32, t22, input_precision=DOT_PREC), input_precision=DOT_PREC)
     t31 = -tl.dot(
         t33,
@@ -412,7 +553,12 @@ def _prepare(k, v, g, beta, cu):
         prec = dot_precision(k.dtype)
         exact = exact_exp(k.dtype)
         inv_pow, warps, _ = launch_config("fwd_kkt_solve", n_programs=ns * hv, v=dv)
-        torch.library.wrap_triton(_gated_delta_fwd_kkt_solve_kernel)[(ns, hv)](
+        kkt = (
+            _gated_delta_fwd_kkt_solve_kernel
+            if KKT_VARIANT == "dot64"
+            else _gated_delta_fwd_kkt_solve16_kernel
+        )
+        torch.library.wrap_triton(kkt)[(ns, hv)](
             k,
             g,
             beta,
@@ -457,6 +603,9 @@ def _prepare(k, v, g, beta, cu):
 
 
 WU_BLOCK = 64  # column tile of the w/u kernel
+# how A is built: "dot64" (one 64x64 dot, 16x16 blocks read back through memory) or "blocks16"
+# (16-row dots in registers); an environment switch so the device check can run both
+KKT_VARIANT = os.environ.get("JAGATTN_GD_KKT", "dot64")
 
 
 def _state_pass(k, w, u, gc, initial_state, cu, *, store_final: bool, dhbuf=None):
