@@ -1,111 +1,250 @@
-"""Quick timing of the BENCHMARKS.md hstu rows, jagattn's Triton backend alone (not the bench CLI)."""
+"""BENCHMARKS.md hstu rows: jagattn's Triton backend and generative-recommenders' Triton HSTU, same run.
 
+Usage on the GPU machine (from the repository root, ``peers/gr`` carried)::
+
+    PYTHONPATH=src:peers/gr python3 benchmarks/hstu_triton.py [--sweep] [--workers 12] [ROW-SUBSTRING ...]
+
+Per row, on the same inputs and the same ``max_seq_len = N``: forward (no grad), forward+backward
+(``bwd = fwd+bwd - fwd``) and the peak extra memory of one forward+backward, for jagattn (public
+``hstu_attention(backend="triton")``, atomic dQ and ``deterministic=True``) and for GR
+(``triton_hstu_mha`` with ``set_use_runtime_max_seq_len(True)``). ``--sweep`` also times every
+candidate kernel config on its own (kernel time only) to choose the tuning tables. ``--workers N``
+compiles the kernels in N processes first (Triton's on-disk cache is shared), which is only a
+compile-time saving. Results go to ``$OUT/hstu_bench.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
 import json
 import math
 import os
 import random
+import subprocess
 import sys
+import time
 
 import torch
 import triton
-from triton.testing import do_bench
+from triton.testing import do_bench as _do_bench
 
 import jagattn
-from jagattn.hstu.reference import hstu_mask
+from jagattn.hstu.reference import hstu_mask, hstu_reference
+from jagattn.hstu.triton import bwd as tb
+from jagattn.hstu.triton import fwd as tf
+from jagattn.hstu.triton import schedule as sched
+from jagattn.testing import check_close
 
 H, D = 4, 128
 ALPHA = 1.0 / 128
 OUT = os.environ.get("OUT", ".")
+# HSTU_BENCH_DEVICE=cpu (with TRITON_INTERPRET=1 and --tiny): a dry run of this script's Python, no timing
+DEV = os.environ.get("HSTU_BENCH_DEVICE", "cuda")
+CUDA = DEV == "cuda"
 
 
-def lengths(kind, B, N, seed):
-    rng = random.Random(seed)
-    if kind == "uniform":
-        return [rng.randint(int(0.9 * N), N - 1) for _ in range(B)]
-    # recsys: lognormal, median N/8, sigma 1, capped at N
-    return [max(1, min(N, int(rng.lognormvariate(math.log(N / 8), 1.0)))) for _ in range(B)]
+def do_bench(fn, warmup, rep, grad_to_none=None, return_mode="median"):
+    if CUDA:
+        return _do_bench(fn, warmup=warmup, rep=rep, grad_to_none=grad_to_none, return_mode=return_mode)
+    t0 = time.perf_counter()
+    fn()
+    return (time.perf_counter() - t0) * 1e3
+
+
+def sync():
+    if CUDA:
+        torch.cuda.synchronize()
 
 
 ROWS = [
     ("B=256 N=1024", 256, 1024, "uniform", 0, 0),
     ("B=128 N=2048", 128, 2048, "uniform", 0, 0),
     ("B=64 N=4096", 64, 4096, "uniform", 0, 0),
-    ("recsys B=256 N=4096", 256, 4096, "recsys", 0, 0),
+    ("recsys B=128 N=2048", 128, 2048, "recsys", 0, 0),
     ("C=6 W=256 B=128 N=2048", 128, 2048, "uniform", 6, 256),
 ]
-only = sys.argv[1:]
-results = []
-for name, B, N, kind, C, W in ROWS:
-    if only and not any(o in name for o in only):
-        continue
+
+# Sweep candidates (BLOCK_M, BLOCK_N, num_warps, num_stages) for D = 128.
+SWEEP = {
+    "fwd": [
+        (128, 32, 4, 3),
+        (128, 32, 4, 2),
+        (128, 64, 4, 2),
+        (128, 64, 8, 2),
+        (128, 64, 8, 3),
+        (128, 128, 8, 2),
+        (128, 32, 8, 3),
+        (64, 64, 4, 3),
+        (64, 64, 4, 2),
+        (64, 32, 4, 3),
+        (64, 128, 4, 2),
+        (128, 64, 8, 4),
+        (64, 64, 8, 3),
+        (128, 128, 8, 3),
+        (128, 32, 4, 4),
+    ],
+    "bwd_atomic": [
+        (64, 128, 8, 3),
+        (64, 128, 8, 2),
+        (32, 128, 8, 2),
+        (32, 128, 8, 3),
+        (64, 64, 4, 2),
+        (64, 64, 4, 3),
+        (32, 64, 4, 3),
+        (32, 64, 4, 2),
+        (64, 64, 8, 2),
+        (32, 128, 4, 2),
+        (16, 128, 8, 2),
+        (32, 64, 8, 3),
+        (64, 128, 8, 1),
+    ],
+    "bwd_plain": [
+        (64, 128, 8, 3),
+        (64, 128, 8, 2),
+        (32, 128, 8, 2),
+        (32, 128, 8, 3),
+        (64, 64, 4, 2),
+        (64, 64, 4, 3),
+        (32, 64, 4, 3),
+        (64, 64, 8, 2),
+    ],
+    "dq": [
+        (128, 64, 8, 2),
+        (128, 64, 8, 3),
+        (64, 64, 4, 2),
+        (64, 64, 4, 3),
+        (128, 32, 4, 3),
+        (64, 128, 4, 2),
+        (128, 32, 8, 3),
+        (64, 32, 4, 3),
+        (128, 128, 8, 2),
+    ],
+}
+
+
+def lengths(kind, B, N, seed):
+    rng = random.Random(seed)
+    if kind == "uniform":
+        return [rng.randint(int(0.9 * N), N - 1) for _ in range(B)]
+    # recsys (as the CLI's hstu/recsys row): lognormal, median N/8, sigma 1, in [2, N]
+    return [max(2, min(N, int(rng.lognormvariate(math.log(N / 8), 1.0)))) for _ in range(B)]
+
+
+def make_row(B, N, kind, small=False):
     lens = lengths(kind, B, N, seed=B + N)
+    if small:  # same specialisation (B, N multiples of 16), few tokens: compile warm-up only
+        lens = [min(n, 200) for n in lens[:16]]
     rng = random.Random(1)
     nt_list = [min(n, rng.randint(1, 20)) for n in lens]
     L = sum(lens)
-    g = torch.Generator(device="cuda").manual_seed(0)
-    q = torch.randn(L, H, D, device="cuda", dtype=torch.bfloat16, generator=g)
-    k = torch.randn(L, H, D, device="cuda", dtype=torch.bfloat16, generator=g)
-    v = torch.randn(L, H, D, device="cuda", dtype=torch.bfloat16, generator=g)
-    do = torch.randn(L, H, D, device="cuda", dtype=torch.bfloat16, generator=g)
-    cu = torch.tensor([0] + list(torch.tensor(lens).cumsum(0).tolist()), device="cuda", dtype=torch.int32)
-    nt = torch.tensor(nt_list, device="cuda", dtype=torch.int32)
-    kw = dict(alpha=ALPHA, num_targets=nt, contextual_seq_len=C, max_attn_len=W, backend="triton")
-    P = 0
-    for n, t in zip(lens, nt_list):
-        P += int(hstu_mask(n, num_targets=t, contextual_seq_len=C, max_attn_len=W, device="cuda").sum())
-    P_peer = sum(n * n / 2 for n in lens)
-    fwd_flops = 2 * (D + D) * H
-    bwd_flops = 2 * (3 * D + 2 * D) * H
+    g = torch.Generator(device=DEV).manual_seed(0)
+    q, k, v, do = (torch.randn(L, H, D, device=DEV, dtype=torch.bfloat16, generator=g) for _ in range(4))
+    cu = torch.tensor([0] + torch.tensor(lens).cumsum(0).tolist(), device=DEV, dtype=torch.int32)
+    nt = torch.tensor(nt_list, device=DEV, dtype=torch.int32)
+    return lens, nt_list, q, k, v, do, cu, nt
 
-    def fwd():
-        with torch.no_grad():
-            return jagattn.hstu_attention(q, k, v, cu, N, **kw)
 
-    qg, kg, vg = (t.clone().requires_grad_(True) for t in (q, k, v))
+def cfg_dict(c):
+    return dict(BLOCK_M=c[0], BLOCK_N=c[1], num_warps=c[2], num_stages=c[3])
 
-    def fwd_bwd(det):
-        o = jagattn.hstu_attention(qg, kg, vg, cu, N, deterministic=det, **kw)
-        o.backward(do)
 
-    row = dict(name=name, L=L, P_exact=P, P_peer=P_peer, min_len=min(lens), max_len=max(lens))
-    row["fwd_ms"] = do_bench(fwd, warmup=50, rep=200, return_mode="median")
-    for det in (False, True):
-        fwd_bwd(det)
-        ms = do_bench(
-            lambda: fwd_bwd(det), warmup=50, rep=300, grad_to_none=[qg, kg, vg], return_mode="median"
-        )
-        tag = "det" if det else "atomic"
-        row[f"fwdbwd_{tag}_ms"] = ms
-        row[f"bwd_{tag}_ms"] = ms - row["fwd_ms"]
+def kernel_fns(q, k, v, do, cu, nt, N, C, W):
+    """Callables that run one kernel with a pinned config (kernel time only)."""
+    args = (cu, nt, N, ALPHA, 1.0 / N, C, W, 0)
+    out = torch.empty_like(q)
+    dk, dv = torch.empty_like(k), torch.empty_like(v)
+    dq32 = torch.zeros(q.shape, dtype=torch.float32, device=q.device)
+
+    def fwd(c):
+        return lambda: tf._launch(0, q, k, v, None, out, *args, None, config=cfg_dict(c))
+
+    def dq(c):
+        return lambda: tf._launch(1, q, k, v, do, out, *args, None, config=cfg_dict(c))
+
+    def bwd_atomic(c):
+        return lambda: tb._launch_bwd(do, q, k, v, dq32, dk, dv, *args, config=cfg_dict(c))
+
+    def bwd_plain(c):
+        return lambda: tb._launch_bwd(do, q, k, v, None, dk, dv, *args, config=cfg_dict(c))
+
+    return dict(fwd=fwd, dq=dq, bwd_atomic=bwd_atomic, bwd_plain=bwd_plain)
+
+
+def gr_fn():
+    try:
+        from generative_recommenders import common
+        from generative_recommenders.ops.triton.triton_hstu_attention import triton_hstu_mha
+    except Exception as exc:  # reported in the JSON
+        return None, f"{type(exc).__name__}: {exc}"
+    common.set_use_runtime_max_seq_len(True)
+    return triton_hstu_mha, None
+
+
+def tuned_lists():
+    """The configs the public path autotunes over (D = 128), as sweep tuples."""
+
+    def t(cfgs):
+        return [(c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"], c.num_warps, c.num_stages) for c in cfgs]
+
+    return dict(
+        fwd=t(tf._FWD_SMALL_D),
+        dq=t(tf._DQ_SMALL_D),
+        bwd_atomic=t(tb._BWD_SMALL_D),
+        bwd_plain=t(tb._BWD_SMALL_D),
+    )
+
+
+def warm(part, nparts, rows, sweep):
+    """Worker: compile a share of (kernel, config, flags) and GR's autotuning of a share of rows."""
+    jobs = []
+    flagsets = sorted({(C, W) for _, _, _, _, C, W in rows})
+    lists = tuned_lists()
+    if sweep:
+        lists = {kind: sorted(set(lists[kind]) | set(SWEEP[kind])) for kind in lists}
+    for kind, cfgs in lists.items():
+        for c in cfgs:
+            for C, W in flagsets:
+                jobs.append(("ours", kind, c, C, W))
+    for i, job in enumerate(jobs):
+        if i % nparts != part:
+            continue
+        try:
+            if job[0] == "ours":
+                _, kind, c, C, W = job
+                lens, _, q, k, v, do, cu, nt = make_row(256, 1024, "uniform", small=True)
+                kernel_fns(q, k, v, do, cu, nt, 1024, C, W)[kind](c)()
+            else:
+                name, B, N, kind, C, W = job[1]
+                mha, _ = gr_fn()
+                if mha is None:
+                    continue
+                _, _, q, k, v, do, cu, nt = make_row(B, N, kind)
+                qg, kg, vg = (t.clone().requires_grad_(True) for t in (q, k, v))
+                mha(N, ALPHA, qg, kg, vg, cu.long(), nt.long(), W, C).backward(do)
+            sync()
+        except Exception as exc:
+            print("warm failed", job, type(exc).__name__, str(exc)[:300], flush=True)
+
+
+def peak_of(fn):
+    if not CUDA:
+        fn()
+        return 0.0
     torch.cuda.synchronize()
     torch.cuda.reset_peak_memory_stats()
     base = torch.cuda.memory_allocated()
-    fwd_bwd(False)
+    fn()
     torch.cuda.synchronize()
-    row["peak_extra_MiB"] = (torch.cuda.max_memory_allocated() - base) / 2**20
-    for conv, p in (("exact", P), ("peer", P_peer)):
-        row[f"fwd_tflops_{conv}"] = fwd_flops * p / row["fwd_ms"] / 1e9
-        for tag in ("atomic", "det"):
-            row[f"bwd_{tag}_tflops_{conv}"] = bwd_flops * p / row[f"bwd_{tag}_ms"] / 1e9
-    from jagattn.hstu.reference import hstu_reference
-    from jagattn.hstu.triton import bwd as tb
-    from jagattn.hstu.triton import fwd as tf
-    from jagattn.testing import check_close
+    return (torch.cuda.max_memory_allocated() - base) / 2**20
 
-    row["configs"] = {
-        name_: str(getattr(kern, "best_config", None))
-        for name_, kern in (
-            ("fwd", tf._fwd_small),
-            ("dq", tf._dq_small),
-            ("bwd_atomic", tb._bwd_small_atomic),
-            ("bwd", tb._bwd_small),
-        )
-    }
-    # correctness at the tuned configs: the first 3 sequences, same max_seq_len (same autotune key)
+
+def check_ours(q, k, v, do, cu, nt, N, C, W, row):
+    """Correctness at the tuned configs: the first 3 sequences, same max_seq_len."""
     e = int(cu[3])
+    kw = dict(alpha=ALPHA, num_targets=nt[:3], contextual_seq_len=C, max_attn_len=W, backend="triton")
     qs, ks, vs = (t[:e].clone().requires_grad_(True) for t in (q, k, v))
     for det in (False, True):
-        o = jagattn.hstu_attention(qs, ks, vs, cu[:4], N, deterministic=det, **{**kw, "num_targets": nt[:3]})
+        o = jagattn.hstu_attention(qs, ks, vs, cu[:4], N, deterministic=det, **kw)
         got = (o, *torch.autograd.grad(o, (qs, ks, vs), do[:e]))
         ref_kw = dict(alpha=ALPHA, scale_len=N, num_targets=nt[:3], contextual_seq_len=C, max_attn_len=W)
         q64, k64, v64 = (t.detach().double().requires_grad_(True) for t in (qs, ks, vs))
@@ -114,25 +253,228 @@ for name, B, N, kind, C, W in ROWS:
         ql, kl, vl = (t.detach().clone().requires_grad_(True) for t in (qs, ks, vs))
         lowp = hstu_reference(ql, kl, vl, cu[:4], compute_dtype=torch.bfloat16, **ref_kw)
         lowp = (lowp, *torch.autograd.grad(lowp, (ql, kl, vl), do[:e]))
-        for nm, a, gg, lp in zip(("o", "dq", "dk", "dv"), got, gold, lowp):
+        for nm, a, gg, lp in zip(("o", "dq", "dk", "dv"), got, gold, lowp, strict=True):
             try:
-                err = check_close(nm, a, gg, lp)
-                row[f"check_{nm}_{det}"] = f"ok {err}"
+                row[f"check_{nm}_{det}"] = f"ok {check_close(nm, a, gg, lp)}"
             except AssertionError as exc:
                 row[f"check_{nm}_{det}"] = f"FAIL {exc}"
-                print("CHECK FAIL", name, det, exc, flush=True)
-    print("  configs", row["configs"], flush=True)
-    results.append(row)
+                print("CHECK FAIL", row["name"], det, exc, flush=True)
+
+
+def gr_measure(name, B, N, kind, C, W, warmup, rep):
+    """GR's forward, forward+backward and peak memory on the row's inputs (same seeds as ours)."""
+    mha, why = gr_fn()
+    if mha is None:
+        return f"n/a ({why})"
+    lens, nt_list, q, k, v, do, cu, nt = make_row(B, N, kind)
+    qg, kg, vg = (t.clone().requires_grad_(True) for t in (q, k, v))
+    grads = [qg, kg, vg]
+    cu64, nt64 = cu.long(), nt.long()
+
+    def bench(fn, g=None):
+        fn()
+        return do_bench(fn, warmup=warmup, rep=rep, grad_to_none=g, return_mode="median")
+
+    def gr_fwd():
+        with torch.no_grad():
+            return mha(N, ALPHA, q, k, v, cu64, nt64, W, C)
+
+    def gr_fb():
+        mha(N, ALPHA, qg, kg, vg, cu64, nt64, W, C).backward(do)
+
+    gres = {"fwd_ms": bench(gr_fwd)}
+    gres["fwdbwd_ms"] = bench(gr_fb, grads)
+    gres["bwd_ms"] = gres["fwdbwd_ms"] - gres["fwd_ms"]
+    for t in grads:
+        t.grad = None
+    gres["peak_MiB"] = peak_of(gr_fb)
+    # GR's output against the fp32 reference on the first 3 sequences (its correctness, not ours)
+    e = int(cu[3])
+    with torch.no_grad():
+        o_gr = mha(N, ALPHA, q[:e], k[:e], v[:e], cu64[:4], nt64[:3], W, C).float()
+        o_ref = hstu_reference(q[:e].float(), k[:e].float(), v[:e].float(), cu[:4], alpha=ALPHA,
+                               scale_len=N, num_targets=nt[:3], contextual_seq_len=C, max_attn_len=W)  # fmt: skip
+    gres["max_abs_err_vs_fp32_ref"] = float((o_gr - o_ref).abs().max())
+    gres["o_rms"] = float(o_ref.pow(2).mean().sqrt())
+    return gres
+
+
+def bench_row(name, B, N, kind, C, W, sweep, warmup, rep, gr_results=None):
+    lens, nt_list, q, k, v, do, cu, nt = make_row(B, N, kind)
+    L = sum(lens)
+    P = sum(
+        int(hstu_mask(n, num_targets=t, contextual_seq_len=C, max_attn_len=W, device=DEV).sum())
+        for n, t in zip(lens, nt_list, strict=True)
+    )
+    P_peer = sum(n * n / 2 for n in lens)
+    fwd_fl, bwd_fl = 2 * (D + D) * H, 2 * (3 * D + 2 * D) * H
+    row = dict(name=name, L=L, P_exact=P, P_peer=P_peer, min_len=min(lens), max_len=max(lens))
+
+    def bench(fn, grads=None):
+        fn()
+        return do_bench(fn, warmup=warmup, rep=rep, grad_to_none=grads, return_mode="median")
+
+    if sweep:
+        fns = kernel_fns(q, k, v, do, cu, nt, N, C, W)
+        row["sweep"] = {}
+        for kern, cfgs in SWEEP.items():
+            res = {}
+            for c in cfgs:
+                try:
+                    res[str(c)] = bench(fns[kern](c))
+                except Exception as exc:
+                    res[str(c)] = f"error {type(exc).__name__}: {str(exc)[:200]}"
+            row["sweep"][kern] = res
+            ok = {c: t for c, t in res.items() if isinstance(t, float)}
+            best = min(ok, key=ok.get) if ok else None
+            print(
+                f"  sweep {kern:10s} best {best} {ok.get(best, float('nan')):.3f} ms | "
+                + " ".join(f"{c}:{t:.3f}" for c, t in sorted(ok.items(), key=lambda x: x[1])[:6]),
+                flush=True,
+            )
+        del fns
+
+    kw = dict(alpha=ALPHA, num_targets=nt, contextual_seq_len=C, max_attn_len=W, backend="triton")
+    qg, kg, vg = (t.clone().requires_grad_(True) for t in (q, k, v))
+    grads = [qg, kg, vg]
+
+    def ours_fwd():
+        with torch.no_grad():
+            return jagattn.hstu_attention(q, k, v, cu, N, **kw)
+
+    def ours_fb(det):
+        jagattn.hstu_attention(qg, kg, vg, cu, N, deterministic=det, **kw).backward(do)
+
+    res = {}
+    res["fwd_ms"] = bench(ours_fwd)
+    for det, tag in ((False, "atomic"), (True, "det")):
+        res[f"fwdbwd_{tag}_ms"] = bench(lambda det=det: ours_fb(det), grads)
+        res[f"bwd_{tag}_ms"] = res[f"fwdbwd_{tag}_ms"] - res["fwd_ms"]
+        for t in grads:
+            t.grad = None
+        res[f"peak_{tag}_MiB"] = peak_of(lambda det=det: ours_fb(det))
+        for t in grads:
+            t.grad = None
+    os.environ["JAGATTN_HSTU_PACKED"] = "0"  # A/B: forward scores in fp32 instead of packed bf16x2
+    try:
+        res["fp32_scores_fwd_ms"] = bench(ours_fwd)
+    finally:
+        os.environ.pop("JAGATTN_HSTU_PACKED")
+    print(f"  fwd with fp32 scores (JAGATTN_HSTU_PACKED=0): {res['fp32_scores_fwd_ms']:.3f} ms", flush=True)
+    if sched.use_compact(L, B, N):  # A/B: the same calls on the dense grid
+        sched.ENABLED = False
+        try:
+            res["dense_fwd_ms"] = bench(ours_fwd)
+            res["dense_fwdbwd_atomic_ms"] = bench(lambda: ours_fb(False), grads)
+            res["dense_bwd_atomic_ms"] = res["dense_fwdbwd_atomic_ms"] - res["dense_fwd_ms"]
+        finally:
+            sched.ENABLED = True
+        for t in grads:
+            t.grad = None
+        print(f"  dense grid: fwd {res['dense_fwd_ms']:.3f} bwd-atomic {res['dense_bwd_atomic_ms']:.3f} ms")
+    row["ours"] = res
+    row["configs"] = {
+        n_: str(getattr(kern, "best_config", None))
+        for n_, kern in (("fwd", tf._fwd_small), ("dq", tf._dq_small), ("bwd_atomic", tb._bwd_small_atomic),
+                         ("bwd", tb._bwd_small))
+    }  # fmt: skip
+
+    row["gr"] = (
+        gr_results.get(name, "n/a (not timed in this process)")
+        if gr_results is not None
+        else gr_measure(name, B, N, kind, C, W, warmup, rep)
+    )
+
+    for r in (row["ours"], row["gr"]):
+        if not isinstance(r, dict):
+            continue
+        for key in [x for x in r if x.startswith("fwd") or x.startswith("bwd")]:
+            if key.endswith("_ms") and not key.startswith("fwdbwd"):
+                flops = fwd_fl if key.startswith("fwd") else bwd_fl
+                r[key.replace("_ms", "_tflops")] = flops * P / r[key] / 1e9
+    if isinstance(row["gr"], dict):
+        g, o = row["gr"], row["ours"]
+        row["speedup"] = dict(
+            fwd=g["fwd_ms"] / o["fwd_ms"],
+            bwd_atomic=g["bwd_ms"] / o["bwd_atomic_ms"],
+            bwd_det=g["bwd_ms"] / o["bwd_det_ms"],
+            peak_atomic_over_gr=o["peak_atomic_MiB"] / g["peak_MiB"],
+            peak_det_over_gr=o["peak_det_MiB"] / g["peak_MiB"],
+        )
+    check_ours(q, k, v, do, cu, nt, N, C, W, row)
+    o, g = row["ours"], row["gr"] if isinstance(row["gr"], dict) else {}
     print(
-        f"{name:26s} L={L:7d} fwd {row['fwd_ms']:.3f} ms ({row['fwd_tflops_peer']:.0f} TF peer-conv, "
-        f"{row['fwd_tflops_exact']:.0f} exact) | bwd atomic {row['bwd_atomic_ms']:.3f} ms "
-        f"({row['bwd_atomic_tflops_peer']:.0f} TF peer) | bwd det {row['bwd_det_ms']:.3f} ms "
-        f"({row['bwd_det_tflops_peer']:.0f} TF peer) | peak +{row['peak_extra_MiB']:.0f} MiB",
+        f"{name:24s} L={L:6d} | ours fwd {o['fwd_ms']:.3f} ({o['fwd_tflops']:.0f} TF) bwd-atomic "
+        f"{o['bwd_atomic_ms']:.3f} ({o['bwd_atomic_tflops']:.0f}) bwd-det {o['bwd_det_ms']:.3f} "
+        f"({o['bwd_det_tflops']:.0f}) peak {o['peak_atomic_MiB']:.0f}/{o['peak_det_MiB']:.0f} MiB | GR fwd "
+        f"{g.get('fwd_ms', float('nan')):.3f} ({g.get('fwd_tflops', float('nan')):.0f}) bwd "
+        f"{g.get('bwd_ms', float('nan')):.3f} ({g.get('bwd_tflops', float('nan')):.0f}) peak "
+        f"{g.get('peak_MiB', float('nan')):.0f} | speedup {json.dumps(row.get('speedup', {}))}",
         flush=True,
     )
-    del q, k, v, do, qg, kg, vg
+    print("  configs", row["configs"], flush=True)
+    return row
 
-env = dict(gpu=torch.cuda.get_device_name(), torch=torch.__version__, triton=triton.__version__, rows=results)
-with open(os.path.join(OUT, "hstu_bench.json"), "w") as f:
-    json.dump(env, f, indent=1)
-print(json.dumps({k: v for k, v in env.items() if k != "rows"}))
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("only", nargs="*")
+    ap.add_argument("--sweep", action="store_true")
+    ap.add_argument("--workers", type=int, default=0)
+    ap.add_argument("--warm-part", default=None)
+    ap.add_argument("--warm-only", action="store_true", help="compile in --workers processes, then exit")
+    ap.add_argument("--gr-only", action="store_true", help="time GR alone, write $OUT/gr.json row by row")
+    ap.add_argument("--gr-json", default=None, help="GR results from an earlier --gr-only process")
+    ap.add_argument("--no-gr", action="store_true", help="do not time GR")
+    ap.add_argument("--tiny", action="store_true", help="tiny rows (a dry run of the script)")
+    ap.add_argument("--warmup", type=int, default=25)
+    ap.add_argument("--rep", type=int, default=100)
+    a = ap.parse_args()
+    rows = [r for r in ROWS if not a.only or any(o in r[0] for o in a.only)]
+    if a.tiny:  # dry run shapes (H, D stay; B and N shrink)
+        rows = [(n, 4, 64, kind, C, min(W, 16)) for n, _, _, kind, C, W in rows]
+    if a.warm_part:
+        part, nparts = (int(x) for x in a.warm_part.split("/"))
+        warm(part, nparts, rows, a.sweep)
+        return
+    t0 = time.time()
+    if a.workers:
+        cmd = [sys.executable, __file__, *a.only, *(["--sweep"] if a.sweep else [])]
+        procs = [subprocess.Popen([*cmd, "--warm-part", f"{i}/{a.workers}"]) for i in range(a.workers)]
+        for p in procs:
+            p.wait()
+        print(f"warm-up compile in {a.workers} processes: {time.time() - t0:.0f} s", flush=True)
+    if a.warm_only:
+        return
+    if a.gr_only:
+        out = {}
+        for r in rows:
+            out[r[0]] = gr_measure(*r, a.warmup, a.rep)
+            print("GR", r[0], json.dumps(out[r[0]]), flush=True)
+            with open(os.path.join(OUT, "gr.json"), "w") as f:
+                json.dump(out, f, indent=1)
+        return
+    gr_results = None
+    if a.no_gr:
+        gr_results = {}
+    elif a.gr_json:
+        try:
+            with open(a.gr_json) as f:
+                gr_results = json.load(f)
+        except OSError as exc:
+            gr_results = {"error": f"{exc}"}
+        for r in rows:
+            gr_results.setdefault(r[0], "n/a (the --gr-only process crashed before this row)")
+    results = [bench_row(*r, sweep=a.sweep, warmup=a.warmup, rep=a.rep, gr_results=gr_results) for r in rows]
+    env = dict(
+        gpu=torch.cuda.get_device_name() if CUDA else DEV, torch=torch.__version__, triton=triton.__version__,
+        gr_commit=os.environ.get("JAGATTN_GR_COMMIT", ""), jagattn_sha=os.environ.get("JAGATTN_GIT_SHA", ""),
+        command=" ".join(sys.argv), seconds=time.time() - t0, rows=results,
+    )  # fmt: skip
+    with open(os.path.join(OUT, "hstu_bench.json"), "w") as f:
+        json.dump(env, f, indent=1)
+    print(json.dumps({k: v for k, v in env.items() if k != "rows"}))
+
+
+if __name__ == "__main__":
+    main()
