@@ -60,8 +60,8 @@ ROWS = [
     ("B=256 N=1024", 256, 1024, "uniform", 0, 0),
     ("B=128 N=2048", 128, 2048, "uniform", 0, 0),
     ("B=64 N=4096", 64, 4096, "uniform", 0, 0),
-    ("recsys B=128 N=2048", 128, 2048, "recsys", 0, 0),
     ("C=6 W=256 B=128 N=2048", 128, 2048, "uniform", 6, 256),
+    ("recsys B=128 N=2048", 128, 2048, "recsys", 0, 0),
 ]
 
 # Sweep candidates (BLOCK_M, BLOCK_N, num_warps, num_stages) for D = 128.

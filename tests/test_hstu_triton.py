@@ -9,6 +9,7 @@ opcheck, torch.compile without graph breaks, concurrent inference from threads.
 from __future__ import annotations
 
 import itertools
+import math
 import random
 import threading
 
@@ -449,3 +450,37 @@ def test_gpu_cached_without_targets(d):
     rows = torch.cat([torch.arange(e - delta, e) for e in cu[1:].tolist()]).cuda()
     with torch.no_grad():
         _check_against_reference(q, k, v, None, cu, ms, grads=False, cached_rows=rows, **kw)
+
+
+@pytest.mark.parametrize("compact", [False, True])
+def test_compact_and_dense_schedules(monkeypatch, compact):
+    # Uneven batch (the compact list's case) run on both grids; each must match the reference.
+    from jagattn.hstu.triton import schedule
+
+    monkeypatch.setattr(schedule, "ENABLED", compact)
+    lens = [3, 0, 90, 1, 17, 64, 2]
+    assert schedule.use_compact(sum(lens), len(lens), 96) == compact
+    q, k, v, do = _make(lens, 2, 16, 16, dtype=torch.float32, seed=11)
+    nt = torch.tensor(_targets(lens, 2, seed=11), device=DEV)
+    for det in (False, True):
+        _check_against_reference(
+            q, k, v, do, cu_seqlens(lens, DEV), 96, deterministic=det, alpha=0.4, num_targets=nt,
+            contextual_seq_len=2, max_attn_len=13, min_full_attn_seq_len=5,
+        )  # fmt: skip
+
+
+@pytest.mark.gpu
+def test_gpu_compact_schedule_heavy_tailed_lengths():
+    # Heavy-tailed lengths (the recsys row) take the compact work list on the GPU.
+    from jagattn.hstu.triton import schedule
+
+    rng = random.Random(5)
+    N = 1024
+    lens = [max(2, min(N, int(rng.lognormvariate(math.log(N / 8), 1.0)))) for _ in range(40)]
+    assert schedule.use_compact(sum(lens), len(lens), N)
+    q, k, v, do = _make(lens, 4, 128, 128, dtype=torch.bfloat16, seed=5, device="cuda")
+    nt = torch.tensor([min(n, rng.randint(1, 20)) for n in lens], device="cuda")
+    for det in (False, True):
+        _check_against_reference(
+            q, k, v, do, cu_seqlens(lens, "cuda"), N, deterministic=det, alpha=1 / 128, num_targets=nt
+        )
