@@ -20,8 +20,6 @@ both orientations are computed twice rather than transposed.
 
 from __future__ import annotations
 
-import os
-
 import torch
 import triton
 import triton.language as tl
@@ -40,10 +38,6 @@ from .common import (
     launch_config,
     num_slots,
 )
-
-# environment switches so the device check can run every variant (see README)
-DHU_VSIDE = os.environ.get("JAGATTN_GD_DHU_VSIDE", "1") != "0"
-INPLACE_DU = os.environ.get("JAGATTN_GD_INPLACE_DU", "1") != "0"
 
 
 @triton.jit
@@ -138,8 +132,6 @@ def _gated_delta_bwd_dhu_kernel(
     BV: tl.constexpr,
     USE_FINAL_STATE_GRADIENT: tl.constexpr,
     STORE_DH0: tl.constexpr,
-    VSIDE: tl.constexpr,
-    IN_PLACE: tl.constexpr,
     DOT_PREC: tl.constexpr,
     EXACT_EXP: tl.constexpr,
 ):
@@ -185,43 +177,21 @@ def _gated_delta_bwd_dhu_kernel(
         b_k = tl.load(K_ + p_qk, mask=m_tk, other=0.0)
         p_v = (rows[:, None] * HV + i_hv) * V + o_v[None, :]
         m_tv = m_t[:, None] & m_v[None, :]
-        if VSIDE:
-            # row scalings on the [BT, BV] side of each product, not on the [BT, K] operands
-            b_decay = tl.where(m_t, _exp(g_last - b_g, EXACT_EXP), 0.0)
-            b_du = (
-                tl.load(DUL + p_v, mask=m_tv, other=0.0)
-                + tl.dot(_c(b_k, dt, DOT_PREC), _c(b_dh, dt, DOT_PREC), input_precision=DOT_PREC)
-                * b_decay[:, None]
-            )
-        else:
-            b_kd = _c(b_k.to(tl.float32) * _exp(g_last - b_g, EXACT_EXP)[:, None], dt, DOT_PREC)
-            b_du = tl.load(DUL + p_v, mask=m_tv, other=0.0) + tl.dot(
-                b_kd, _c(b_dh, dt, DOT_PREC), input_precision=DOT_PREC
-            )
-        if IN_PLACE:
-            # DU aliases DUL (the local dv completed in place): every load of this tile precedes
-            # every store of it
-            tl.debug_barrier()
+        b_kd = _c(b_k.to(tl.float32) * _exp(g_last - b_g, EXACT_EXP)[:, None], dt, DOT_PREC)
+        b_du = tl.load(DUL + p_v, mask=m_tv, other=0.0) + tl.dot(
+            b_kd, _c(b_dh, dt, DOT_PREC), input_precision=DOT_PREC
+        )
         tl.store(DU + p_v, b_du, mask=m_tv)
 
         b_q = tl.load(Q + p_qk, mask=m_tk, other=0.0)
         b_w = tl.load(W + (rows[:, None] * HV + i_hv) * K + o_k[None, :], mask=m_tk, other=0.0)
-        if VSIDE:
-            b_do = tl.load(DO + p_v, mask=m_tv, other=0.0).to(tl.float32)
-            b_dod = b_do * tl.where(m_t, _exp(b_g, EXACT_EXP) * scale, 0.0)[:, None]
-            b_dh = (
-                b_dh * _exp(g_last, EXACT_EXP)
-                + tl.dot(tl.trans(_c(b_q, dt, DOT_PREC)), _c(b_dod, dt, DOT_PREC), input_precision=DOT_PREC)
-                - tl.dot(tl.trans(_c(b_w, dt, DOT_PREC)), _c(b_du, dt, DOT_PREC), input_precision=DOT_PREC)
-            )
-        else:
-            b_qd = _c(b_q.to(tl.float32) * (_exp(b_g, EXACT_EXP) * scale)[:, None], dt, DOT_PREC)
-            b_do = tl.load(DO + p_v, mask=m_tv, other=0.0)
-            b_dh = (
-                b_dh * _exp(g_last, EXACT_EXP)
-                + tl.dot(tl.trans(b_qd), _c(b_do, dt, DOT_PREC), input_precision=DOT_PREC)
-                - tl.dot(tl.trans(_c(b_w, dt, DOT_PREC)), _c(b_du, dt, DOT_PREC), input_precision=DOT_PREC)
-            )
+        b_qd = _c(b_q.to(tl.float32) * (_exp(b_g, EXACT_EXP) * scale)[:, None], dt, DOT_PREC)
+        b_do = tl.load(DO + p_v, mask=m_tv, other=0.0)
+        b_dh = (
+            b_dh * _exp(g_last, EXACT_EXP)
+            + tl.dot(tl.trans(b_qd), _c(b_do, dt, DOT_PREC), input_precision=DOT_PREC)
+            - tl.dot(tl.trans(_c(b_w, dt, DOT_PREC)), _c(b_du, dt, DOT_PREC), input_precision=DOT_PREC)
+        )
     if STORE_DH0:
         tl.store(DH0 + p_state + o_kv, b_dh, mask=m_kv)
 
@@ -458,9 +428,10 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht):
     exact = exact_exp(q.dtype)
     gc, ainv, w, u = _prepare(k, v, g, beta, cu)
 
-    # the local dv is completed in place by dhu (one fp32 [T, HV, V] buffer instead of two)
     du = new_empty((t, hv, dv_), dtype=torch.float32, device=dev)
-    du_local = du if INPLACE_DU else new_empty((t, hv, dv_), dtype=torch.float32, device=dev)
+    # not updated in place: dhu reads the local dv and writes the full one to another buffer (an
+    # in-place variant, with a barrier between the tile's load and store, crashed in dhu on H200)
+    du_local = new_empty((t, hv, dv_), dtype=torch.float32, device=dev)
     dhbuf = new_empty((ns, hv, dk_, dv_), dtype=torch.float32, device=dev)
     dh0 = new_empty((n, hv, dk_, dv_), dtype=torch.float32, device=dev)
     if ns > 0:
@@ -511,13 +482,12 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht):
             BV=bv,
             USE_FINAL_STATE_GRADIENT=dht is not None,
             STORE_DH0=True,
-            VSIDE=DHU_VSIDE,
-            IN_PLACE=INPLACE_DU,
             DOT_PREC=prec,
             EXACT_EXP=exact,
             num_warps=warps,
             num_stages=stages,
         )
+    del du_local
     # the state pass runs after dhu so it can form sum(S0 * dS) from its exact fp32 state
     hbuf, vnew, _, gh = _state_pass(k, w, u, gc, initial_state, cu, store_final=False, dhbuf=dhbuf)
     del w, u  # free before the per-chunk gradient buffers are allocated (peak memory)
@@ -525,9 +495,6 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht):
     dk = new_empty((t, hv, dk_), dtype=torch.float32, device=dev)
     dw = new_empty((t, hv, dk_), dtype=torch.float32, device=dev)
     dgp = new_empty((t, hv), dtype=torch.float32, device=dev)
-    dv = new_empty((t, hv, dv_), dtype=v.dtype, device=dev)
-    db = new_empty((t, hv), dtype=torch.float32, device=dev)
-    dg = new_empty((t, hv), dtype=torch.float32, device=dev)
     if ns > 0:
         torch.library.wrap_triton(_gated_delta_bwd_dqkwg_kernel)[(ns, hv)](
             q,
@@ -559,6 +526,11 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht):
             EXACT_EXP=exact,
             num_warps=8,
         )
+    del hbuf, vnew, dhbuf, gh  # read by dqkwg only
+    dv = new_empty((t, hv, dv_), dtype=v.dtype, device=dev)
+    db = new_empty((t, hv), dtype=torch.float32, device=dev)
+    dg = new_empty((t, hv), dtype=torch.float32, device=dev)
+    if ns > 0:
         torch.library.wrap_triton(_gated_delta_bwd_wy_kernel)[(ns, hv)](
             k,
             v,

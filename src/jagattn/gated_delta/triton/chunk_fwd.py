@@ -374,6 +374,61 @@ def _gated_delta_fwd_wu_kernel(
         tl.store(U + p_v, b_u.to(w_dt), mask=m)
 
 
+@triton.jit
+def _gated_delta_fwd_wu_loop_kernel(
+    K_,
+    V_,
+    BETA,
+    GC,
+    AINV,
+    W,
+    U,
+    CU,
+    N,
+    H: tl.constexpr,
+    HV: tl.constexpr,
+    K: tl.constexpr,
+    V: tl.constexpr,
+    BT: tl.constexpr,
+    BC: tl.constexpr,
+    DOT_PREC: tl.constexpr,
+    EXACT_EXP: tl.constexpr,
+):
+    """``W = T (beta exp(G) * K)`` and ``U~ = T (beta * V)`` per chunk and value head, ``T`` loaded
+    once and applied to ``[BT, BC]`` column tiles in turn (same products as the tiled kernel)."""
+    i_s = tl.program_id(0)
+    i_hv = tl.program_id(1)
+    i_n, i_t = _seq_of_slot(CU, i_s, N, BT)
+    bos = tl.load(CU + i_n).to(tl.int32)
+    eos = tl.load(CU + i_n + 1).to(tl.int32)
+    row0 = bos + i_t * BT
+    if row0 >= eos:
+        return
+    i_h = i_hv // (HV // H)
+    o_t = tl.arange(0, BT)
+    rows = (row0 + o_t).to(tl.int64)
+    m_t = (row0 + o_t) < eos
+    b_a = tl.load(AINV + (rows[:, None] * HV + i_hv) * BT + o_t[None, :], mask=m_t[:, None], other=0.0)
+    b_beta = tl.load(BETA + rows * HV + i_hv, mask=m_t, other=0.0).to(tl.float32)
+    b_g = tl.load(GC + rows * HV + i_hv, mask=m_t, other=0.0)
+    b_f = tl.where(m_t, b_beta * _exp(b_g, EXACT_EXP), 0.0)
+    o_c = tl.arange(0, BC)
+    w_dt = W.dtype.element_ty
+    for i_c in range(0, tl.cdiv(K, BC)):
+        o_k = i_c * BC + o_c
+        m = m_t[:, None] & (o_k < K)[None, :]
+        b_k = tl.load(K_ + (rows[:, None] * H + i_h) * K + o_k[None, :], mask=m, other=0.0)
+        b_w = tl.dot(b_a, b_k.to(tl.float32) * b_f[:, None], input_precision=DOT_PREC)
+        tl.store(W + (rows[:, None] * HV + i_hv) * K + o_k[None, :], b_w.to(w_dt), mask=m)
+    for i_c in range(0, tl.cdiv(V, BC)):
+        o_v = i_c * BC + o_c
+        m = m_t[:, None] & (o_v < V)[None, :]
+        p_v = (rows[:, None] * HV + i_hv) * V + o_v[None, :]
+        b_y = tl.load(V_ + p_v, mask=m, other=0.0).to(tl.float32) * b_beta[:, None]
+        b_u = tl.dot(b_a, b_y, input_precision=DOT_PREC)
+        tl.store(U + p_v, b_u.to(w_dt), mask=m)
+
+
 # ---------------------------------------------------------------------------------------------
 # the sequential state pass
 
@@ -577,9 +632,11 @@ def _prepare(k, v, g, beta, cu):
             num_warps=warps,
         )
         bc = WU_BLOCK
-        torch.library.wrap_triton(_gated_delta_fwd_wu_kernel)[
-            (ns, hv, triton.cdiv(dk, bc) + triton.cdiv(dv, bc))
-        ](
+        if WU_VARIANT == "loop":
+            wu, grid = _gated_delta_fwd_wu_loop_kernel, (ns, hv)
+        else:
+            wu, grid = _gated_delta_fwd_wu_kernel, (ns, hv, triton.cdiv(dk, bc) + triton.cdiv(dv, bc))
+        torch.library.wrap_triton(wu)[grid](
             k,
             v,
             beta,
@@ -605,7 +662,9 @@ def _prepare(k, v, g, beta, cu):
 WU_BLOCK = 64  # column tile of the w/u kernel
 # how A is built: "dot64" (one 64x64 dot, 16x16 blocks read back through memory) or "blocks16"
 # (16-row dots in registers); an environment switch so the device check can run both
-KKT_VARIANT = os.environ.get("JAGATTN_GD_KKT", "dot64")
+KKT_VARIANT = os.environ.get("JAGATTN_GD_KKT", "blocks16")
+# w/u: "loop" (T loaded once per chunk and head, column tiles in a loop) or "tiles" (a program per tile)
+WU_VARIANT = os.environ.get("JAGATTN_GD_WU", "loop")
 
 
 def _state_pass(k, w, u, gc, initial_state, cu, *, store_final: bool, dhbuf=None):

@@ -18,6 +18,7 @@ computed matrix are needed, ``M^T`` is computed by its own dot with the operands
 from __future__ import annotations
 
 import functools
+import os
 
 import triton
 import triton.language as tl
@@ -122,15 +123,25 @@ def _dot_f32_lhs(a, b, DOT_PREC: tl.constexpr):
 # Launch configs (BV, num_warps, num_stages) are chosen by the launchers from the shapes (below),
 # not by triton.autotune: the best V split depends on how many (sequence, head) programs run, which
 # an autotune key of constexpr shapes cannot see. ``CONFIG_OVERRIDE`` (kernel name -> config) is
-# for benchmarks and the config sweep only (benchmarks/gated_delta_config_sweep.py).
+# for benchmarks and the config sweep (benchmarks/gated_delta_config_sweep.py); the environment
+# variable ``JAGATTN_GD_CONFIG="kernel=a,b,c;..."`` fills it at import (device checks).
 CONFIG_OVERRIDE: dict = {}
+for _item in os.environ.get("JAGATTN_GD_CONFIG", "").split(";"):
+    if "=" in _item:
+        _name, _cfg = _item.split("=", 1)
+        CONFIG_OVERRIDE[_name.strip()] = tuple(int(x) for x in _cfg.split(","))
 
-# candidate configs per kernel (the sweep checks every one gives the same result to rounding)
+# Candidate configs per kernel: the sweep checks each gives the default's result (bitwise where the
+# arithmetic does not depend on the config, to rounding where it does).
+#
+# Not offered: BV < 64 at 4 warps in ``fwd_o`` / ``bwd_dv_local``, the two kernels whose [BT, BT]
+# score tile (a dot result, masked and cast) is the left operand of a dot with a [BT, BV] tile. On
+# Triton 3.6 / H200 that miscompiles: BV=32 or 16 at 4 warps gives wrong outputs (0.35-0.49 of max
+# off) in fwd_o and an illegal memory access in bwd_dv_local, at K=64 and 128; at K=32 the outputs
+# were off in a few elements by a bf16 rounding step. The same configs at 8 warps were bitwise equal
+# to the default (sweep and probes of 2026-11-21). This is what the earlier per-config sweep hit.
 CANDIDATES = {
     "fwd_h": [(bv, w, s) for bv in (16, 32, 64) for w in (4, 8) for s in (1, 2)],
-    # BV < 64 is not offered to the two kernels whose [BT, BT] score tile (a dot result, masked and
-    # cast) is the left operand of a dot with a [BT, BV] tile: on Triton 3.6 / H200 BV=32 with K=128
-    # hits an illegal memory access (config sweep, 2026-11-21; BV=32 with K=32 ran correctly)
     "fwd_o": [(bv, w, s) for bv in (64, 128) for w in (4, 8) for s in (1, 2)],
     "bwd_dv_local": [(bv, w, s) for bv in (64, 128) for w in (4, 8) for s in (1, 2)],
     "bwd_dhu": [(bv, w, s) for bv in (16, 32, 64) for w in (4, 8) for s in (1, 2)],
@@ -155,30 +166,23 @@ def launch_config(kernel: str, *, n_programs: int, v: int, device_index: int = 0
     the GPU twice, since their programs are latency-bound chains over the chunks."""
     if kernel in CONFIG_OVERRIDE:
         return CONFIG_OVERRIDE[kernel]
-    if not isinstance(n_programs, int) or not isinstance(v, int):
-        # symbolic shapes (compile/export with dynamic dims): a shape-dependent choice would add guards
-        return (32, 4, 2)
-    bv, warps, stages = _default_config(kernel, n_programs, v, device_index)
-    if kernel in ("fwd_kkt_solve", "fwd_o", "bwd_dv_local"):
-        return (bv, warps, stages)  # fwd_o / bwd_dv_local: BV >= 64 always (see CANDIDATES)
-    return (min(bv, max(16, triton.next_power_of_2(v))), warps, stages)
-
-
-def _default_config(kernel: str, n_programs: int, v: int, device_index: int) -> tuple[int, int, int]:
+    if not isinstance(v, int):
+        v = 128  # symbolic head dim: any choice below is valid for every V
+    if kernel == "fwd_kkt_solve":
+        return (0, 1, 1)  # forward substitution, one warp (16x16 tiles: no cross-warp reductions)
+    if kernel in ("fwd_o", "bwd_dv_local"):
+        return (128 if v > 64 else 64, 4, 2)  # never BV < 64 at 4 warps (see CANDIDATES)
+    if kernel == "fwd_recurrent":
+        return (min(32, max(16, triton.next_power_of_2(v))), 4, 1)
     if kernel in ("fwd_h", "bwd_dhu"):
+        if not isinstance(n_programs, int):
+            # symbolic batch (compile/export with dynamic dims): a count-dependent choice would add guards
+            return (min(32, max(16, triton.next_power_of_2(v))), 4, 2)
         sms = _num_sms(device_index)
         bv = 64
         while bv > 16 and n_programs * triton.cdiv(v, bv) < 2 * sms:
             bv //= 2
-        return (bv, 8 if bv == 64 else 4, 2)
-    if kernel == "fwd_o":
-        return (64, 4, 2)
-    if kernel == "bwd_dv_local":
-        return (64, 4, 2)
-    if kernel == "fwd_recurrent":
-        return (32, 4, 1)
-    if kernel == "fwd_kkt_solve":
-        return (0, 4, 1)
+        return (min(bv, max(16, triton.next_power_of_2(v))), 4, 2)
     raise KeyError(kernel)
 
 
