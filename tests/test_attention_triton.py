@@ -190,26 +190,6 @@ def test_dq_modes_match_reference(mode, monkeypatch):
     _compare(lens, lens, 4, 2, 32, 32, dtype=torch.float16, seed=12, causal=True, window=(50, -1))
 
 
-@pytest.mark.parametrize("trans_acc", [False, True], ids=["dkdv", "dkdvT"])
-def test_dkdv_accumulator_layouts_match_reference(trans_acc, monkeypatch):
-    """Both dK/dV accumulator orientations (an autotune knob) meet the rule; on a GPU with the
-    8-warp tile whose warpgroups split the accumulators."""
-    import triton
-
-    from jagattn.attention.triton import bwd
-
-    kern = bwd._attention_bwd_dkdv_kernel
-    if DEVICE == "cuda":
-        cfg = triton.Config({"BLOCK_M": 64, "BLOCK_N": 64, "TRANS_ACC": trans_acc}, num_warps=8, num_stages=2)
-    else:
-        cfg = triton.Config({"BLOCK_M": 16, "BLOCK_N": 32, "TRANS_ACC": trans_acc}, num_warps=4, num_stages=1)
-    monkeypatch.setattr(kern, "configs", [cfg])
-    monkeypatch.setattr(kern, "cache", {})
-    lens = T.random_lengths("odd", batch=5, max_len=150, seed=21)
-    _compare(lens, lens, 4, 2, 32, 64, dtype=torch.float16, seed=22, causal=True)
-    _compare(lens, lens, 2, 2, 64, 32, dtype=torch.float16, seed=23, window=(40, 7))
-
-
 def test_deterministic_is_bit_identical():
     lens = T.random_lengths("uniform", batch=3, max_len=100, seed=13)
     q, k, v, do, dlse, cu, _ = _inputs(lens, lens, 4, 2, 32, 32, dtype=torch.float16, seed=14)

@@ -86,25 +86,24 @@ def _attention_bwd_preprocess_kernel(
 def _dkdv_configs() -> list[triton.Config]:
     # dK and dV hold BLOCK_N x (D + Dv) fp32 in registers (128 per thread at D = Dv = 128 with 64
     # key rows per warpgroup), which caps the query block. Measured on an H200 (Triton 3.6, D=128,
-    # bf16): 64x64 with 4 warps won the causal rows although it spills a little. With 8 warps on
-    # 64 key rows the two warpgroups split the accumulators instead (32 + 32 registers, no spills)
-    # at the price of computing dP in both; TRANS_ACC accumulates dK^T/dV^T so the split is along
-    # the head dim and p/ds reach the wgmma through shared memory.
+    # bf16): 64x64 with 4 warps won the causal rows although it spills a little, 64x128 with 8
+    # warps the non-causal one. 8 warps on 64 key rows (the warpgroups split dK/dV's columns, or
+    # with dK^T/dV^T accumulators the head dim) were ~2x slower: dP is computed in both warpgroups
+    # and p/ds cross between them through shared memory.
     gpu = [
-        triton.Config({"BLOCK_M": bm, "BLOCK_N": bn, "TRANS_ACC": ta}, num_warps=w, num_stages=s)
-        for bm, bn, w, s, ta in (
-            (64, 64, 4, 2, False),
-            (64, 64, 8, 2, False),
-            (64, 64, 8, 2, True),
-            (64, 64, 8, 3, True),
-            (64, 128, 8, 2, False),
-            (32, 64, 4, 3, False),
-            (32, 64, 8, 3, True),
-            (32, 128, 8, 3, False),
+        triton.Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_warps=w, num_stages=s)
+        for bm, bn, w, s in (
+            (64, 64, 4, 2),
+            (64, 128, 8, 2),
+            (32, 64, 4, 3),
+            (32, 128, 8, 3),
+            (32, 64, 4, 4),
+            # the only tile whose accumulators fit for head dims above 128 (D + Dv = 512: 128
+            # registers per thread with the columns split across two warpgroups)
+            (64, 64, 8, 2),
         )
     ]
-    interp = triton.Config({"BLOCK_M": 16, "BLOCK_N": 32, "TRANS_ACC": False}, num_warps=4, num_stages=1)
-    return configs(gpu, interp)
+    return configs(gpu, triton.Config({"BLOCK_M": 16, "BLOCK_N": 32}, num_warps=4, num_stages=1))
 
 
 def _prune_dkdv(configs, named_args, **kwargs):
@@ -115,8 +114,6 @@ def _prune_dkdv(configs, named_args, **kwargs):
         smem = 2 * (c.num_stages * bm * (bd + bdv) + bn * (bd + bdv))  # q/do ring + k, v
         if named_args["ATOMIC_DQ"]:
             smem += 2 * (bn * bd + bm * bn)  # k as the B operand of ds @ k, and ds itself
-        if c.kwargs.get("TRANS_ACC"):
-            smem += 2 * 2 * bm * bn  # p and ds staged as wgmma B operands
         return smem <= SMEM_LIMIT and bn * (bd + bdv) // (32 * c.num_warps) <= 160
 
     return fitting_configs(configs, fits)
@@ -167,7 +164,6 @@ def _attention_bwd_dkdv_inner(
     HAS_SOFTCAP: tl.constexpr,
     ATOMIC_DQ: tl.constexpr,
     DOT_PREC: tl.constexpr,
-    TRANS_ACC: tl.constexpr,
 ):
     """Query blocks ``[m_lo, m_hi)`` of every query head of the GQA group; blocks outside
     ``[m_a, m_b)`` get the element mask.
@@ -218,19 +214,13 @@ def _attention_bwd_dkdv_inner(
             if HAS_RIGHT:
                 vis = vis & (o_n[:, None] <= o_m[None, :] + (diag + window_right))
             pT = tl.where(vis, pT, 0.0)
-        if TRANS_ACC:
-            dv = tl.dot(tl.trans(b_do), tl.trans(pT.to(b_do.dtype)), dv, input_precision=DOT_PREC)
-        else:
-            dv = tl.dot(pT.to(b_do.dtype), b_do, dv, input_precision=DOT_PREC)
+        dv = tl.dot(pT.to(b_do.dtype), b_do, dv, input_precision=DOT_PREC)
         dpT = tl.dot(b_v, tl.trans(b_do), input_precision=DOT_PREC)
         dsT = pT * (dpT - b_delta[None, :])
         if HAS_SOFTCAP:
             dsT = dsT * (1.0 - tT * tT)
         dsT = dsT.to(b_q.dtype)
-        if TRANS_ACC:
-            dk = tl.dot(tl.trans(b_q), tl.trans(dsT), dk, input_precision=DOT_PREC)
-        else:
-            dk = tl.dot(dsT, b_q, dk, input_precision=DOT_PREC)
+        dk = tl.dot(dsT, b_q, dk, input_precision=DOT_PREC)
         if ATOMIC_DQ:
             b_dq = tl.dot(tl.trans(dsT), b_k, input_precision=DOT_PREC) * scale
             p_dq = DQ_ACC + (bos_q + o_m).to(tl.int64)[:, None] * stride_dqt + i_h * stride_dqh + o_d[None, :]
@@ -292,7 +282,6 @@ def _attention_bwd_dkdv_kernel(
     DOT_PREC: tl.constexpr,
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
-    TRANS_ACC: tl.constexpr,
 ):
     # Inductor passes Python floats as fp64 scalars; fp64 would promote the tiles
     scale = tl.cast(scale, tl.float32)
@@ -347,24 +336,15 @@ def _attention_bwd_dkdv_kernel(
         full_hi = full_lo
     m_start, m_a, m_b, m_stop = _block_ranges(lo, hi, full_lo, full_hi, BLOCK_M)
 
-    if TRANS_ACC:
-        # dK^T = q^T ds and dV^T = do^T p: the head dim is the wgmma M side, so two warpgroups split
-        # it instead of both needing every key row of p / ds (those go through shared memory)
-        dk = tl.zeros([BLOCK_D, BLOCK_N], dtype=tl.float32)
-        dv = tl.zeros([BLOCK_DV, BLOCK_N], dtype=tl.float32)
-    else:
-        dk = tl.zeros([BLOCK_N, BLOCK_D], dtype=tl.float32)
-        dv = tl.zeros([BLOCK_N, BLOCK_DV], dtype=tl.float32)
+    dk = tl.zeros([BLOCK_N, BLOCK_D], dtype=tl.float32)
+    dv = tl.zeros([BLOCK_N, BLOCK_DV], dtype=tl.float32)
     dk, dv = _attention_bwd_dkdv_inner(
         dk, dv, b_k, b_v, Q, DO, LSE, DELTA, DQ_ACC, m_start, m_a, m_b, m_stop, o_n, bos_q, lq, lk, diag,
         i_hk, GROUP, window_left, window_right, scale, qk_scale, softcap_in, softcap_out,
         stride_qt, stride_qh, stride_dot, stride_doh, stride_lse_h, stride_dqt, stride_dqh,
-        D, DV, BLOCK_D, BLOCK_DV, BLOCK_M, HAS_LEFT, HAS_RIGHT, HAS_SOFTCAP, ATOMIC_DQ, DOT_PREC, TRANS_ACC,
+        D, DV, BLOCK_D, BLOCK_DV, BLOCK_M, HAS_LEFT, HAS_RIGHT, HAS_SOFTCAP, ATOMIC_DQ, DOT_PREC,
     )  # fmt: skip
 
-    if TRANS_ACC:
-        dk = tl.trans(dk)
-        dv = tl.trans(dv)
     m_store = m_n[:, None]
     p_dk = DK + rows_k * stride_dkt + i_hk * stride_dkh + o_d[None, :]
     tl.store(p_dk, (dk * scale).to(DK.dtype.element_ty), mask=m_store & (o_d < D)[None, :])
@@ -382,10 +362,10 @@ def _dq_configs() -> list[triton.Config]:
         for bm, bn, w, s, r in (
             (128, 64, 8, 3, None),
             (128, 64, 8, 4, None),
-            # two programs per SM (128 registers, ~112 KiB shared memory each): one's exp2 and
-            # elementwise work overlaps the other's matmuls
+            # capped at 128 registers: two programs per SM, so one's exp2 and elementwise work
+            # overlaps the other's matmuls (won the mean-512/2048 and window rows on an H200)
             (128, 32, 8, 3, 128),
-            (64, 64, 4, 2, None),  # short sequences (mean 512): two programs per SM
+            (64, 64, 4, 2, None),
             (64, 64, 4, 3, None),
         )
     ]
@@ -398,7 +378,10 @@ def _prune_dq(configs, named_args, **kwargs):
     def fits(c):
         bm, bn = c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"]
         smem = 2 * (c.num_stages * bn * (bd + bdv) + bm * (bd + bdv))  # k/v ring + q, do
-        return smem <= SMEM_LIMIT and bm * bd // (32 * c.num_warps) <= 128
+        acc_regs = bm * bd // (32 * c.num_warps)  # the fp32 dQ accumulator per thread
+        # a register cap must leave room for the score tiles (ptxas refuses to compile otherwise)
+        cap = getattr(c, "maxnreg", None) or 2 * 128
+        return smem <= SMEM_LIMIT and acc_regs <= 128 and acc_regs <= cap // 2
 
     return fitting_configs(configs, fits)
 

@@ -30,19 +30,17 @@ from .common import (
 
 def _fwd_configs() -> list[triton.Config]:
     # measured on an H200 (Triton 3.6, D=128, bf16): 128x64/8 warps wins from mean 2048 up,
-    # 64x64/4 warps on short sequences; 128x128 (255 registers) and a lazy rescale (skip acc *= alpha
-    # unless a row max grows by 2^8; a block-wide max and a branch per step) lost on every row.
-    # 128x32 capped at 128 registers fits two programs per SM, so one's softmax overlaps the other's
-    # matmuls (the overlap FA3 gets from warp specialization).
+    # 64x64/4 warps on short sequences and the window row. Lost on every row: 128x128 (255
+    # registers), 128x32 capped at 128 registers (two programs per SM), and a lazy rescale (skip
+    # acc *= alpha unless a row max grows by 2^8; it needs a block-wide max and a branch per step).
     gpu = [
-        triton.Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_warps=w, num_stages=s, maxnreg=r)
-        for bm, bn, w, s, r in (
-            (128, 64, 8, 3, None),
-            (128, 64, 8, 4, None),
-            (128, 32, 8, 3, 128),
-            (128, 32, 8, 2, 128),
-            (64, 64, 4, 3, None),
-            (64, 64, 4, 2, None),
+        triton.Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_warps=w, num_stages=s)
+        for bm, bn, w, s in (
+            (128, 64, 8, 3),
+            (128, 64, 8, 4),
+            (128, 64, 8, 2),  # the first that fits for head dims above 128
+            (64, 64, 4, 3),
+            (64, 64, 4, 2),
         )
     ]
     return configs(gpu, triton.Config({"BLOCK_M": 32, "BLOCK_N": 16}, num_warps=4, num_stages=1))
