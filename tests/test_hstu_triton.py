@@ -470,14 +470,16 @@ def test_compact_and_dense_schedules(monkeypatch, compact):
 
 
 @pytest.mark.gpu
-def test_gpu_compact_schedule_heavy_tailed_lengths():
-    # Heavy-tailed lengths (the recsys row) take the compact work list on the GPU.
+@pytest.mark.parametrize("compact", [False, True])
+def test_gpu_compact_schedule_heavy_tailed_lengths(monkeypatch, compact):
+    # Heavy-tailed lengths (the recsys row) on the GPU, on the dense grid and on the compact work list.
     from jagattn.hstu.triton import schedule
 
+    monkeypatch.setattr(schedule, "ENABLED", compact)
     rng = random.Random(5)
     N = 1024
     lens = [max(2, min(N, int(rng.lognormvariate(math.log(N / 8), 1.0)))) for _ in range(40)]
-    assert schedule.use_compact(sum(lens), len(lens), N)
+    assert schedule.use_compact(sum(lens), len(lens), N) == compact
     q, k, v, do = _make(lens, 4, 128, 128, dtype=torch.bfloat16, seed=5, device="cuda")
     nt = torch.tensor([min(n, rng.randint(1, 20)) for n in lens], device="cuda")
     for det in (False, True):
