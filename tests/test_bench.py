@@ -291,3 +291,48 @@ def test_backends_resolution():
     assert [i.name for i in its] == ["reference"]
     with pytest.raises(ValueError, match="unknown family"):
         impls.resolve("attention", "nofam:reference")
+
+
+# -- a crashing implementation (e.g. a peer kernel with an illegal memory access) ---------------
+
+
+def test_lost_cuda_context_stops_the_run_and_says_why(tmp_path, monkeypatch, capsys):
+    """Without --isolate, an error that breaks the CUDA context ends the run (every later CUDA call
+    would fail), keeps what was measured, and names the implementation, row and stage (exit 3)."""
+    monkeypatch.setenv(harness.FAULT_ENV, "hstu/smoke-targets:reference")
+    rc, doc = _run(tmp_path, "--family", "attention,hstu", "--backends", "reference", "--no-progress")
+    assert rc == 3
+    assert doc["device_lost"]["row"] == "hstu/smoke-targets"
+    assert doc["device_lost"]["impl"] == "reference" and doc["device_lost"]["stage"] == "check"
+    assert [r["family"] for r in doc["rows"]] == ["attention", "attention"]  # measured before it
+    assert "hstu/smoke-targets" in doc["skipped_rows"]
+    assert "broke the CUDA context on hstu/smoke-targets" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("how", ["raise", "abort"])
+def test_isolate_reruns_without_the_crashing_implementation(tmp_path, how):
+    """--isolate: the family runs in a child process; when one implementation kills it (abort) or
+    breaks its CUDA context (raise), that column says so and the rows rerun without it."""
+    import os
+    import subprocess
+    import sys
+
+    fault = "attention/smoke-causal-gqa:triton" + (":abort" if how == "abort" else "")
+    out = tmp_path / "bench.json"
+    env = {**os.environ, harness.FAULT_ENV: fault, "TRITON_INTERPRET": "1"}
+    cmd = [sys.executable, "-m", "jagattn", "bench", "--suite", "smoke", "--family", "attention", "--isolate"]
+    cmd += ["--backends", "triton,reference", "--dtype", "fp16", "--cpu-reps", "1", "--no-progress"]
+    proc = subprocess.run([*cmd, "--json", str(out)], env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 1, proc.stderr[-2000:]  # the crashed column counts as a failure
+    doc = json.loads(out.read_text())
+    (crash,) = doc["isolated"]["crashes"]
+    assert (crash["row"], crash["impl"], crash["stage"]) == ("attention/smoke-causal-gqa", "triton", "check")
+    assert ("SIGABRT" in crash["error"]) if how == "abort" else ("illegal memory access" in crash["error"])
+    first, second = doc["rows"]
+    assert first["row"] == "smoke-causal-gqa" and second["row"] == "smoke-window"
+    assert first["impls"]["triton"]["status"] == "error"
+    assert first["impls"]["triton"]["reason"].startswith("crashed during check")
+    assert second["impls"]["triton"]["reason"].startswith("not run: it crashed")
+    for r in (first, second):  # the others were measured and checked in the rerun
+        assert r["impls"]["reference"]["status"] == "ok" and r["impls"]["reference"]["gate"] == "pass"
+        assert list(r["impls"]) == ["triton", "reference"]

@@ -7,14 +7,19 @@ Entry points for ``python -m jagattn bench ...`` and the ``jagattn`` console scr
   sub-command.
 
 Exit status: 0 when every usable result passed the correctness gate, 1 when some implementation
-failed it (or raised), 2 on bad arguments.
+failed it (or raised), 2 on bad arguments, 3 when an implementation broke the CUDA context (an
+illegal memory access, a device-side assert) and the rows after it could not run (``--isolate``
+runs each family in child processes and carries on without the implementation that did it).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 
@@ -93,6 +98,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="start no new row after this many seconds; the rest are listed as skipped (for leased GPUs)",
     )
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True, help="progress display")
+    p.add_argument(
+        "--isolate",
+        action=argparse.BooleanOptionalAction,
+        default=False,
+        help="run each family in a child process; when an implementation kills it or breaks the CUDA "
+        "context (illegal memory access), record that in its column and rerun the remaining rows "
+        "without it, so one crashing peer cannot lose the others' results",
+    )
     p.add_argument("--list", action="store_true", help="list the suite rows and implementations, run nothing")
 
 
@@ -213,10 +226,24 @@ def run(args: argparse.Namespace, argv: Sequence[str] = ()) -> int:
         },
         "rows": [],
     }
+    t_start = time.perf_counter()
+    if args.isolate:
+        results, skipped, lost = _run_isolated(args, rows, plan, doc)
+    else:
+        results, skipped, lost = _run_rows(
+            args, rows, plan, settings, doc, t_start, Progress, harness, report
+        )
+    if lost:
+        doc["device_lost"] = lost
+    return _finish(args, doc, results, skipped, lost, phases, prov, meta, t_start, report)
+
+
+def _run_rows(args, rows, plan, settings, doc, t_start, Progress, harness, report):
+    """Measure ``rows`` in this process. Returns (results, skipped row keys, device-lost info)."""
     total = sum(len(plan[r.family][0]) for r in rows)
     results = []
-    t_start = time.perf_counter()
     skipped: list[str] = []
+    lost = None
     with Progress(total, enabled=args.progress) as progress:
         for r in rows:
             its, notes = plan[r.family]
@@ -226,6 +253,14 @@ def run(args: argparse.Namespace, argv: Sequence[str] = ()) -> int:
                 continue
             try:
                 res = harness.run_row(r, its, settings, progress, notes)
+            except harness.DeviceLost as exc:
+                lost = exc.info
+                progress.log(
+                    f"{r.key}: {lost['impl']} broke the CUDA context during {lost['stage']} "
+                    f"({lost['error']}); nothing more can run in this process"
+                )
+                skipped.extend(x.key for x in rows[rows.index(r) :])
+                break
             except Exception as exc:  # one broken row must not lose the others
                 import traceback
 
@@ -237,6 +272,154 @@ def run(args: argparse.Namespace, argv: Sequence[str] = ()) -> int:
                 doc["rows"] = [x for x in results if "impls" in x]
                 doc["failed_rows"] = [x for x in results if "impls" not in x]
                 report.write_json(args.json, doc)
+    if lost and args.json:
+        doc["device_lost"] = lost
+        doc["skipped_rows"] = skipped
+        report.write_json(args.json, doc)
+    return results, skipped, lost
+
+
+def _child_argv(
+    args: argparse.Namespace, family: str, row_names: list[str], backends: str, budget
+) -> list[str]:
+    a = [sys.executable, "-m", "jagattn", "bench", "--family", family, "--suite", ",".join(row_names)]
+    a += ["--backends", backends, "--mode", args.mode, "--dtype", args.dtype, "--no-isolate"]
+    a += [
+        "--warmup-ms",
+        repr(args.warmup_ms),
+        "--rep-ms",
+        repr(args.rep_ms),
+        "--cpu-reps",
+        str(args.cpu_reps),
+    ]
+    a += ["--ref-max-tokens", str(args.ref_max_tokens)]
+    a += ["--check" if args.check else "--no-check", "--timing" if args.timing else "--no-timing"]
+    a += ["--progress" if args.progress else "--no-progress"]
+    for flag, value in (
+        ("--device", args.device),
+        ("--check-tokens", args.check_tokens),
+        ("--tol-max", args.tol_max),
+        ("--tol-rms", args.tol_rms),
+        ("--time-budget", None if budget is None else max(budget, 0.0)),
+    ):
+        if value is not None:
+            a += [flag, str(value)]
+    return a
+
+
+def _exit_text(rc: int) -> str:
+    if rc < 0:
+        import signal
+
+        try:
+            return f"signal {signal.Signals(-rc).name}"
+        except ValueError:
+            return f"signal {-rc}"
+    return f"exit status {rc}"
+
+
+def _run_isolated(args, rows, plan, doc):
+    """``--isolate``: each family's rows run in child processes (``--no-isolate``); when a child
+    dies or reports a lost CUDA context, the implementation that was running is recorded as
+    crashed and the remaining rows are rerun in a fresh child without it."""
+    from .harness import MARKER_ENV
+
+    results: list[dict] = []
+    skipped: list[str] = []
+    crashes: list[dict] = []
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="jagattn-bench-") as tmp:
+        for fam in dict.fromkeys(r.family for r in rows):
+            its = plan[fam][0]
+            fam_rows = [r for r in rows if r.family == fam]
+            done: dict[str, dict] = {}
+            excluded: dict[str, dict] = {}
+            attempt = 0
+            while True:
+                remaining = [r for r in fam_rows if r.name not in done]
+                left = [it for it in its if it.name not in excluded]
+                if not remaining or not left:
+                    break
+                budget = None if args.time_budget is None else args.time_budget - (time.perf_counter() - t0)
+                if budget is not None and budget <= 0:
+                    skipped.extend(r.key for r in remaining)
+                    break
+                attempt += 1
+                out = os.path.join(tmp, f"{fam}-{attempt}.json")
+                marker = os.path.join(tmp, f"{fam}-{attempt}.marker")
+                argv = _child_argv(
+                    args,
+                    fam,
+                    [r.name for r in remaining],
+                    ",".join(f"{fam}:{it.name}" for it in left),
+                    budget,
+                )
+                argv += ["--json", out]
+                print(f"jagattn bench --isolate: {fam}, child {attempt}: {len(remaining)} rows, "
+                      f"{', '.join(it.name for it in left)}", file=sys.stderr, flush=True)  # fmt: skip
+                rc = subprocess.call(argv, env={**os.environ, MARKER_ENV: marker})
+                child: dict = {}
+                if os.path.exists(out):
+                    with open(out) as f:
+                        child = json.load(f)
+                for x in child.get("rows", []) + child.get("failed_rows", []):
+                    done[x["row"]] = x
+                lost = child.get("device_lost")
+                if lost is None and rc not in (0, 1):
+                    m: dict = {}
+                    if os.path.exists(marker):
+                        with open(marker) as f:
+                            m = json.load(f)
+                    lost = {**{"row": None, "impl": None, "stage": None}, **m}
+                    lost["error"] = f"the process died ({_exit_text(rc)})"
+                if lost is None:
+                    skipped.extend(child.get("skipped_rows", []))
+                    break
+                crashes.append({"family": fam, **lost})
+                names = {it.name for it in its}
+                row_name = next((r.name for r in fam_rows if r.key == lost.get("row")), None)
+                if row_name is None:  # died before any row started: nothing left to learn by retrying
+                    for r in remaining:
+                        done[r.name] = {
+                            "family": fam,
+                            "row": r.name,
+                            "error": f"child process: {lost['error']}",
+                        }
+                elif lost.get("impl") in names:
+                    excluded[lost["impl"]] = lost
+                else:  # the gold reference or the row's build: this row cannot be measured
+                    done[row_name] = {
+                        "family": fam,
+                        "row": row_name,
+                        "error": f"{lost.get('impl') or 'row setup'} crashed during {lost.get('stage')}: "
+                        f"{lost['error']}",
+                    }
+            for name, info in excluded.items():
+                first = next(i for i, r in enumerate(fam_rows) if r.key == info["row"])
+                it = next(i for i in its if i.name == name)
+                for r in fam_rows[first:]:
+                    x = done.get(r.name)
+                    if not x or "impls" not in x:
+                        continue
+                    reason = (
+                        f"crashed during {info['stage']}: {info['error']} (this row reran without it)"
+                        if r.key == info["row"]
+                        else f"not run: it crashed the benchmark process on {info['row']}"
+                    )
+                    x["impls"][name] = {
+                        "kind": it.kind,
+                        "label": "",
+                        "note": "",
+                        "status": "error",
+                        "reason": reason,
+                    }
+                    x["impls"] = {i.name: x["impls"][i.name] for i in its if i.name in x["impls"]}
+            results.extend(done[r.name] for r in fam_rows if r.name in done)
+    doc["isolated"] = {"crashes": crashes}
+    return results, skipped, None
+
+
+def _finish(args, doc, results, skipped, lost, phases, prov, meta, t_start, report) -> int:
     good = [x for x in results if "impls" in x]
     summary = report.finalize(good, phases)
     doc["rows"] = good
@@ -256,7 +439,14 @@ def run(args: argparse.Namespace, argv: Sequence[str] = ()) -> int:
     print(report.format_table(good, summary, phases, meta))
     for x in doc["failed_rows"]:
         print(f"row {x['family']}/{x['row']} failed: {x['error']}")
-    if skipped:
+    if lost:
+        print(
+            f"\n{lost['impl']} broke the CUDA context on {lost['row']} during {lost['stage']}: {lost['error']}\n"
+            f"rows not run after it: {', '.join(skipped)}\n"
+            "(--isolate runs each family in child processes and carries on without the implementation "
+            "that did it)"
+        )
+    elif skipped:
         print(f"rows skipped (--time-budget {args.time_budget:g}s reached): {', '.join(skipped)}")
     bad = [
         f"{r['family']}/{r['row']}:{n}"
@@ -266,6 +456,8 @@ def run(args: argparse.Namespace, argv: Sequence[str] = ()) -> int:
     ]
     if bad:
         print(f"\nfailing implementations: {', '.join(bad)}")
+    if lost:
+        return 3
     return 1 if bad or doc["failed_rows"] else 0
 
 

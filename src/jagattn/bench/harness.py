@@ -24,7 +24,9 @@ from __future__ import annotations
 
 import dataclasses
 import gc
+import json
 import math
+import os
 import random
 import statistics
 import time
@@ -47,6 +49,63 @@ TOLERANCES = {
     torch.float16: (1e-2, 4e-3),
     torch.float32: (5e-3, 2e-3),
 }
+
+
+# Errors after which the CUDA context is unusable: every later CUDA call fails with the same error,
+# so measuring anything else in this process would only report that error again.
+_FATAL_MARKERS = (
+    "illegal memory access",
+    "illegal instruction",
+    "misaligned address",
+    "unspecified launch failure",
+    "device-side assert",
+    "cudaErrorIllegalAddress",
+    "CUDA_ERROR_ILLEGAL_ADDRESS",
+    "CUDA_ERROR_LAUNCH_FAILED",
+)
+
+# Fault injection for the tests of the crash handling (no GPU needed): ``<row key>:<impl>`` makes
+# that implementation's check raise an error that reads like an illegal memory access;
+# ``<row key>:<impl>:abort`` kills the process there instead (a crash no Python code sees).
+FAULT_ENV = "JAGATTN_BENCH_FAULT"
+# Set by ``--isolate`` for its child processes: each stage of each implementation is written
+# here first, so the parent knows what was running when a child died without a word.
+MARKER_ENV = "JAGATTN_BENCH_MARKER"
+
+
+class DeviceLost(RuntimeError):
+    """An implementation broke the CUDA context (e.g. an illegal memory access in a peer kernel)."""
+
+    def __init__(self, row: str, impl: str, stage: str, error: str) -> None:
+        super().__init__(f"{row} {impl} ({stage}): {error}")
+        self.info = {"row": row, "impl": impl, "stage": stage, "error": error}
+
+
+def is_fatal(exc: BaseException) -> bool:
+    """Whether ``exc`` leaves the CUDA context unusable (all later CUDA calls would fail)."""
+    text = f"{type(exc).__name__}: {exc}"
+    return any(m in text for m in _FATAL_MARKERS)
+
+
+def _stage(row: str, impl: str, stage: str) -> None:
+    """Record what runs now (for ``--isolate``) and fire an injected fault if one is set here."""
+    marker = os.environ.get(MARKER_ENV)
+    if marker:
+        with open(marker, "w") as f:
+            f.write(json.dumps({"row": row, "impl": impl, "stage": stage}))
+    fault = os.environ.get(FAULT_ENV, "")
+    if fault and stage == "check":
+        want_row, _, rest = fault.partition(":")
+        want_impl, _, how = rest.partition(":")
+        if (want_row, want_impl) == (row, impl):
+            if how == "abort":
+                os.abort()
+            raise RuntimeError(f"CUDA error: an illegal memory access was encountered ({FAULT_ENV})")
+
+
+def _fatal_check(exc: BaseException, row: str, impl: str, stage: str) -> None:
+    if is_fatal(exc):
+        raise DeviceLost(row, impl, stage, _short_error(exc)) from exc
 
 
 @dataclasses.dataclass
@@ -262,11 +321,13 @@ def run_row(row: Row, impls: list[Impl], s: Settings, progress: Progress, notes:
         res[impl.name] = entry
         progress.status(f"{row.key}: prepare {impl.name}")
         try:
+            _stage(row.key, impl.name, "prepare")
             prepared[impl.name] = prep = impl.prepare(p)
             entry.update(label=prep.label, note=prep.note, status="pending")
         except Unavailable as exc:
             entry.update(status="n/a", reason=str(exc))
         except Exception as exc:
+            _fatal_check(exc, row.key, impl.name, "prepare")
             entry.update(status="error", reason=f"prepare: {_short_error(exc)}")
             progress.log(f"{row.key} {impl.name}: prepare failed\n{traceback.format_exc()}")
 
@@ -305,9 +366,11 @@ def run_row(row: Row, impls: list[Impl], s: Settings, progress: Progress, notes:
         progress.status(f"{row.key}: gold reference ({what})")
         gold = None
         try:
+            _stage(row.key, "reference (gold)", "gold")
             gold = _gold(sub, do_sub, s.backward)
             check["ran"] = True
         except Exception as exc:
+            _fatal_check(exc, row.key, "reference (gold)", "gold")
             check["why_not"] = f"reference failed: {_short_error(exc)}"
             progress.log(f"{row.key}: gold reference failed: {_short_error(exc)}")
         if gold is not None:
@@ -317,6 +380,7 @@ def run_row(row: Row, impls: list[Impl], s: Settings, progress: Progress, notes:
                 entry = res[impl.name]
                 progress.status(f"{row.key}: check {impl.name}")
                 try:
+                    _stage(row.key, impl.name, "check")
                     if separate or impl.is_reference:
                         # the reference is only ever run on the check subset (it is slow at 32k tokens)
                         prep = impl.prepare(sub)
@@ -351,6 +415,7 @@ def run_row(row: Row, impls: list[Impl], s: Settings, progress: Progress, notes:
                         entry["gate_failed_on"] = bad
                         progress.log(f"{row.key} {impl.name}: FAILED the correctness gate on {bad}")
                 except Exception as exc:
+                    _fatal_check(exc, row.key, impl.name, "check")
                     entry["gate"] = "FAIL"
                     entry["status"] = "error"
                     entry["reason"] = f"check: {_short_error(exc)}"
@@ -374,6 +439,7 @@ def run_row(row: Row, impls: list[Impl], s: Settings, progress: Progress, notes:
             continue
         ms: dict[str, float] = {}
         try:
+            _stage(row.key, impl.name, "timing")
             _time_impl(
                 prepared[impl.name].fn,
                 p,
@@ -387,6 +453,7 @@ def run_row(row: Row, impls: list[Impl], s: Settings, progress: Progress, notes:
         except torch.cuda.OutOfMemoryError as exc:
             entry.update(status="error", reason=f"out of memory: {_short_error(exc)}", ms=ms or None)
         except Exception as exc:
+            _fatal_check(exc, row.key, impl.name, "timing")
             entry.update(status="error", reason=f"timing: {_short_error(exc)}", ms=ms or None)
             progress.log(f"{row.key} {impl.name}: timing raised\n{traceback.format_exc()}")
         _free(s.device)
