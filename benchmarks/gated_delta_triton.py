@@ -259,17 +259,17 @@ def main() -> None:
 
         env["fla"] = version("fla-core")
     results = []
-    for name, h, kind in ROWS:
-        if args.rows != "all" and name not in args.rows.split(","):
-            continue
-        results.append(bench_row(name, h, kind, fla))
     stages: dict = {}
 
     def dump() -> None:  # after every step: a timeout later still leaves the rows on disk
         with open(f"{args.out}/gated_delta_bench.json", "w") as f:
             json.dump({"env": env, "rows": results, "stages": stages}, f, indent=1)
 
-    dump()
+    for name, h, kind in ROWS:
+        if args.rows != "all" and name not in args.rows.split(","):
+            continue
+        results.append(bench_row(name, h, kind, fla))
+        dump()
     if not args.no_breakdown:
         for label, h, kind in (("H16-8seqs", 16, "equal:8"), ("H16-1seq", 16, "equal:1")):
             stages[label] = breakdown(h, kind)
