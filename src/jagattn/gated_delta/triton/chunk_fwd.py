@@ -9,10 +9,11 @@ the log gates and ``S0`` the state entering the chunk (notation of ``../README.m
     O    = scale ((exp(G) * Q) S0 + ((Q K^T) * exp(G_t - G_s) [t >= s]) U)
     S    = exp(G_last) S0 + (exp(G_last - G) * K)^T U      (state entering the next chunk)
 
-Kernels: ``prepare`` (G, T by 16x16 blocks, W, U~; one program per chunk and head), ``h`` (the
-sequential state pass, one program per sequence, head and V block), ``o`` (one program per chunk,
-head and V block). Intermediates W, U~, U and the per-chunk states are held in the input dtype
-(fp32 for fp32 inputs); gates, T and the running state are fp32.
+Kernels: ``kkt_solve`` (G and T by 16x16 blocks, one program per chunk and head), ``wu`` (W and U~,
+T loaded once per chunk and head), ``h`` (the sequential state pass, one program per sequence, head
+and V block), ``o`` (one program per chunk, head and V block). Intermediates W, U~, U and the
+per-chunk states are held in the input dtype (fp32 for fp16/fp32 inputs); gates, T and the running
+state are fp32. Launch configs: ``common.launch_config``.
 """
 
 from __future__ import annotations
