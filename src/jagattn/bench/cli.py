@@ -262,6 +262,16 @@ def _run_rows(args, rows, plan, settings, doc, t_start, Progress, harness, repor
                 skipped.extend(x.key for x in rows[rows.index(r) :])
                 break
             except Exception as exc:  # one broken row must not lose the others
+                if harness.is_fatal(exc):  # surfaced outside an implementation's own stage
+                    lost = {
+                        "row": r.key,
+                        "impl": None,
+                        "stage": "row",
+                        "error": f"{type(exc).__name__}: {exc}",
+                    }
+                    progress.log(f"{r.key}: the CUDA context is lost ({lost['error'][:200]})")
+                    skipped.extend(x.key for x in rows[rows.index(r) :])
+                    break
                 import traceback
 
                 progress.log(f"{r.key}: row failed\n{traceback.format_exc()}")
@@ -365,13 +375,16 @@ def _run_isolated(args, rows, plan, doc):
                 for x in child.get("rows", []) + child.get("failed_rows", []):
                     done[x["row"]] = x
                 lost = child.get("device_lost")
+                m: dict = {}
+                if os.path.exists(marker):  # the stage that was running last
+                    with open(marker) as f:
+                        m = json.load(f)
                 if lost is None and rc not in (0, 1):
-                    m: dict = {}
-                    if os.path.exists(marker):
-                        with open(marker) as f:
-                            m = json.load(f)
                     lost = {**{"row": None, "impl": None, "stage": None}, **m}
                     lost["error"] = f"the process died ({_exit_text(rc)})"
+                elif lost is not None and lost.get("impl") is None and m.get("row") == lost.get("row"):
+                    # the error surfaced after a stage (CUDA errors are asynchronous): blame the last one
+                    lost = {**lost, "impl": m.get("impl"), "stage": f"{m.get('stage')} (reported later)"}
                 if lost is None:
                     skipped.extend(child.get("skipped_rows", []))
                     break
