@@ -2,6 +2,7 @@
 # End-of-session check on the GPU machine (run through the device tool from the repo root):
 #   bash benchmarks/device_check.sh tests        every `gpu` test of every family on the device's
 #                                                Triton (one config per kernel), then the demo
+#                                                and the host-overhead timing (op_overhead.py)
 #   bash benchmarks/device_check.sh bench ARGS   benchmarks/run_device.sh ARGS (peers carried)
 # Logs land in $OUT.
 set -uo pipefail
@@ -17,6 +18,7 @@ case "$mode" in
       2>&1 | tee "$OUT/gpu_tests.log"
     rc=${PIPESTATUS[0]}
     JAGATTN_AUTOTUNE=0 timeout 120 python3 -m jagattn demo 2>&1 | tee "$OUT/demo.log"
+    timeout 120 python3 benchmarks/op_overhead.py --json "$OUT/op_overhead.json" 2>&1 | tee "$OUT/op_overhead.log"
     exit "$rc"
     ;;
   bench)
