@@ -25,6 +25,7 @@ import time
 import torch
 
 import jagattn
+from jagattn import testing
 from jagattn._core.dispatch import select
 from jagattn._core.varlen import cu_seqlens_from_lengths
 from jagattn.attention import api as attention_api
@@ -46,12 +47,11 @@ def _per_call_us(fn, n: int) -> float:
 
 
 def _tensors(grad: bool, shapes, dtype=torch.bfloat16):
-    gen = torch.Generator(device="cpu").manual_seed(0)
-    out = []
-    for shape, dt in shapes:
-        t = torch.randn(*shape, generator=gen).to("cuda", dt or dtype)
-        out.append(t.requires_grad_(grad) if t.is_floating_point() else t)
-    return out
+    gen = testing.generator(0)
+    return [
+        testing.randn(s, dtype=dt or dtype, device="cuda", generator=gen, requires_grad=grad)
+        for s, dt in shapes
+    ]
 
 
 def cases(grad: bool):

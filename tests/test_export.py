@@ -14,17 +14,12 @@ import pytest
 import torch
 
 import jagattn
-from jagattn._core.varlen import cu_seqlens_from_lengths
-from jagattn.testing import random_lengths
+from jagattn.testing import cu_seqlens, generator, randn, random_lengths
 
 pytestmark = pytest.mark.gpu
 
 DEV = "cuda"
 BF16 = torch.bfloat16
-
-
-def _cu(lengths):
-    return cu_seqlens_from_lengths(lengths, device=DEV)
 
 
 def _jagattn_ops(ep: torch.export.ExportedProgram) -> set[str]:
@@ -92,12 +87,12 @@ class _GatedDelta(torch.nn.Module):
 
 
 def _attention_args(lengths, seed):
-    gen = torch.Generator(device="cpu").manual_seed(seed)
+    gen = generator(seed)
     t = sum(lengths)
-    q = torch.randn(t, 8, 64, generator=gen).to(DEV, BF16)
-    k = torch.randn(t, 2, 64, generator=gen).to(DEV, BF16)
-    v = torch.randn(t, 2, 64, generator=gen).to(DEV, BF16)
-    return q, k, v, _cu(lengths)
+    q = randn((t, 8, 64), generator=gen, dtype=BF16, device=DEV)
+    k = randn((t, 2, 64), generator=gen, dtype=BF16, device=DEV)
+    v = randn((t, 2, 64), generator=gen, dtype=BF16, device=DEV)
+    return q, k, v, cu_seqlens(lengths, DEV)
 
 
 def test_export_attention():
@@ -113,13 +108,13 @@ def test_export_attention():
 
 
 def _hstu_args(lengths, seed, with_targets=True):
-    gen = torch.Generator(device="cpu").manual_seed(seed)
+    gen = generator(seed)
     t = sum(lengths)
-    q = torch.randn(t, 2, 64, generator=gen).to(DEV, BF16)
-    k = torch.randn(t, 2, 64, generator=gen).to(DEV, BF16)
-    v = torch.randn(t, 2, 32, generator=gen).to(DEV, BF16)
+    q = randn((t, 2, 64), generator=gen, dtype=BF16, device=DEV)
+    k = randn((t, 2, 64), generator=gen, dtype=BF16, device=DEV)
+    v = randn((t, 2, 32), generator=gen, dtype=BF16, device=DEV)
     nt = torch.tensor([min(n, 5) for n in lengths], dtype=torch.int32, device=DEV)
-    return q, k, v, _cu(lengths), nt
+    return q, k, v, cu_seqlens(lengths, DEV), nt
 
 
 def test_export_hstu():
@@ -157,15 +152,15 @@ def test_export_hstu_cached():
 
 
 def _gd_args(lengths, seed):
-    gen = torch.Generator(device="cpu").manual_seed(seed)
+    gen = generator(seed)
     t, b = sum(lengths), len(lengths)
-    q = torch.randn(t, 2, 64, generator=gen).to(DEV, BF16)
-    k = torch.randn(t, 2, 64, generator=gen).to(DEV, BF16)
-    v = torch.randn(t, 4, 64, generator=gen).to(DEV, BF16)
+    q = randn((t, 2, 64), generator=gen, dtype=BF16, device=DEV)
+    k = randn((t, 2, 64), generator=gen, dtype=BF16, device=DEV)
+    v = randn((t, 4, 64), generator=gen, dtype=BF16, device=DEV)
     g = (-torch.rand(t, 4, generator=gen) * 0.1).to(DEV, torch.float32)
     beta = torch.rand(t, 4, generator=gen).to(DEV, BF16)
-    h0 = torch.randn(b, 4, 64, 64, generator=gen).to(DEV, torch.float32)
-    return q, k, v, g, beta, _cu(lengths), h0
+    h0 = randn((b, 4, 64, 64), generator=gen, device=DEV)
+    return q, k, v, g, beta, cu_seqlens(lengths, DEV), h0
 
 
 def test_export_gated_delta():

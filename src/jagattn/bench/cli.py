@@ -142,7 +142,6 @@ def run(args: argparse.Namespace, argv: Sequence[str] = ()) -> int:
         print(f"jagattn bench: torch is required ({exc})", file=sys.stderr)
         return 2
     from . import harness, impls, report, suites
-    from .progress import Progress
 
     try:
         families = _families(args.family)
@@ -230,22 +229,23 @@ def run(args: argparse.Namespace, argv: Sequence[str] = ()) -> int:
     if args.isolate:
         results, skipped, lost = _run_isolated(args, rows, plan, doc)
     else:
-        results, skipped, lost = _run_rows(
-            args, rows, plan, settings, doc, t_start, Progress, harness, report
-        )
+        results, skipped, lost = _run_rows(args, rows, plan, settings, doc, t_start)
     if lost:
         doc["device_lost"] = lost
     return _finish(args, doc, results, skipped, lost, phases, prov, meta, t_start, report)
 
 
-def _run_rows(args, rows, plan, settings, doc, t_start, Progress, harness, report):
+def _run_rows(args, rows, plan, settings, doc, t_start):
     """Measure ``rows`` in this process. Returns (results, skipped row keys, device-lost info)."""
+    from . import harness, report
+    from .progress import Progress
+
     total = sum(len(plan[r.family][0]) for r in rows)
     results = []
     skipped: list[str] = []
     lost = None
     with Progress(total, enabled=args.progress) as progress:
-        for r in rows:
+        for i, r in enumerate(rows):
             its, notes = plan[r.family]
             if args.time_budget is not None and time.perf_counter() - t_start > args.time_budget:
                 skipped.append(r.key)
@@ -259,7 +259,7 @@ def _run_rows(args, rows, plan, settings, doc, t_start, Progress, harness, repor
                     f"{r.key}: {lost['impl']} broke the CUDA context during {lost['stage']} "
                     f"({lost['error']}); nothing more can run in this process"
                 )
-                skipped.extend(x.key for x in rows[rows.index(r) :])
+                skipped.extend(x.key for x in rows[i:])
                 break
             except Exception as exc:  # one broken row must not lose the others
                 if harness.is_fatal(exc):  # surfaced outside an implementation's own stage
@@ -270,7 +270,7 @@ def _run_rows(args, rows, plan, settings, doc, t_start, Progress, harness, repor
                         "error": f"{type(exc).__name__}: {exc}",
                     }
                     progress.log(f"{r.key}: the CUDA context is lost ({lost['error'][:200]})")
-                    skipped.extend(x.key for x in rows[rows.index(r) :])
+                    skipped.extend(x.key for x in rows[i:])
                     break
                 import traceback
 
