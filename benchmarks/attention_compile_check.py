@@ -30,7 +30,7 @@ def _signature(kernel, dtype: str, constexprs: dict) -> dict:
     for name in kernel.fn.arg_names:
         if name in constexprs:
             sig[name] = "constexpr"
-        elif name.isupper() and name not in ("B", "T", "GROUP", "SEQ_BUCKET"):
+        elif name.isupper() and name not in ("B", "T", "HK0", "GROUP", "SEQ_BUCKET"):
             ptr_t = "fp32" if name in ("LSE", "DELTA", "DLSE", "DQ_ACC") else dtype
             sig[name] = "*i32" if name.startswith("CU_") else f"*{ptr_t}"
         elif name in ("qk_scale", "softcap_in", "softcap_out", "scale"):
@@ -107,13 +107,13 @@ def main() -> None:
         ]
         for kern in (fwd._attention_fwd_kernel, bwd._attention_bwd_dkdv_kernel, bwd._attention_bwd_dq_kernel):
             cx = {
-                bwd._attention_bwd_dkdv_kernel: dict(common, ATOMIC_DQ=True),
+                bwd._attention_bwd_dkdv_kernel: dict(common, ATOMIC_DQ=True, DQ_T=True),
                 bwd._attention_bwd_dq_kernel: dict(common, HAS_DLSE=False),
                 fwd._attention_fwd_kernel: fwd_cx,
             }
             check(kern, cx.get(kern, common), args.dtype, cfgs)
-    for atomic in (True, False):
-        check(bwd._attention_bwd_dkdv_kernel, dict(common, ATOMIC_DQ=atomic), args.dtype)
+    check(bwd._attention_bwd_dkdv_dq_kernel, dict(common, ATOMIC_DQ=True), args.dtype)
+    check(bwd._attention_bwd_dkdv_kernel, dict(common, ATOMIC_DQ=False), args.dtype)
     check(bwd._attention_bwd_dq_kernel, dict(common, HAS_DLSE=False), args.dtype)
 
 

@@ -272,7 +272,10 @@ def run_row(row, args, log):
             res[f"{iname}_error"] = f"{type(exc).__name__}: {exc}"[:400]
             os.environ.pop("JAGATTN_ATTN_DQ", None)
     if "ours_kernel" in res or "ours_atomic" in res:
-        res["ours_kernel_us"] = kernel_breakdown(impls["ours"][0], q, k, v, do)
+        for mode in args.modes:
+            os.environ["JAGATTN_ATTN_DQ"] = mode
+            res[f"ours_{mode}_us"] = kernel_breakdown(impls["ours"][0], q, k, v, do)
+        os.environ.pop("JAGATTN_ATTN_DQ", None)
         peer = next((p for p in ("varlen", "flex") if p in res), None)
         if peer is not None:
             res[f"grad_vs_{peer}"] = grad_diffs(impls["ours"][0], impls[peer][0], q, k, v, do)
@@ -316,15 +319,24 @@ def kernel_breakdown(fn, q, k, v, do) -> dict:
 _SEEN_TIMINGS: dict = {}
 
 
+def tuned_kernels() -> list[tuple[str, object]]:
+    """(name, autotuner) of every tuned launcher; the two dK/dV launchers share one kernel."""
+    return [
+        ("_attention_fwd_kernel", tfwd._attention_fwd_kernel),
+        ("_attention_bwd_dkdv_kernel", tbwd._attention_bwd_dkdv_kernel),
+        ("_attention_bwd_dkdv_kernel(atomic dQ)", tbwd._attention_bwd_dkdv_dq_kernel),
+        ("_attention_bwd_dq_kernel", tbwd._attention_bwd_dq_kernel),
+    ]
+
+
 def log_autotune(row: str, log) -> None:
     """Every config's time (ms) from the last autotune of each kernel, when it changed."""
-    for kern in (tfwd._attention_fwd_kernel, tbwd._attention_bwd_dkdv_kernel, tbwd._attention_bwd_dq_kernel):
+    for name, kern in tuned_kernels():
         timings = getattr(kern, "configs_timings", None)
         if not timings:
             continue
         flat = {str(c): [round(float(x), 4) for x in (t if isinstance(t, (list, tuple)) else [t])]
                 for c, t in timings.items()}  # fmt: skip
-        name = kern.base_fn.__name__
         if _SEEN_TIMINGS.get(name) != flat:
             _SEEN_TIMINGS[name] = flat
             log(json.dumps({"autotune_after_row": row, "kernel": name, "timings_ms": flat}))
@@ -388,9 +400,9 @@ def main() -> int:
         except Exception as exc:
             log(json.dumps({"row": row[0], "error": f"{type(exc).__name__}: {exc}"[:400]}))
         log(f"# {row[0]} took {time.time() - t0:.1f}s")
-    for kern in (tfwd._attention_fwd_kernel, tbwd._attention_bwd_dkdv_kernel, tbwd._attention_bwd_dq_kernel):
+    for name, kern in tuned_kernels():
         cache = {str(k): str(v) for k, v in getattr(kern, "cache", {}).items()}
-        log(json.dumps({"kernel": kern.base_fn.__name__, "best_configs": cache}))
+        log(json.dumps({"kernel": name, "best_configs": cache}))
     dump_compiled(log)
     summarize(results, log)
     return 0
@@ -399,7 +411,7 @@ def main() -> int:
 def dump_compiled(log) -> None:
     """Registers and spills of every compiled variant (best effort; Triton internals move)."""
     for kern in (tfwd._attention_fwd_kernel, tbwd._attention_bwd_dkdv_kernel, tbwd._attention_bwd_dq_kernel):
-        try:
+        try:  # the dK/dV entry lists the variants of both of its launchers (one JIT function)
             for caches in kern.fn.device_caches.values():
                 for ck in caches[0].values():
                     md = ck.metadata

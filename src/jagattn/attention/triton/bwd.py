@@ -91,7 +91,7 @@ def _dkdv_configs() -> list[triton.Config]:
     # with dK^T/dV^T accumulators the head dim) were ~2x slower: dP is computed in both warpgroups
     # and p/ds cross between them through shared memory.
     gpu = [
-        triton.Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_warps=w, num_stages=s)
+        triton.Config({"BLOCK_M": bm, "BLOCK_N": bn, "DQ_T": True}, num_warps=w, num_stages=s)
         for bm, bn, w, s in (
             (64, 64, 4, 2),
             (64, 128, 8, 2),
@@ -103,7 +103,31 @@ def _dkdv_configs() -> list[triton.Config]:
             (64, 64, 8, 2),
         )
     ]
-    return configs(gpu, triton.Config({"BLOCK_M": 16, "BLOCK_N": 32}, num_warps=4, num_stages=1))
+    return configs(
+        gpu, triton.Config({"BLOCK_M": 16, "BLOCK_N": 32, "DQ_T": True}, num_warps=4, num_stages=1)
+    )
+
+
+def _dkdv_dq_configs() -> list[triton.Config]:
+    # The 5-unit path (dQ by fp32 atomics from the dK/dV kernel). Every query row's dQ is added
+    # into once per key block that it sees, so 128 key rows per program (one per warpgroup) halve
+    # the atomic traffic of 64; dQ^T = K^T dS^T ([D, BLOCK_M], DQ_T) keeps the head dim on the
+    # wgmma M side, 16 fp32 registers per thread at 32 query rows and 8 warps on top of dK/dV's 128.
+    gpu = [
+        triton.Config({"BLOCK_M": bm, "BLOCK_N": bn, "DQ_T": t}, num_warps=w, num_stages=s)
+        for bm, bn, w, s, t in (
+            (32, 128, 8, 3, True),
+            (64, 128, 8, 2, True),
+            (64, 128, 8, 2, False),
+            (32, 128, 8, 2, True),
+            (64, 64, 4, 2, True),
+            (32, 64, 4, 3, True),
+            (64, 64, 8, 2, True),  # fits for head dims above 128 (spills there)
+        )
+    ]
+    return configs(
+        gpu, triton.Config({"BLOCK_M": 16, "BLOCK_N": 32, "DQ_T": True}, num_warps=4, num_stages=1)
+    )
 
 
 def _prune_dkdv(configs, named_args, **kwargs):
@@ -113,7 +137,7 @@ def _prune_dkdv(configs, named_args, **kwargs):
         bm, bn = c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"]
         smem = 2 * (c.num_stages * bm * (bd + bdv) + bn * (bd + bdv))  # q/do ring + k, v
         if named_args["ATOMIC_DQ"]:
-            smem += 2 * (bn * bd + bm * bn)  # k as the B operand of ds @ k, and ds itself
+            smem += 2 * (bn * bd + bm * bn)  # k as the operand of the dQ product, and ds itself
         return smem <= SMEM_LIMIT and bn * (bd + bdv) // (32 * c.num_warps) <= 160
 
     return fitting_configs(configs, fits)
@@ -140,6 +164,7 @@ def _attention_bwd_dkdv_inner(
     lk,
     diag,
     i_hk,
+    hq0,
     GROUP,
     window_left,
     window_right,
@@ -163,6 +188,7 @@ def _attention_bwd_dkdv_inner(
     HAS_RIGHT: tl.constexpr,
     HAS_SOFTCAP: tl.constexpr,
     ATOMIC_DQ: tl.constexpr,
+    DQ_T: tl.constexpr,
     DOT_PREC: tl.constexpr,
 ):
     """Query blocks ``[m_lo, m_hi)`` of every query head of the GQA group; blocks outside
@@ -222,19 +248,21 @@ def _attention_bwd_dkdv_inner(
         dsT = dsT.to(b_q.dtype)
         dk = tl.dot(dsT, b_q, dk, input_precision=DOT_PREC)
         if ATOMIC_DQ:
-            b_dq = tl.dot(tl.trans(dsT), b_k, input_precision=DOT_PREC) * scale
-            p_dq = DQ_ACC + (bos_q + o_m).to(tl.int64)[:, None] * stride_dqt + i_h * stride_dqh + o_d[None, :]
-            tl.atomic_add(p_dq, b_dq, mask=m_m[:, None] & (o_d < D)[None, :], sem="relaxed")
+            # DQ_ACC holds the query heads [hq0, hq0 + its width) (the launcher chunks the heads)
+            rows_dq = (bos_q + o_m).to(tl.int64) * stride_dqt + (i_h - hq0) * stride_dqh
+            if DQ_T:
+                # dQ^T = K^T dS^T: the head dim is the wgmma M side and dS^T its B operand as is
+                b_dqT = tl.dot(tl.trans(b_k), dsT, input_precision=DOT_PREC) * scale
+                p_dq = DQ_ACC + rows_dq[None, :] + o_d[:, None]
+                tl.atomic_add(p_dq, b_dqT, mask=m_m[None, :] & (o_d < D)[:, None], sem="relaxed")
+            else:
+                b_dq = tl.dot(tl.trans(dsT), b_k, input_precision=DOT_PREC) * scale
+                p_dq = DQ_ACC + rows_dq[:, None] + o_d[None, :]
+                tl.atomic_add(p_dq, b_dq, mask=m_m[:, None] & (o_d < D)[None, :], sem="relaxed")
     return dk, dv
 
 
-@triton.autotune(
-    configs=_dkdv_configs(),
-    key=["D", "DV", "HAS_LEFT", "HAS_RIGHT", "HAS_SOFTCAP", "ATOMIC_DQ", "SEQ_BUCKET"],
-    prune_configs_by={"early_config_prune": _prune_dkdv},
-    reset_to_zero=["DQ_ACC"],
-)
-@triton.jit(do_not_specialize=["B", "GROUP", "window_left", "window_right", "SEQ_BUCKET"])
+@triton.jit(do_not_specialize=["B", "HK0", "GROUP", "window_left", "window_right", "SEQ_BUCKET"])
 def _attention_bwd_dkdv_kernel(
     Q,
     K,
@@ -263,6 +291,7 @@ def _attention_bwd_dkdv_kernel(
     stride_dqt,
     stride_dqh,
     B,
+    HK0,
     GROUP,
     window_left,
     window_right,
@@ -282,6 +311,7 @@ def _attention_bwd_dkdv_kernel(
     DOT_PREC: tl.constexpr,
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
+    DQ_T: tl.constexpr,
 ):
     # Inductor passes Python floats as fp64 scalars; fp64 would promote the tiles
     scale = tl.cast(scale, tl.float32)
@@ -289,7 +319,7 @@ def _attention_bwd_dkdv_kernel(
     softcap_in = tl.cast(softcap_in, tl.float32)
     softcap_out = tl.cast(softcap_out, tl.float32)
     i_slot = tl.program_id(0)  # natural order: the first key blocks (heaviest when causal) start first
-    i_hk = tl.program_id(1)
+    i_hk = tl.program_id(1) + HK0  # the launcher may cover the kv heads in chunks (atomic dQ)
     # the sequence owning this slot: binary search over CU_K (inlined, see common.py for why)
     i_b = i_slot * 0
     hi_b = i_b + B
@@ -340,9 +370,9 @@ def _attention_bwd_dkdv_kernel(
     dv = tl.zeros([BLOCK_N, BLOCK_DV], dtype=tl.float32)
     dk, dv = _attention_bwd_dkdv_inner(
         dk, dv, b_k, b_v, Q, DO, LSE, DELTA, DQ_ACC, m_start, m_a, m_b, m_stop, o_n, bos_q, lq, lk, diag,
-        i_hk, GROUP, window_left, window_right, scale, qk_scale, softcap_in, softcap_out,
+        i_hk, HK0 * GROUP, GROUP, window_left, window_right, scale, qk_scale, softcap_in, softcap_out,
         stride_qt, stride_qh, stride_dot, stride_doh, stride_lse_h, stride_dqt, stride_dqh,
-        D, DV, BLOCK_D, BLOCK_DV, BLOCK_M, HAS_LEFT, HAS_RIGHT, HAS_SOFTCAP, ATOMIC_DQ, DOT_PREC,
+        D, DV, BLOCK_D, BLOCK_DV, BLOCK_M, HAS_LEFT, HAS_RIGHT, HAS_SOFTCAP, ATOMIC_DQ, DQ_T, DOT_PREC,
     )  # fmt: skip
 
     m_store = m_n[:, None]
@@ -350,6 +380,20 @@ def _attention_bwd_dkdv_kernel(
     tl.store(p_dk, (dk * scale).to(DK.dtype.element_ty), mask=m_store & (o_d < D)[None, :])
     p_dv = DV_OUT + rows_k * stride_dvt + i_hk * stride_dvh + o_dv[None, :]
     tl.store(p_dv, dv.to(DV_OUT.dtype.element_ty), mask=m_store & (o_dv < DV)[None, :])
+
+
+_DKDV_KEY = ["D", "DV", "HAS_LEFT", "HAS_RIGHT", "HAS_SOFTCAP", "ATOMIC_DQ", "SEQ_BUCKET"]
+# one kernel, two tuned launchers: the config lists of the two dQ paths differ
+_attention_bwd_dkdv_jit = _attention_bwd_dkdv_kernel
+_attention_bwd_dkdv_kernel = triton.autotune(
+    configs=_dkdv_configs(), key=_DKDV_KEY, prune_configs_by={"early_config_prune": _prune_dkdv}
+)(_attention_bwd_dkdv_jit)
+_attention_bwd_dkdv_dq_kernel = triton.autotune(
+    configs=_dkdv_dq_configs(),
+    key=_DKDV_KEY,
+    prune_configs_by={"early_config_prune": _prune_dkdv},
+    reset_to_zero=["DQ_ACC"],
+)(_attention_bwd_dkdv_jit)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -584,21 +628,35 @@ def _attention_bwd_dq_kernel(
 # launcher
 
 PREPROCESS_BLOCK_T = 64
+# The atomic path's fp32 dQ buffer covers at most this fraction of the bf16/fp16 dQ's bytes (the
+# launcher walks the kv heads in chunks): 0.5 keeps the extra peak memory at a quarter of an fp32
+# [Tq, Hq, D] buffer (64 MiB at 32k tokens, 16 heads, D = 128).
+DQ_ACC_FRACTION = 0.5
 
 
 def dq_mode(deterministic: bool) -> str:
     """``"kernel"`` (separate dQ kernel, bit-reproducible) or ``"atomic"`` (fp32 atomics in dK/dV).
 
     ``deterministic=True`` always gets ``"kernel"``. Otherwise ``JAGATTN_ATTN_DQ`` (``kernel`` or
-    ``atomic``) chooses, default ``kernel``: on an H200 (Triton 3.6, bf16, D=128, 32k tokens) the
-    separate kernel was faster on every BENCHMARKS.md row (e.g. bwd 294 vs 257 TFLOP/s at mean
-    8192, 142 vs 127 at mean 512) although it recomputes p and dp: the per-element fp32 atomics
-    (and the zeroed [Tq, Hq, D] fp32 buffer plus its conversion) cost more than the recompute.
+    ``atomic``) chooses, default ``kernel``.
     """
     if deterministic:
         return "kernel"
     mode = os.environ.get("JAGATTN_ATTN_DQ", "kernel").strip().lower()
     return mode if mode in ("kernel", "atomic") else "kernel"
+
+
+def dq_chunk_kv_heads(hq: int, hkv: int, q_itemsize: int) -> int:
+    """kv heads per launch of the atomic path: the fp32 buffer of their ``group`` query heads stays
+    within ``DQ_ACC_FRACTION`` of dQ's own bytes (at least one kv head). ``JAGATTN_ATTN_DQ_HEADS``
+    (query heads per chunk, for measurements) overrides it."""
+    group = hq // hkv
+    env = os.environ.get("JAGATTN_ATTN_DQ_HEADS", "").strip()
+    if env.isdigit() and int(env) > 0:
+        q_heads = int(env)
+    else:
+        q_heads = int(hq * DQ_ACC_FRACTION * q_itemsize / 4)
+    return max(1, min(hkv, q_heads // group))
 
 
 def attention_bwd(
@@ -647,44 +705,56 @@ def attention_bwd(
     delta = new_empty((hq, tq), dtype=torch.float32, device=q.device)
     has_dlse = dlse is not None
     dlse_arg = dlse if has_dlse else delta
+    group = hq // hkv
+    dq = new_empty(tuple(q.shape), dtype=q.dtype, device=q.device)
+
+    def grid_kv(heads):
+        return lambda meta: (num_slots(tk, batch, meta["BLOCK_N"]), heads)
+
     if mode == "atomic":
         torch.library.wrap_triton(_attention_bwd_preprocess_kernel)[(triton.cdiv(tq, PREPROCESS_BLOCK_T), hq)](
             o, do, dlse_arg, delta, tq,
             o.stride(0), o.stride(1), do.stride(0), do.stride(1), dlse_arg.stride(0), delta.stride(0),
             dv, bdv, has_dlse, PREPROCESS_BLOCK_T,
         )  # fmt: skip
-        dq_acc = torch.zeros((tq, hq, d), dtype=torch.float32, device=q.device)
-    else:
-        # the dQ kernel runs first and writes delta on the way (see its docstring)
-        dq = new_empty(tuple(q.shape), dtype=q.dtype, device=q.device)
+        chunk = dq_chunk_kv_heads(hq, hkv, q.element_size())
+        dq_buf = torch.empty((tq, chunk * group, d), dtype=torch.float32, device=q.device)
+        for hk0 in range(0, hkv, chunk):
+            hk_launch = min(chunk, hkv - hk0)
+            dq_acc = dq_buf[:, : hk_launch * group]
+            dq_acc.zero_()
+            torch.library.wrap_triton(_attention_bwd_dkdv_dq_kernel)[grid_kv(hk_launch)](
+                q, k, v, do, lse, delta, dk, dvv, dq_acc, cu_seqlens_q, cu_seqlens_k,
+                q.stride(0), q.stride(1), k.stride(0), k.stride(1), v.stride(0), v.stride(1),
+                do.stride(0), do.stride(1), lse.stride(0),
+                dk.stride(0), dk.stride(1), dvv.stride(0), dvv.stride(1),
+                dq_acc.stride(0), dq_acc.stride(1),
+                batch, hk0, group, wl, wr, scale, qk_scale, softcap_in, softcap_out, bucket,
+                d, dv, bd, bdv, has_left, has_right, has_softcap, True, prec,
+            )  # fmt: skip
+            dq[:, hk0 * group : (hk0 + hk_launch) * group].copy_(dq_acc)
+        return dq, dk, dvv
 
-        def grid_q(meta):
-            return (num_slots(tq, batch, meta["BLOCK_M"]), hq)
+    # the dQ kernel runs first and writes delta on the way (see its docstring)
+    def grid_q(meta):
+        return (num_slots(tq, batch, meta["BLOCK_M"]), hq)
 
-        torch.library.wrap_triton(_attention_bwd_dq_kernel)[grid_q](
-            q, k, v, o, do, lse, dlse_arg, delta, dq, cu_seqlens_q, cu_seqlens_k,
-            q.stride(0), q.stride(1), k.stride(0), k.stride(1), v.stride(0), v.stride(1),
-            o.stride(0), o.stride(1), do.stride(0), do.stride(1), lse.stride(0), dlse_arg.stride(0),
-            dq.stride(0), dq.stride(1),
-            batch, hq // hkv, wl, wr, scale, qk_scale, softcap_in, softcap_out, bucket,
-            d, dv, bd, bdv, has_left, has_right, has_softcap, has_dlse, prec,
-        )  # fmt: skip
-        # never touched with ATOMIC_DQ=False; its own buffer because the autotuner zeroes it
-        dq_acc = torch.zeros((1, 1, 1), dtype=torch.float32, device=q.device)
-
-    def grid_kv(meta):
-        return (num_slots(tk, batch, meta["BLOCK_N"]), hkv)
-
-    torch.library.wrap_triton(_attention_bwd_dkdv_kernel)[grid_kv](
-        q, k, v, do, lse, delta, dk, dvv, dq_acc, cu_seqlens_q, cu_seqlens_k,
+    torch.library.wrap_triton(_attention_bwd_dq_kernel)[grid_q](
+        q, k, v, o, do, lse, dlse_arg, delta, dq, cu_seqlens_q, cu_seqlens_k,
+        q.stride(0), q.stride(1), k.stride(0), k.stride(1), v.stride(0), v.stride(1),
+        o.stride(0), o.stride(1), do.stride(0), do.stride(1), lse.stride(0), dlse_arg.stride(0),
+        dq.stride(0), dq.stride(1),
+        batch, group, wl, wr, scale, qk_scale, softcap_in, softcap_out, bucket,
+        d, dv, bd, bdv, has_left, has_right, has_softcap, has_dlse, prec,
+    )  # fmt: skip
+    # DQ_ACC is never touched with ATOMIC_DQ=False: any fp32 tensor will do
+    torch.library.wrap_triton(_attention_bwd_dkdv_kernel)[grid_kv(hkv)](
+        q, k, v, do, lse, delta, dk, dvv, delta, cu_seqlens_q, cu_seqlens_k,
         q.stride(0), q.stride(1), k.stride(0), k.stride(1), v.stride(0), v.stride(1),
         do.stride(0), do.stride(1), lse.stride(0),
         dk.stride(0), dk.stride(1), dvv.stride(0), dvv.stride(1),
-        dq_acc.stride(0), dq_acc.stride(1),
-        batch, hq // hkv, wl, wr, scale, qk_scale, softcap_in, softcap_out, bucket,
-        d, dv, bd, bdv, has_left, has_right, has_softcap, mode == "atomic", prec,
+        0, 0,
+        batch, 0, group, wl, wr, scale, qk_scale, softcap_in, softcap_out, bucket,
+        d, dv, bd, bdv, has_left, has_right, has_softcap, False, prec,
     )  # fmt: skip
-
-    if mode == "atomic":
-        return dq_acc.to(q.dtype), dk, dvv
     return dq, dk, dvv
