@@ -16,6 +16,7 @@ compile-time saving. Results go to ``$OUT/hstu_bench.json``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -29,6 +30,7 @@ import triton
 from triton.testing import do_bench as _do_bench
 
 import jagattn
+from jagattn.hstu import ops as hstu_ops
 from jagattn.hstu.reference import hstu_mask, hstu_reference
 from jagattn.hstu.triton import bwd as tb
 from jagattn.hstu.triton import fwd as tf
@@ -41,6 +43,7 @@ OUT = os.environ.get("OUT", ".")
 # HSTU_BENCH_DEVICE=cpu (with TRITON_INTERPRET=1 and --tiny): a dry run of this script's Python, no timing
 DEV = os.environ.get("HSTU_BENCH_DEVICE", "cuda")
 CUDA = DEV == "cuda"
+QUICK = False
 
 
 def do_bench(fn, warmup, rep, grad_to_none=None, return_mode="median"):
@@ -171,13 +174,22 @@ def kernel_fns(q, k, v, do, cu, nt, N, C, W):
 
 
 def gr_fn():
+    """GR's ``triton_hstu_mha`` with its autotune lists restricted as in the bench adapter
+    (``JAGATTN_GR_EXCLUDE``, default ``jagattn.bench.peers.GR_EXCLUDE_DEFAULT``)."""
     try:
         from generative_recommenders import common
-        from generative_recommenders.ops.triton.triton_hstu_attention import triton_hstu_mha
+        from generative_recommenders.ops.triton import triton_hstu_attention as mod
     except Exception as exc:  # reported in the JSON
         return None, f"{type(exc).__name__}: {exc}"
+    from jagattn.bench.peers import GR_EXCLUDE_DEFAULT, restrict_gr_configs
+
     common.set_use_runtime_max_seq_len(True)
-    return triton_hstu_mha, None
+    spec = os.environ.get("JAGATTN_GR_EXCLUDE", GR_EXCLUDE_DEFAULT)
+    GR_EXCLUDED.update(restrict_gr_configs(mod, spec), spec=spec)
+    return mod.triton_hstu_mha, None
+
+
+GR_EXCLUDED: dict = {}
 
 
 def tuned_lists():
@@ -239,26 +251,38 @@ def peak_of(fn):
 
 
 def check_ours(q, k, v, do, cu, nt, N, C, W, row):
-    """Correctness at the tuned configs: the first 3 sequences, same max_seq_len."""
+    """Correctness of both dQ paths at the configs in use: the first 3 sequences of the full call
+    (same compile specialisation as the timed calls) against the fp64 reference, SPEC section 5 rule."""
     e = int(cu[3])
-    kw = dict(alpha=ALPHA, num_targets=nt[:3], contextual_seq_len=C, max_attn_len=W, backend="triton")
-    qs, ks, vs = (t[:e].clone().requires_grad_(True) for t in (q, k, v))
-    for det in (False, True):
-        o = jagattn.hstu_attention(qs, ks, vs, cu[:4], N, deterministic=det, **kw)
-        got = (o, *torch.autograd.grad(o, (qs, ks, vs), do[:e]))
-        ref_kw = dict(alpha=ALPHA, scale_len=N, num_targets=nt[:3], contextual_seq_len=C, max_attn_len=W)
-        q64, k64, v64 = (t.detach().double().requires_grad_(True) for t in (qs, ks, vs))
-        gold = hstu_reference(q64, k64, v64, cu[:4], **ref_kw)
-        gold = (gold, *torch.autograd.grad(gold, (q64, k64, v64), do[:e].double()))
-        ql, kl, vl = (t.detach().clone().requires_grad_(True) for t in (qs, ks, vs))
-        lowp = hstu_reference(ql, kl, vl, cu[:4], compute_dtype=torch.bfloat16, **ref_kw)
-        lowp = (lowp, *torch.autograd.grad(lowp, (ql, kl, vl), do[:e]))
+    kw = dict(alpha=ALPHA, num_targets=nt, contextual_seq_len=C, max_attn_len=W, backend="triton")
+    gold = gold_of(q, k, v, do, cu, nt, N, C, W)
+    ref_kw = dict(alpha=ALPHA, scale_len=N, num_targets=nt[:3], contextual_seq_len=C, max_attn_len=W)
+    ql, kl, vl = (t[:e].detach().clone().requires_grad_(True) for t in (q, k, v))
+    lowp = hstu_reference(ql, kl, vl, cu[:4], compute_dtype=torch.bfloat16, **ref_kw)
+    lowp = (lowp, *torch.autograd.grad(lowp, (ql, kl, vl), do[:e]))
+    for tag in ("atomic", "det"):
+        qs, ks, vs = (t.clone().requires_grad_(True) for t in (q, k, v))
+        with dq_path(tag):
+            o = jagattn.hstu_attention(qs, ks, vs, cu, N, deterministic=tag == "det", **kw)
+            got = [t[:e] for t in (o, *torch.autograd.grad(o, (qs, ks, vs), do))]
         for nm, a, gg, lp in zip(("o", "dq", "dk", "dv"), got, gold, lowp, strict=True):
             try:
-                row[f"check_{nm}_{det}"] = f"ok {check_close(nm, a, gg, lp)}"
+                row[f"check_{nm}_{tag}"] = f"ok {check_close(nm, a, gg, lp)}"
             except AssertionError as exc:
-                row[f"check_{nm}_{det}"] = f"FAIL {exc}"
-                print("CHECK FAIL", row["name"], det, exc, flush=True)
+                row[f"check_{nm}_{tag}"] = f"FAIL {exc}"
+                print("CHECK FAIL", row["name"], tag, exc, flush=True)
+
+
+@contextlib.contextmanager
+def dq_path(tag):
+    """``atomic``: dQ by fp32 atomics in the dK/dV kernel; ``det``: the dQ kernel (deterministic=True
+    takes it anyway); whatever ``ops.ATOMIC_DQ_DEFAULT`` says for deterministic=False."""
+    old = hstu_ops.ATOMIC_DQ_DEFAULT
+    hstu_ops.ATOMIC_DQ_DEFAULT = tag == "atomic"
+    try:
+        yield
+    finally:
+        hstu_ops.ATOMIC_DQ_DEFAULT = old
 
 
 def gr_measure(name, B, N, kind, C, W, warmup, rep):
@@ -288,15 +312,33 @@ def gr_measure(name, B, N, kind, C, W, warmup, rep):
     for t in grads:
         t.grad = None
     gres["peak_MiB"] = peak_of(gr_fb)
-    # GR's output against the fp32 reference on the first 3 sequences (its correctness, not ours)
+    for t in grads:
+        t.grad = None
+    # GR's output and gradients on the first 3 sequences of the full call (a 3-sequence call would
+    # be a new compile specialisation) against the fp64 reference: its correctness, not ours
+    o = mha(N, ALPHA, qg, kg, vg, cu64, nt64, W, C)
+    o.backward(do)
     e = int(cu[3])
-    with torch.no_grad():
-        o_gr = mha(N, ALPHA, q[:e], k[:e], v[:e], cu64[:4], nt64[:3], W, C).float()
-        o_ref = hstu_reference(q[:e].float(), k[:e].float(), v[:e].float(), cu[:4], alpha=ALPHA,
-                               scale_len=N, num_targets=nt[:3], contextual_seq_len=C, max_attn_len=W)  # fmt: skip
-    gres["max_abs_err_vs_fp32_ref"] = float((o_gr - o_ref).abs().max())
-    gres["o_rms"] = float(o_ref.pow(2).mean().sqrt())
+    got = [o.detach()[:e], qg.grad[:e], kg.grad[:e], vg.grad[:e]]
+    gold = gold_of(q, k, v, do, cu, nt, N, C, W)
+    for nm, a, g in zip(("o", "dq", "dk", "dv"), got, gold, strict=True):
+        d = (a.double() - g).abs()
+        gres[f"{nm}_max_rel"] = float(d.max() / g.abs().max())
+        gres[f"{nm}_rms_rel"] = float(d.pow(2).mean().sqrt() / g.pow(2).mean().sqrt())
+    gres["gate_bf16_3e-2_1e-2"] = all(
+        gres[f"{nm}_max_rel"] <= 3e-2 and gres[f"{nm}_rms_rel"] <= 1e-2 for nm in ("o", "dq", "dk", "dv")
+    )
+    gres["excluded_configs"] = dict(GR_EXCLUDED)
     return gres
+
+
+def gold_of(q, k, v, do, cu, nt, N, C, W):
+    """fp64 reference output and gradients of the first 3 sequences."""
+    e = int(cu[3])
+    ref_kw = dict(alpha=ALPHA, scale_len=N, num_targets=nt[:3], contextual_seq_len=C, max_attn_len=W)
+    q64, k64, v64 = (t[:e].detach().double().requires_grad_(True) for t in (q, k, v))
+    gold = hstu_reference(q64, k64, v64, cu[:4], **ref_kw)
+    return (gold.detach(), *torch.autograd.grad(gold, (q64, k64, v64), do[:e].double()))
 
 
 def bench_row(name, B, N, kind, C, W, sweep, warmup, rep, gr_results=None):
@@ -348,13 +390,17 @@ def bench_row(name, B, N, kind, C, W, sweep, warmup, rep, gr_results=None):
     res = {}
     res["fwd_ms"] = bench(ours_fwd)
     for det, tag in ((False, "atomic"), (True, "det")):
-        res[f"fwdbwd_{tag}_ms"] = bench(lambda det=det: ours_fb(det), grads)
-        res[f"bwd_{tag}_ms"] = res[f"fwdbwd_{tag}_ms"] - res["fwd_ms"]
-        for t in grads:
-            t.grad = None
-        res[f"peak_{tag}_MiB"] = peak_of(lambda det=det: ours_fb(det))
-        for t in grads:
-            t.grad = None
+        with dq_path(tag):
+            res[f"fwdbwd_{tag}_ms"] = bench(lambda det=det: ours_fb(det), grads)
+            res[f"bwd_{tag}_ms"] = res[f"fwdbwd_{tag}_ms"] - res["fwd_ms"]
+            for t in grads:
+                t.grad = None
+            res[f"peak_{tag}_MiB"] = peak_of(lambda det=det: ours_fb(det))
+            for t in grads:
+                t.grad = None
+    if QUICK:
+        return finish_row(row, res, q, k, v, do, cu, nt, N, C, W, gr_results, B, kind, warmup, rep,
+                          fwd_fl, bwd_fl, P)  # fmt: skip
     os.environ["JAGATTN_HSTU_PACKED"] = "0"  # A/B: forward scores in fp32 instead of packed bf16x2
     try:
         res["fp32_scores_fwd_ms"] = bench(ours_fwd)
@@ -377,6 +423,14 @@ def bench_row(name, B, N, kind, C, W, sweep, warmup, rep, gr_results=None):
             f"  {tag}: fwd {res[f'{tag}_fwd_ms']:.3f} bwd-atomic {res[f'{tag}_bwd_atomic_ms']:.3f} ms",
             flush=True,
         )
+    return finish_row(
+        row, res, q, k, v, do, cu, nt, N, C, W, gr_results, B, kind, warmup, rep, fwd_fl, bwd_fl, P
+    )
+
+
+def finish_row(row, res, q, k, v, do, cu, nt, N, C, W, gr_results, B, kind, warmup, rep, fwd_fl, bwd_fl, P):
+    name = row["name"]
+    L = row["L"]
     row["ours"] = res
     row["configs"] = {
         n_: str(getattr(kern, "best_config", None))
@@ -384,11 +438,14 @@ def bench_row(name, B, N, kind, C, W, sweep, warmup, rep, gr_results=None):
                          ("bwd", tb._bwd_small))
     }  # fmt: skip
 
-    row["gr"] = (
-        gr_results.get(name, "n/a (not timed in this process)")
-        if gr_results is not None
-        else gr_measure(name, B, N, kind, C, W, warmup, rep)
-    )
+    if gr_results is not None:
+        row["gr"] = gr_results.get(name, "n/a (not timed in this process)")
+    else:
+        try:
+            row["gr"] = gr_measure(name, B, N, kind, C, W, warmup, rep)
+        except Exception as exc:  # a CUDA fault ends the process at the next call anyway
+            row["gr"] = f"error {type(exc).__name__}: {str(exc)[:300]}"
+            print("GR ERROR", name, row["gr"], flush=True)
 
     for r in (row["ours"], row["gr"]):
         if not isinstance(r, dict):
@@ -432,9 +489,12 @@ def main():
     ap.add_argument("--gr-json", default=None, help="GR results from an earlier --gr-only process")
     ap.add_argument("--no-gr", action="store_true", help="do not time GR")
     ap.add_argument("--tiny", action="store_true", help="tiny rows (a dry run of the script)")
+    ap.add_argument("--quick", action="store_true", help="skip the packed-scores and schedule A/B timings")
     ap.add_argument("--warmup", type=int, default=25)
     ap.add_argument("--rep", type=int, default=100)
     a = ap.parse_args()
+    global QUICK
+    QUICK = a.quick
     rows = [r for r in ROWS if not a.only or any(o in r[0] for o in a.only)]
     if a.tiny:  # dry run shapes (H, D stay; B and N shrink)
         rows = [(n, 4, 64, kind, C, min(W, 16)) for n, _, _, kind, C, W in rows]
@@ -454,7 +514,10 @@ def main():
     if a.gr_only:
         out = {}
         for r in rows:
-            out[r[0]] = gr_measure(*r, a.warmup, a.rep)
+            try:
+                out[r[0]] = gr_measure(*r, a.warmup, a.rep)
+            except Exception as exc:  # recorded; a lost CUDA context fails the next rows the same way
+                out[r[0]] = f"error {type(exc).__name__}: {str(exc)[:300]}"
             print("GR", r[0], json.dumps(out[r[0]]), flush=True)
             with open(os.path.join(OUT, "gr.json"), "w") as f:
                 json.dump(out, f, indent=1)
@@ -470,14 +533,17 @@ def main():
             gr_results = {"error": f"{exc}"}
         for r in rows:
             gr_results.setdefault(r[0], "n/a (the --gr-only process crashed before this row)")
-    results = [bench_row(*r, sweep=a.sweep, warmup=a.warmup, rep=a.rep, gr_results=gr_results) for r in rows]
-    env = dict(
-        gpu=torch.cuda.get_device_name() if CUDA else DEV, torch=torch.__version__, triton=triton.__version__,
-        gr_commit=os.environ.get("JAGATTN_GR_COMMIT", ""), jagattn_sha=os.environ.get("JAGATTN_GIT_SHA", ""),
-        command=" ".join(sys.argv), seconds=time.time() - t0, rows=results,
-    )  # fmt: skip
-    with open(os.path.join(OUT, "hstu_bench.json"), "w") as f:
-        json.dump(env, f, indent=1)
+    results = []
+    for r in rows:  # the JSON is rewritten after every row: a crash keeps the rows already measured
+        results.append(bench_row(*r, sweep=a.sweep, warmup=a.warmup, rep=a.rep, gr_results=gr_results))
+        env = dict(
+            gpu=torch.cuda.get_device_name() if CUDA else DEV, torch=torch.__version__, triton=triton.__version__,
+            gr_commit=os.environ.get("JAGATTN_GR_COMMIT", ""), jagattn_sha=os.environ.get("JAGATTN_GIT_SHA", ""),
+            atomic_dq_default=hstu_ops.ATOMIC_DQ_DEFAULT, command=" ".join(sys.argv), seconds=time.time() - t0,
+            rows=results,
+        )  # fmt: skip
+        with open(os.path.join(OUT, "hstu_bench.json"), "w") as f:
+            json.dump(env, f, indent=1)
     print(json.dumps({k: v for k, v in env.items() if k != "rows"}))
 
 

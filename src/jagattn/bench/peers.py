@@ -12,6 +12,9 @@
   correctness is still checked against jagattn's reference like every other column.
 - ``gr_triton`` (hstu): generative-recommenders' ``triton_hstu_mha`` (not on PyPI: put the
   files listed in BENCHMARKS.md on ``PYTHONPATH``), with ``set_use_runtime_max_seq_len(True)``.
+  Its autotune lists are restricted before first use (:func:`restrict_gr_configs`) by the
+  exclusion rules in ``JAGATTN_GR_EXCLUDE`` (default :data:`GR_EXCLUDE_DEFAULT`), and the column is
+  labelled with what was excluded and why (``benchmarks/hstu_gr_probe.py`` found the configs).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from __future__ import annotations
 import functools
 import inspect
 import os
+import sys
 from pathlib import Path
 
 import torch
@@ -287,6 +291,76 @@ class Fla(Impl):
 # ---------------------------------------------------------------------------------------------
 # hstu
 
+#: Exclusion rules applied to GR's autotune lists (``JAGATTN_GR_EXCLUDE`` overrides; "" = none).
+#: Syntax: comma-separated ``<fwd|bwd>:<field>=<int>[/<field>=<int>...]`` with fields ``m`` BLOCK_M,
+#: ``n`` BLOCK_N, ``w`` num_warps, ``s`` num_stages, ``sp`` SEQUENCE_PARALLEL, ``u`` UNROLL; a config
+#: is excluded when it matches every field of one rule.
+GR_EXCLUDE_DEFAULT = ""
+GR_EXCLUDE_WHY = "they crash on Triton 3.6"
+_GR_FIELDS = {"m": "BLOCK_M", "n": "BLOCK_N", "sp": "SEQUENCE_PARALLEL", "u": "UNROLL"}
+
+
+def gr_config_fields(cfg) -> dict[str, int]:
+    """A GR ``triton.Config`` as the ``{m, n, w, s, sp, u}`` fields of the exclusion rules."""
+    out = {k: int(cfg.kwargs[v]) for k, v in _GR_FIELDS.items() if v in cfg.kwargs}
+    out["w"], out["s"] = int(cfg.num_warps), int(cfg.num_stages)
+    return out
+
+
+def gr_config_name(kind: str, cfg) -> str:
+    """``fwd:m=16/n=32/w=2/s=2`` (every field; a valid exclusion rule for exactly this config)."""
+    return f"{kind}:" + "/".join(f"{k}={v}" for k, v in gr_config_fields(cfg).items())
+
+
+def parse_gr_rules(spec: str) -> list[tuple[str, dict[str, int]]]:
+    """Parse exclusion rules (see :data:`GR_EXCLUDE_DEFAULT`); ValueError names a bad rule."""
+    rules = []
+    for rule in (r.strip() for r in spec.split(",")):
+        if not rule:
+            continue
+        kind, _, body = rule.partition(":")
+        fields = {}
+        for item in body.split("/") if body else []:
+            key, _, val = item.partition("=")
+            if key not in (*_GR_FIELDS, "w", "s") or not val.lstrip("-").isdigit():
+                raise ValueError(f"JAGATTN_GR_EXCLUDE: bad field {item!r} in rule {rule!r}")
+            fields[key] = int(val)
+        if kind not in ("fwd", "bwd") or not fields:
+            raise ValueError(f"JAGATTN_GR_EXCLUDE: bad rule {rule!r} (want fwd|bwd:field=int[/...])")
+        rules.append((kind, fields))
+    return rules
+
+
+def restrict_gr_configs(mod, spec: str) -> dict[str, list[str]]:
+    """Drop the configs matching ``spec`` from GR's forward and backward autotune lists in ``mod``
+    (``generative_recommenders.ops.triton.triton_hstu_attention``); GR's files are not touched.
+
+    Must run before GR's kernels are first called (an autotuner keeps the config it chose per key).
+    Idempotent: the full lists are kept on the autotuner the first time. Returns the excluded names
+    per kind. Raises ValueError when a rule would leave a list empty.
+    """
+    rules = parse_gr_rules(spec)
+    removed: dict[str, list[str]] = {}
+    for kind, tuner in (("fwd", mod._hstu_attn_fwd), ("bwd", mod._hstu_attn_bwd)):
+        full = getattr(tuner, "_jagattn_full_configs", None)
+        if full is None:
+            full = list(tuner.configs)
+            tuner._jagattn_full_configs = full
+        keep, drop = [], []
+        for cfg in full:
+            f = gr_config_fields(cfg)
+            hit = any(k == kind and all(f.get(x) == v for x, v in r.items()) for k, r in rules)
+            (drop if hit else keep).append(cfg)
+        if not keep:
+            raise ValueError(f"JAGATTN_GR_EXCLUDE={spec!r} excludes every GR {kind} config")
+        if len(keep) != len(tuner.configs) or any(
+            a is not b for a, b in zip(keep, tuner.configs, strict=True)
+        ):
+            tuner.configs = keep
+            tuner.cache = {}  # a choice made over the old list must not survive
+        removed[kind] = [gr_config_name(kind, c) for c in drop]
+    return removed
+
 
 class GrTriton(Impl):
     name = "gr_triton"
@@ -323,6 +397,15 @@ class GrTriton(Impl):
         from generative_recommenders.ops.triton.triton_hstu_attention import triton_hstu_mha
 
         common.set_use_runtime_max_seq_len(True)
+        spec = os.environ.get("JAGATTN_GR_EXCLUDE", GR_EXCLUDE_DEFAULT)
+        removed = restrict_gr_configs(sys.modules[triton_hstu_mha.__module__], spec)
+        label = note = ""
+        if any(removed.values()):
+            label = f"configs {spec} excluded"
+            note = (
+                f"GR's autotune lists without {spec} ({GR_EXCLUDE_WHY}; "
+                f"benchmarks/hstu_gr_probe.py): {', '.join(sum(removed.values(), []))}"
+            )
         pr = p.params
         offs = p.cu(torch.int64)
         nt = p.seq_tensor("num_targets", torch.int64)
@@ -331,7 +414,7 @@ class GrTriton(Impl):
         def fn(t):
             return triton_hstu_mha(n, alpha, t["q"], t["k"], t["v"], offs, nt, w, c)
 
-        return Prepared(fn)
+        return Prepared(fn, label=label, note=note)
 
 
 for _impl in (TorchVarlen(), Flex(), FlashAttn(), Fla(), GrTriton()):
