@@ -230,6 +230,8 @@ def main() -> None:
     ap.add_argument("--kernel")
     ap.add_argument("--probe", type=int)
     ap.add_argument("--checks", action="store_true")
+    ap.add_argument("--kernels", help="comma-separated subset of common.CANDIDATES (default: all)")
+    ap.add_argument("--no-probes", action="store_true", help="skip the re-runs of the excluded configs")
     args = ap.parse_args()
     if args.checks:
         checks()
@@ -240,6 +242,7 @@ def main() -> None:
     sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "src"))
     from jagattn.gated_delta.triton import common
 
+    kernels = args.kernels.split(",") if args.kernels else list(common.CANDIDATES)
     procs = {
         name: subprocess.Popen(
             [sys.executable, __file__, "--kernel", name],
@@ -247,7 +250,7 @@ def main() -> None:
             stderr=subprocess.PIPE,
             text=True,
         )
-        for name in common.CANDIDATES
+        for name in kernels
     }
     results = {}
     for name, p in procs.items():
@@ -273,7 +276,7 @@ def main() -> None:
             stderr=subprocess.PIPE,
             text=True,
         )
-        for i in range(len(PROBES))
+        for i in range(0 if args.no_probes else len(PROBES))
     ]
     for (kernel, cfg, dk), p in zip(PROBES, pp, strict=True):
         stdout, stderr = p.communicate(timeout=240)
@@ -285,7 +288,8 @@ def main() -> None:
             out = json.loads(res[-1][7:])
         print(f"probe {kernel} {cfg} K={dk}: {out}", flush=True)
         results[f"probe {kernel} {cfg} K={dk}"] = out
-    with open(os.path.join(args.out, "gated_delta_config_sweep.json"), "w") as f:
+    name = "gated_delta_config_sweep" + ("-" + "-".join(kernels) if args.kernels else "") + ".json"
+    with open(os.path.join(args.out, name), "w") as f:
         json.dump(results, f, indent=1)
 
 

@@ -173,7 +173,7 @@ def bench_row(name: str, h: int, kind: str, fla=None) -> dict:
     return res
 
 
-def breakdown(h: int, kind: str) -> dict:
+def breakdown(h: int, kind: str, variant_kernels: list[str] | None = None) -> dict:
     """Per-stage times (ms) of the kernels for one row (each launcher timed alone), with the launch
     config variants of the sequential and output kernels."""
     from jagattn.gated_delta.triton import common
@@ -213,14 +213,19 @@ def breakdown(h: int, kind: str) -> dict:
                     variants[f"kernel {label} {ev.key[:60]}"] = t_us / 1e3 / 5
     except Exception as exc:  # the profiler is a diagnostic, never a reason to lose the timings
         variants["profiler"] = f"{type(exc).__name__}: {exc}"
+    bwd = lambda: tb.chunk_bwd(qn, kn, v, g, beta, None, cu, scale, do, None)  # noqa: E731
     plans = {
         "fwd_kkt_solve": lambda: tf._prepare(kn, v, g, beta, cu),
         "fwd_h": lambda: tf._state_pass(kn, w, u, gc, None, cu, store_final=True),
-        "bwd_dhu": lambda: tb.chunk_bwd(qn, kn, v, g, beta, None, cu, scale, do, None),
+        "bwd_dhu": bwd,
+        "bwd_dqkwg": bwd,
+        "bwd_wy": bwd,
     }
     for kern, fn in plans.items():
+        if variant_kernels is not None and kern not in variant_kernels:
+            continue
         for cfg in common.CANDIDATES[kern]:
-            if cfg[2] != 2 and kern != "fwd_kkt_solve" or kern == "fwd_kkt_solve" and cfg[0] == 1:
+            if kern in ("fwd_h", "bwd_dhu") and cfg[2] != 2 or kern == "fwd_kkt_solve" and cfg[0] == 1:
                 continue
             common.CONFIG_OVERRIDE[kern] = cfg
             try:
@@ -245,6 +250,8 @@ def main() -> None:
     ap.add_argument("--rows", default="all")
     ap.add_argument("--no-fla", action="store_true")
     ap.add_argument("--no-breakdown", action="store_true")
+    ap.add_argument("--breakdown-rows", default="H16-8seqs,H16-1seq")
+    ap.add_argument("--variants", help="kernels whose launch-config variants are timed (default: all listed)")
     args = ap.parse_args()
     env = {
         "gpu": torch.cuda.get_device_name(),
@@ -272,7 +279,9 @@ def main() -> None:
         dump()
     if not args.no_breakdown:
         for label, h, kind in (("H16-8seqs", 16, "equal:8"), ("H16-1seq", 16, "equal:1")):
-            stages[label] = breakdown(h, kind)
+            if label not in args.breakdown_rows.split(","):
+                continue
+            stages[label] = breakdown(h, kind, args.variants.split(",") if args.variants else None)
             dump()
 
 

@@ -131,6 +131,30 @@ def test_triton_matches_reference(name, dtype, device):
     check_against_reference(case, dtype)
 
 
+def test_triton_backward_tiles_and_key_blocks(device):
+    # The default tiles cover these small K/V in one piece; force several key blocks in dqkwg (partial
+    # gate gradients summed in wy) and several column tiles / V tiles in wy (dW recomputed per tile).
+    from jagattn.gated_delta.triton import common
+
+    case = make_case(
+        [63, 0, 65, 1, 130],
+        1,
+        2,
+        32,
+        48,
+        dtype=torch.float16,
+        with_init=True,
+        l2=True,
+        seed=11,
+        device=device,
+    )
+    common.CONFIG_OVERRIDE.update(bwd_dqkwg=(16, 4, 1, 16), bwd_wy=(16, 4, 16))
+    try:
+        check_against_reference(case, torch.float16)
+    finally:
+        common.CONFIG_OVERRIDE.clear()
+
+
 def test_triton_no_tokens_keeps_state(device):
     case = make_case(
         [0, 0, 0], 1, 2, 16, 16, dtype=torch.float32, with_init=True, l2=True, seed=1, device=device

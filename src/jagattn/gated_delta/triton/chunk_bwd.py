@@ -12,8 +12,10 @@ state leaving the chunk (notation of ``chunk_fwd.py``)::
     dV  = beta * (T^T dU) ;  dbeta, dG from X, Y and A ;  dg = reverse cumsum of dG in the chunk
 
 Kernels: ``dv_local`` (per chunk), ``dhu`` (sequential in reverse, per sequence, head and V block),
-``dqkwg`` (per chunk and head, loops over V) and ``wy`` (per chunk and head: the WY backward and
-the reverse cumsum). dq/dk are produced per value head in fp32 and summed over the GVA group.
+``dqkwg`` (per chunk, head and key block, loops over V; the gate gradient as one partial sum per key
+block) and ``wy`` (per chunk and head, over column tiles: dW from dU and the saved states, the WY
+backward, the sum of the partial gate gradients and its reverse cumsum; no dw buffer). dq/dk are
+produced per value head in fp32 and summed over the GVA group.
 Every transposed operand of a ``tl.dot`` is a loaded tensor (see ``common.py``): matrices needed in
 both orientations are computed twice rather than transposed.
 """
@@ -197,7 +199,7 @@ def _gated_delta_bwd_dhu_kernel(
 
 
 # ---------------------------------------------------------------------------------------------
-# dq, dk (output and state terms), dw and the gate terms
+# dq, dk (output and state terms) and the gate terms
 
 
 @triton.jit
@@ -210,13 +212,12 @@ def _gated_delta_bwd_dqkwg_kernel(
     GH,
     GC,
     DO,
-    DU,
     DQ,
     DK,
-    DW,
     DG,
     CU,
     N,
+    TH,
     scale,
     H: tl.constexpr,
     HV: tl.constexpr,
@@ -234,12 +235,13 @@ def _gated_delta_bwd_dqkwg_kernel(
     if row0 >= eos:
         return
     i_hv = tl.program_id(1)
+    i_kb = tl.program_id(2)  # key block: dq/dk columns and a partial gate gradient
     i_h = i_hv // (HV // H)
     o_t = tl.arange(0, BT)
     rows = (row0 + o_t).to(tl.int64)
     m_t = (row0 + o_t) < eos
     last = (tl.minimum(row0 + BT, eos) - 1).to(tl.int64)
-    o_k = tl.arange(0, BK)
+    o_k = i_kb * BK + tl.arange(0, BK)
     m_k = o_k < K
     dt = Q.dtype.element_ty
     p_state = (i_s.to(tl.int64) * HV + i_hv) * K * V
@@ -248,7 +250,6 @@ def _gated_delta_bwd_dqkwg_kernel(
     b_dpt = tl.zeros([BT, BT], dtype=tl.float32)  # [s, t]
     b_dq = tl.zeros([BT, BK], dtype=tl.float32)
     b_dk = tl.zeros([BT, BK], dtype=tl.float32)
-    b_dw = tl.zeros([BT, BK], dtype=tl.float32)
     for i_v in range(tl.cdiv(V, BV)):
         o_v = i_v * BV + tl.arange(0, BV)
         m_v = o_v < V
@@ -256,7 +257,6 @@ def _gated_delta_bwd_dqkwg_kernel(
         m_tv = m_t[:, None] & m_v[None, :]
         b_do = tl.load(DO + p_v, mask=m_tv, other=0.0)
         b_vn = tl.load(VNEW + p_v, mask=m_tv, other=0.0)
-        b_du = _c(tl.load(DU + p_v, mask=m_tv, other=0.0), dt, DOT_PREC)
         o_kv = o_k[:, None] * V + o_v[None, :]
         m_kv = m_k[:, None] & m_v[None, :]
         b_h = tl.load(HBUF + p_state + o_kv, mask=m_kv, other=0.0)
@@ -269,7 +269,6 @@ def _gated_delta_bwd_dqkwg_kernel(
         b_dpt += tl.dot(b_vn, tl.trans(b_do), input_precision=DOT_PREC)
         b_dq += tl.dot(b_do, tl.trans(b_h), input_precision=DOT_PREC)
         b_dk += tl.dot(b_vn, tl.trans(b_dh), input_precision=DOT_PREC)
-        b_dw += tl.dot(b_du, tl.trans(b_h), input_precision=DOT_PREC)
 
     p_qk = (rows[:, None] * H + i_h) * K + o_k[None, :]
     m_tk = m_t[:, None] & m_k[None, :]
@@ -284,10 +283,12 @@ def _gated_delta_bwd_dqkwg_kernel(
     b_kdk = tl.sum(b_dk * b_k.to(tl.float32), 1)
     b_dg = tl.sum(b_dq * b_q.to(tl.float32), 1) - b_kdk
     o_g = tl.arange(0, BG)
-    b_gh = tl.load(GH + (i_s.to(tl.int64) * HV + i_hv) * NG + o_g, mask=o_g < NG, other=0.0)
+    m_g = (o_g < NG) & ((o_g * 0 + i_kb) == 0)  # the state term once, in the first key block's partial
+    b_gh = tl.load(GH + (i_s.to(tl.int64) * HV + i_hv) * NG + o_g, mask=m_g, other=0.0)
     dg_last = _exp(g_last, EXACT_EXP) * tl.sum(b_gh, 0) + tl.sum(b_kdk, 0)
 
-    # intra-chunk terms, [t, s] and [s, t] orientations computed separately
+    # intra-chunk terms, [t, s] and [s, t] orientations computed separately; with a key block, P and
+    # P^T are this block's part of Q K^T (the gate term is linear in them: partial sums add up)
     causal = (o_t[:, None] >= o_t[None, :]) & m_t[:, None]
     e_ts = _exp(tl.where(causal, b_g[:, None] - b_g[None, :], 0.0), EXACT_EXP)
     b_p = tl.where(causal, tl.dot(b_q, tl.trans(b_k), input_precision=DOT_PREC) * e_ts, 0.0) * scale
@@ -304,12 +305,55 @@ def _gated_delta_bwd_dqkwg_kernel(
     p_out = (rows[:, None] * HV + i_hv) * K + o_k[None, :]
     tl.store(DQ + p_out, b_dq, mask=m_tk)
     tl.store(DK + p_out, b_dk, mask=m_tk)
-    tl.store(DW + p_out, -b_dw, mask=m_tk)
-    tl.store(DG + rows * HV + i_hv, b_dg, mask=m_t)
+    tl.store(DG + i_kb * TH + rows * HV + i_hv, b_dg, mask=m_t)
 
 
 # ---------------------------------------------------------------------------------------------
-# WY backward, dbeta, dv and the reverse cumsum of the gate gradient
+# WY backward, dw, dbeta, dv and the reverse cumsum of the gate gradient
+
+
+@triton.jit
+def _wy_dw(
+    DU,
+    HBUF,
+    rows,
+    m_t,
+    i_hv,
+    p_state,
+    o_k,
+    m_k,
+    HV: tl.constexpr,
+    V: tl.constexpr,
+    BT: tl.constexpr,
+    BC: tl.constexpr,
+    BV: tl.constexpr,
+    TRANSPOSED: tl.constexpr,
+    DOT_PREC: tl.constexpr,
+):
+    """Key columns ``o_k`` of ``dW = -dU S0^T``: ``[BT, BC]``, or its transpose ``[BC, BT]`` by its own
+    dots (a transposed dot result must not feed another dot, see ``common.py``). dU is fp32, rounded to
+    the intermediate dtype for the tensor cores as the state ``S0`` is stored."""
+    dt = HBUF.dtype.element_ty
+    if TRANSPOSED:
+        acc = tl.zeros([BC, BT], dtype=tl.float32)
+    else:
+        acc = tl.zeros([BT, BC], dtype=tl.float32)
+    for i_v in range(tl.cdiv(V, BV)):
+        o_v = i_v * BV + tl.arange(0, BV)
+        m_v = o_v < V
+        b_du = tl.load(
+            DU + (rows[:, None] * HV + i_hv) * V + o_v[None, :], mask=m_t[:, None] & m_v[None, :], other=0.0
+        )
+        b_h = tl.load(
+            HBUF + p_state + o_k[:, None] * V + o_v[None, :], mask=m_k[:, None] & m_v[None, :], other=0.0
+        )
+        b_du = _c(b_du, dt, DOT_PREC)
+        b_h = _c(b_h, dt, DOT_PREC)
+        if TRANSPOSED:
+            acc += tl.dot(b_h, tl.trans(b_du), input_precision=DOT_PREC)
+        else:
+            acc += tl.dot(b_du, tl.trans(b_h), input_precision=DOT_PREC)
+    return -acc
 
 
 @triton.jit
@@ -319,7 +363,7 @@ def _gated_delta_bwd_wy_kernel(
     BETA,
     GC,
     AINV,
-    DW,
+    HBUF,
     DU,
     DK,
     DGP,
@@ -328,16 +372,30 @@ def _gated_delta_bwd_wy_kernel(
     DGOUT,
     CU,
     N,
+    TH,
     H: tl.constexpr,
     HV: tl.constexpr,
     K: tl.constexpr,
     V: tl.constexpr,
     BT: tl.constexpr,
-    BK: tl.constexpr,
+    NKB: tl.constexpr,
+    BC: tl.constexpr,
     BV: tl.constexpr,
     DOT_PREC: tl.constexpr,
     EXACT_EXP: tl.constexpr,
 ):
+    """Per chunk and value head, over ``[BT, BC]`` column tiles so that only ``[BT, BT]`` matrices stay
+    live (the earlier whole-row version held five ``[BT, K]`` fp32 tiles: 255 registers, spills and
+    229 KB of shared memory on sm_90):
+
+    1. key tiles: ``dW`` (from dU and the saved state, no dw buffer), ``D += dW (exp(G) K)^T`` and its
+       transpose by its own dots, ``KK = K K^T``;
+    2. value tiles: ``D += dU V^T`` (and transpose), ``dV = beta T^T dU``, the dU part of dbeta;
+    3. ``dT = D * beta_j``, ``dA = -T^T dT T^T`` in both orientations, ``M = dA_ts exp(G_t - G_s) beta_t``
+       (strictly lower) plus its transpose: the gradient of ``K K^T``;
+    4. key tiles again (dW recomputed): ``dK += beta exp(G) T^T dW + M K``, the dW parts of dbeta, dG;
+    then the reverse cumsum of dG inside the chunk.
+    """
     i_s, row0, eos = _chunk_of_slot(CU, N, BT)
     if row0 >= eos:
         return
@@ -346,64 +404,90 @@ def _gated_delta_bwd_wy_kernel(
     o_t = tl.arange(0, BT)
     rows = (row0 + o_t).to(tl.int64)
     m_t = (row0 + o_t) < eos
-    o_k = tl.arange(0, BK)
-    m_k = o_k < K
-    m_tk = m_t[:, None] & m_k[None, :]
+    o_c = tl.arange(0, BC)
+    p_state = (i_s.to(tl.int64) * HV + i_hv) * K * V
 
     b_a = tl.load(AINV + (rows[:, None] * HV + i_hv) * BT + o_t[None, :], mask=m_t[:, None], other=0.0)
-    b_k = tl.load(K_ + (rows[:, None] * H + i_h) * K + o_k[None, :], mask=m_tk, other=0.0).to(tl.float32)
     b_beta = tl.load(BETA + rows * HV + i_hv, mask=m_t, other=0.0).to(tl.float32)
     b_g = tl.load(GC + rows * HV + i_hv, mask=m_t, other=0.0)
     b_eg = tl.where(m_t, _exp(b_g, EXACT_EXP), 0.0)
-    b_x = b_k * (b_beta * b_eg)[:, None]
-    p_kv = (rows[:, None] * HV + i_hv) * K + o_k[None, :]
-    b_dw = tl.load(DW + p_kv, mask=m_tk, other=0.0)
 
-    b_dT = tl.dot(b_dw, tl.trans(b_x), input_precision=DOT_PREC)  # [i, j]
-    b_dTt = tl.dot(b_x, tl.trans(b_dw), input_precision=DOT_PREC)  # [j, i]
-    b_tdw = tl.dot(tl.trans(b_a), b_dw, input_precision=DOT_PREC)
-    b_dk = tl.load(DK + p_kv, mask=m_tk, other=0.0) + b_tdw * (b_beta * b_eg)[:, None]
-    b_db = tl.sum(b_tdw * b_k * b_eg[:, None], 1)
-    b_dg = tl.load(DGP + rows * HV + i_hv, mask=m_t, other=0.0) + tl.sum(b_tdw * b_x, 1)
+    b_d = tl.zeros([BT, BT], dtype=tl.float32)  # [i, j] = dT_ij / beta_j
+    b_dt = tl.zeros([BT, BT], dtype=tl.float32)  # [j, i]
+    b_kk = tl.zeros([BT, BT], dtype=tl.float32)  # symmetric: serves [t, s] and [s, t]
+    for i_k in range(tl.cdiv(K, BC)):
+        o_k = i_k * BC + o_c
+        m_k = o_k < K
+        b_k = tl.load(
+            K_ + (rows[:, None] * H + i_h) * K + o_k[None, :], mask=m_t[:, None] & m_k[None, :], other=0.0
+        )
+        b_kk += tl.dot(b_k, tl.trans(b_k), input_precision=DOT_PREC)
+        b_keg = b_k.to(tl.float32) * b_eg[:, None]
+        b_dw = _wy_dw(DU, HBUF, rows, m_t, i_hv, p_state, o_k, m_k, HV, V, BT, BC, BV, False, DOT_PREC)
+        b_dwt = _wy_dw(DU, HBUF, rows, m_t, i_hv, p_state, o_k, m_k, HV, V, BT, BC, BV, True, DOT_PREC)
+        b_d += tl.dot(b_dw, tl.trans(b_keg), input_precision=DOT_PREC)
+        b_dt += tl.dot(b_keg, b_dwt, input_precision=DOT_PREC)
 
-    for i_v in range(tl.cdiv(V, BV)):
-        o_v = i_v * BV + tl.arange(0, BV)
+    b_db = tl.zeros([BT], dtype=tl.float32)
+    for i_v in range(tl.cdiv(V, BC)):
+        o_v = i_v * BC + o_c
         m_v = o_v < V
         p_v = (rows[:, None] * HV + i_hv) * V + o_v[None, :]
         m_tv = m_t[:, None] & m_v[None, :]
         b_v = tl.load(V_ + p_v, mask=m_tv, other=0.0).to(tl.float32)
-        b_y = b_v * b_beta[:, None]
         b_du = tl.load(DU + p_v, mask=m_tv, other=0.0)
-        b_dT += tl.dot(b_du, tl.trans(b_y), input_precision=DOT_PREC)
-        b_dTt += tl.dot(b_y, tl.trans(b_du), input_precision=DOT_PREC)
+        b_d += tl.dot(b_du, tl.trans(b_v), input_precision=DOT_PREC)
+        b_dt += tl.dot(b_v, tl.trans(b_du), input_precision=DOT_PREC)
         b_tdu = tl.dot(tl.trans(b_a), b_du, input_precision=DOT_PREC)
         tl.store(DV + p_v, (b_tdu * b_beta[:, None]).to(DV.dtype.element_ty), mask=m_tv)
         b_db += tl.sum(b_tdu * b_v, 1)
 
-    # dA = -T^T dT T^T on the strictly lower part of A (A_ts = beta_t exp(G_t - G_s) k_t.k_s), then its
-    # transpose -T dT^T T by its own dots; one orientation at a time keeps fewer [BT, BT] tiles live
-    b_kk = tl.dot(b_k, tl.trans(b_k), input_precision=DOT_PREC)  # symmetric: serves [t, s] and [s, t]
+    # dA = -T^T dT T^T on the strictly lower part of A (A_ts = beta_t exp(G_t - G_s) k_t.k_s), and its
+    # transpose -T dT^T T by its own dots
     strict = (o_t[:, None] > o_t[None, :]) & m_t[:, None]
     b_da = -tl.dot(
-        tl.dot(tl.trans(b_a), b_dT, input_precision=DOT_PREC), tl.trans(b_a), input_precision=DOT_PREC
+        tl.dot(tl.trans(b_a), b_d * b_beta[None, :], input_precision=DOT_PREC),
+        tl.trans(b_a),
+        input_precision=DOT_PREC,
     )
     e_ts = _exp(tl.where(strict, b_g[:, None] - b_g[None, :], 0.0), EXACT_EXP)
     b_dm = tl.where(strict, b_da * e_ts, 0.0)  # d(beta_t kk_ts) before beta
     b_db += tl.sum(b_dm * b_kk, 1)
     b_dm = b_dm * b_beta[:, None]  # gradient w.r.t. kk_ts
-    b_dk += tl.dot(b_dm, b_k, input_precision=DOT_PREC)
-    b_dg += tl.sum(b_dm * b_kk, 1)
+    b_dg = tl.sum(b_dm * b_kk, 1)
+    for i_kb in tl.static_range(NKB):  # partial gate gradients of dqkwg's key blocks
+        b_dg += tl.load(DGP + i_kb * TH + rows * HV + i_hv, mask=m_t, other=0.0)
     strict_t = (o_t[None, :] > o_t[:, None]) & m_t[None, :]
-    b_dat = -tl.dot(tl.dot(b_a, b_dTt, input_precision=DOT_PREC), b_a, input_precision=DOT_PREC)
+    b_dat = -tl.dot(
+        tl.dot(b_a, b_dt * b_beta[:, None], input_precision=DOT_PREC), b_a, input_precision=DOT_PREC
+    )
     e_st = _exp(tl.where(strict_t, b_g[None, :] - b_g[:, None], 0.0), EXACT_EXP)
     b_dmt = tl.where(strict_t, b_dat * e_st, 0.0) * b_beta[None, :]  # [s, t] = b_dm[t, s]
-    b_dk += tl.dot(b_dmt, b_k, input_precision=DOT_PREC)
     b_dg -= tl.sum(b_dmt * b_kk, 1)
+    b_m = b_dm + b_dmt  # d/dK of sum(M * K K^T) = (M + M^T) K
+
+    b_f = b_beta * b_eg
+    for i_k in range(tl.cdiv(K, BC)):
+        o_k = i_k * BC + o_c
+        m_k = o_k < K
+        m_tk = m_t[:, None] & m_k[None, :]
+        b_k = tl.load(K_ + (rows[:, None] * H + i_h) * K + o_k[None, :], mask=m_tk, other=0.0).to(tl.float32)
+        b_dw = _wy_dw(DU, HBUF, rows, m_t, i_hv, p_state, o_k, m_k, HV, V, BT, BC, BV, False, DOT_PREC)
+        b_tdw = tl.dot(tl.trans(b_a), b_dw, input_precision=DOT_PREC)
+        b_tdwk = tl.sum(b_tdw * b_k, 1)
+        b_db += b_tdwk * b_eg
+        b_dg += b_tdwk * b_f
+        p_kv = (rows[:, None] * HV + i_hv) * K + o_k[None, :]
+        b_dk = (
+            tl.load(DK + p_kv, mask=m_tk, other=0.0)
+            + b_tdw * b_f[:, None]
+            + tl.dot(b_m, b_k, input_precision=DOT_PREC)
+        )
+        tl.store(DK + p_kv, b_dk, mask=m_tk)
 
     # g_t enters every G_t' with t' >= t in the chunk
     b_dg = tl.where(m_t, b_dg, 0.0)
     b_dg = tl.sum(b_dg, 0) - tl.cumsum(b_dg, 0) + b_dg
-    tl.store(DK + p_kv, b_dk, mask=m_tk)
     tl.store(DB + rows * HV + i_hv, b_db, mask=m_t)
     tl.store(DGOUT + rows * HV + i_hv, b_dg, mask=m_t)
 
@@ -493,10 +577,12 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht):
     del w, u  # free before the per-chunk gradient buffers are allocated (peak memory)
     dq = new_empty((t, hv, dk_), dtype=torch.float32, device=dev)
     dk = new_empty((t, hv, dk_), dtype=torch.float32, device=dev)
-    dw = new_empty((t, hv, dk_), dtype=torch.float32, device=dev)
-    dgp = new_empty((t, hv), dtype=torch.float32, device=dev)
+    bv, warps, stages, bkb = launch_config("bwd_dqkwg", n_programs=ns * hv, v=dv_)
+    bkb = min(bkb, bk)
+    nkb = triton.cdiv(dk_, bkb)
+    dgp = new_empty((nkb, t, hv), dtype=torch.float32, device=dev)
     if ns > 0:
-        torch.library.wrap_triton(_gated_delta_bwd_dqkwg_kernel)[(ns, hv)](
+        torch.library.wrap_triton(_gated_delta_bwd_dqkwg_kernel)[(ns, hv, nkb)](
             q,
             k,
             vnew,
@@ -505,39 +591,40 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht):
             gh,
             gc,
             do,
-            du,
             dq,
             dk,
-            dw,
             dgp,
             cu,
             n,
+            t * hv,
             scale,
             H=h,
             HV=hv,
             K=dk_,
             V=dv_,
             BT=BT,
-            BK=bk,
-            BV=32,
+            BK=bkb,
+            BV=bv,
             NG=gh.shape[-1],
             BG=triton.next_power_of_2(gh.shape[-1]),
             DOT_PREC=prec,
             EXACT_EXP=exact,
-            num_warps=8,
+            num_warps=warps,
+            num_stages=stages,
         )
-    del hbuf, vnew, dhbuf, gh  # read by dqkwg only
+    del vnew, dhbuf, gh  # read by dqkwg only; the states stay for dW in the WY backward
     dv = new_empty((t, hv, dv_), dtype=v.dtype, device=dev)
     db = new_empty((t, hv), dtype=torch.float32, device=dev)
     dg = new_empty((t, hv), dtype=torch.float32, device=dev)
     if ns > 0:
+        bc, warps, bv = launch_config("bwd_wy", n_programs=ns * hv, v=dv_)
         torch.library.wrap_triton(_gated_delta_bwd_wy_kernel)[(ns, hv)](
             k,
             v,
             beta,
             gc,
             ainv,
-            dw,
+            hbuf,
             du,
             dk,
             dgp,
@@ -546,17 +633,20 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht):
             dg,
             cu,
             n,
+            t * hv,
             H=h,
             HV=hv,
             K=dk_,
             V=dv_,
             BT=BT,
-            BK=bk,
-            BV=32,
+            NKB=nkb,
+            BC=bc,
+            BV=bv,
             DOT_PREC=prec,
             EXACT_EXP=exact,
-            num_warps=8,
+            num_warps=warps,
         )
+    del hbuf, ainv, du, dgp
     grp = hv // h
     if grp > 1:
         dq = dq.view(t, h, grp, dk_).sum(2)

@@ -148,6 +148,17 @@ CANDIDATES = {
     "fwd_recurrent": [(bv, w, 1) for bv in (16, 32, 64) for w in (4, 8)],
     # (inverse by powers instead of forward substitution, num_warps, unused)
     "fwd_kkt_solve": [(p, w, 1) for p in (0, 1) for w in (1, 2, 4)],
+    # (BV, num_warps, num_stages, key block: dq/dk columns per program, partial gate sums added in wy)
+    "bwd_dqkwg": [
+        (32, 4, 3, 64),
+        (64, 4, 2, 64),
+        (32, 8, 3, 64),
+        (64, 8, 3, 64),
+        (32, 8, 3, 128),
+        (32, 4, 1, 32),
+    ],
+    # (BC: column tile, num_warps, BV: V tile of the dW recompute); first = default
+    "bwd_wy": [(64, 8, 64), (64, 4, 64), (32, 4, 64), (32, 8, 32), (64, 8, 32), (32, 4, 32)],
 }
 
 
@@ -160,8 +171,8 @@ def _num_sms(index: int) -> int:
     return torch.cuda.get_device_properties(index).multi_processor_count
 
 
-def launch_config(kernel: str, *, n_programs: int, v: int, device_index: int = 0) -> tuple[int, int, int]:
-    """``(BV, num_warps, num_stages)`` of one launch. ``n_programs`` counts the programs of the grid
+def launch_config(kernel: str, *, n_programs: int, v: int, device_index: int = 0) -> tuple[int, ...]:
+    """``(BV, num_warps, num_stages)`` of one launch (``bwd_dqkwg`` and ``bwd_wy``: see ``CANDIDATES``). ``n_programs`` counts the programs of the grid
     before the V split; sequential kernels (state passes) take the widest V block that still fills
     the GPU twice, since their programs are latency-bound chains over the chunks."""
     if kernel in CONFIG_OVERRIDE:
@@ -172,6 +183,8 @@ def launch_config(kernel: str, *, n_programs: int, v: int, device_index: int = 0
         return (0, 1, 1)  # forward substitution, one warp (16x16 tiles: no cross-warp reductions)
     if kernel in ("fwd_o", "bwd_dv_local"):
         return (128 if v > 64 else 64, 4, 2)  # never BV < 64 at 4 warps (see CANDIDATES)
+    if kernel in ("bwd_dqkwg", "bwd_wy"):
+        return CANDIDATES[kernel][0]
     if kernel == "fwd_recurrent":
         return (min(32, max(16, triton.next_power_of_2(v))), 4, 1)
     if kernel in ("fwd_h", "bwd_dhu"):
