@@ -34,8 +34,8 @@ CAUSAL_ROWS = [r for r in bench.ROWS if r[3] and r[4] == (-1, -1)]
 OTHER_ROWS = [r for r in bench.ROWS if r not in CAUSAL_ROWS]
 
 
-def force_config(cfg) -> None:
-    kern = tbwd._attention_bwd_dkdv_dq_kernel
+def force_config(cfg, kern=None) -> None:
+    kern = kern or tbwd._attention_bwd_dkdv_dq_kernel
     kern.configs = [cfg]
     kern.cache.clear()
 
@@ -85,11 +85,39 @@ def time_bwd(row, inp, mode: str, heads: str = "") -> dict:
     }
 
 
-def spec_check() -> str:
+def dkdv_sweep(args, log) -> int:
+    """``--dkdv``: the separate-dQ path with each extra dK/dV tile forced (spec check + causal rows)."""
+    inputs = {r[0]: row_inputs(r) for r in CAUSAL_ROWS}
+    extra = [triton.Config({"BLOCK_M": bm, "BLOCK_N": bn, "DQ_T": True}, num_warps=w, num_stages=st)
+             for bm, bn, w, st in args.dkdv]  # fmt: skip
+    for cfg in [tbwd._attention_bwd_dkdv_kernel.configs[0], *extra]:
+        force_config(cfg, tbwd._attention_bwd_dkdv_kernel)
+        os.environ["JAGATTN_ATTN_DQ"] = "kernel"
+        try:
+            check = spec_check("kernel")
+        except Exception as exc:  # a config that does not compile
+            check = f"ERROR {type(exc).__name__}: {str(exc)[:200]}"
+        log({"dkdv_config": str(cfg), "spec_check": check})
+        if check != "ok":
+            continue
+        for r in CAUSAL_ROWS:
+            log(
+                {
+                    "row": r[0],
+                    "mode": "kernel",
+                    "dkdv_config": str(cfg),
+                    **time_bwd(r, inputs[r[0]], "kernel"),
+                }
+            )
+    return 0
+
+
+def spec_check(mode: str = "atomic") -> str:
     """The gpu test's atomic-mode case (SPEC section 5 rule); 'ok' or the failure."""
     import test_attention_triton as tat
 
     lens = tat._lengths_total(16384, 1024, seed=5) + [0, 1, 63, 65]
+    os.environ["JAGATTN_ATTN_DQ"] = mode
     try:
         tat._compare(
             lens, lens, 16, 4, 128, 128, dtype=torch.bfloat16, seed=22, gold_device="cuda", causal=True
@@ -103,6 +131,8 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     ap.add_argument("--budget-s", type=float, default=120.0)
+    ap.add_argument("--dkdv", type=lambda t: tuple(int(x) for x in t.split(",")), nargs="*", default=None,
+                    help="instead of the atomic sweep: extra dK/dV tiles BM,BN,warps,stages of the kernel path")  # fmt: skip
     args = ap.parse_args()
     t_start = time.time()
     logf = open(os.path.join(args.out, "attention_dq_sweep.jsonl"), "a")  # noqa: SIM115
@@ -116,6 +146,8 @@ def main() -> int:
     props = torch.cuda.get_device_properties(0)
     log({"device": props.name, "torch": torch.__version__, "triton": triton.__version__,
          "git": os.environ.get("JAGATTN_GIT_SHA", "?"), "command": " ".join(sys.argv)})  # fmt: skip
+    if args.dkdv is not None:
+        return dkdv_sweep(args, log)
     inputs = {r[0]: row_inputs(r) for r in CAUSAL_ROWS}
     for r in CAUSAL_ROWS:
         log({"row": r[0], "mode": "kernel", **time_bwd(r, inputs[r[0]], "kernel")})
