@@ -12,9 +12,17 @@ FlashAttention-2 style (scores recomputed from q, k and the saved lse), default 
    atomics.
 
 Alternative path (``JAGATTN_ATTN_DQ=atomic``, never with ``deterministic=True``):
-``_attention_bwd_preprocess_kernel`` computes delta, and the dK/dV kernel also adds ``ds @ k`` into
-an fp32 dQ buffer with atomics (5 matmul units instead of 7, but slower on every measured row and
-an extra ``[Tq, Hq, D]`` fp32 buffer).
+``_attention_bwd_preprocess_kernel`` computes delta, and the dK/dV kernel (its own config list,
+``_attention_bwd_dkdv_dq_kernel``) also adds ``dQ^T = K^T dS^T`` into an fp32 buffer with atomics:
+5 matmul units instead of 7. The buffer covers a chunk of query heads (``dq_chunk_kv_heads``), one
+launch per chunk, then a cast into dQ. Measured on an H200 (Triton 3.6, bf16, D=128, 32k tokens,
+benchmarks/results/2026-11-21-s3-h200-attention-dq-sweep.jsonl): with the memory-capped chunks it
+is 6-59% slower than the default on every suite row (a chunk of one kv head leaves too few
+programs: 11.6 vs 8.1 ms at mean 8192, Hkv 4); with one chunk (a full ``[Tq, Hq, D]`` fp32 buffer,
++256 MiB, above FlexAttention's peak) it is 1% faster at mean 8192 and 9-12% slower at mean 512.
+The 5-unit kernel runs at ~48% of the matmul peak against 54% (dK/dV) and 76% (dQ) for the two
+kernels of the default: the extra fp32 tile spills (255 registers) and the atomics cost more than
+the recompute saves.
 
 Rows with no visible key have ``lse = -inf``; they are loaded as ``+inf`` so ``p = 0`` and their
 gradients are exact zeros.
@@ -638,7 +646,8 @@ def dq_mode(deterministic: bool) -> str:
     """``"kernel"`` (separate dQ kernel, bit-reproducible) or ``"atomic"`` (fp32 atomics in dK/dV).
 
     ``deterministic=True`` always gets ``"kernel"``. Otherwise ``JAGATTN_ATTN_DQ`` (``kernel`` or
-    ``atomic``) chooses, default ``kernel``.
+    ``atomic``) chooses, default ``kernel``: it was faster on every suite row at the memory the
+    atomic path is allowed (see the module docstring), so no shape selects ``atomic`` by itself.
     """
     if deterministic:
         return "kernel"
