@@ -107,13 +107,13 @@ def main() -> None:
         ]
         for kern in (fwd._attention_fwd_kernel, bwd._attention_bwd_dkdv_kernel, bwd._attention_bwd_dq_kernel):
             cx = {
-                bwd._attention_bwd_dkdv_kernel: dict(common, ATOMIC_DQ=True, DQ_T=True),
+                bwd._attention_bwd_dkdv_kernel: dict(common, ATOMIC_DQ=True, DQ_T=True, HEAD_MAJOR=False),
                 bwd._attention_bwd_dq_kernel: dict(common, HAS_DLSE=False),
                 fwd._attention_fwd_kernel: fwd_cx,
             }
             check(kern, cx.get(kern, common), args.dtype, cfgs)
-    check(bwd._attention_bwd_dkdv_dq_kernel, dict(common, ATOMIC_DQ=True), args.dtype)
-    check(bwd._attention_bwd_dkdv_kernel, dict(common, ATOMIC_DQ=False), args.dtype)
+    check(bwd._attention_bwd_dkdv_dq_kernel, dict(common, ATOMIC_DQ=True, HEAD_MAJOR=False), args.dtype)
+    check(bwd._attention_bwd_dkdv_kernel, dict(common, ATOMIC_DQ=False, HEAD_MAJOR=False), args.dtype)
     check(bwd._attention_bwd_dq_kernel, dict(common, HAS_DLSE=False), args.dtype)
 
 

@@ -90,25 +90,22 @@ def dkdv_sweep(args, log) -> int:
     inputs = {r[0]: row_inputs(r) for r in CAUSAL_ROWS}
     extra = [triton.Config({"BLOCK_M": bm, "BLOCK_N": bn, "DQ_T": True}, num_warps=w, num_stages=st)
              for bm, bn, w, st in args.dkdv]  # fmt: skip
-    for cfg in [tbwd._attention_bwd_dkdv_kernel.configs[0], *extra]:
+    first = tbwd._attention_bwd_dkdv_kernel.configs[0]
+    # each extra tile, then the first-listed tile again with the (heads, slots) grid
+    for cfg, head_major in [(first, False), *((c, False) for c in extra), (first, True)]:
         force_config(cfg, tbwd._attention_bwd_dkdv_kernel)
-        os.environ["JAGATTN_ATTN_DQ"] = "kernel"
+        os.environ["JAGATTN_ATTN_HEAD_MAJOR"] = "1" if head_major else "0"
         try:
             check = spec_check("kernel")
         except Exception as exc:  # a config that does not compile
             check = f"ERROR {type(exc).__name__}: {str(exc)[:200]}"
-        log({"dkdv_config": str(cfg), "spec_check": check})
+        log({"dkdv_config": str(cfg), "head_major": head_major, "spec_check": check})
         if check != "ok":
             continue
         for r in CAUSAL_ROWS:
-            log(
-                {
-                    "row": r[0],
-                    "mode": "kernel",
-                    "dkdv_config": str(cfg),
-                    **time_bwd(r, inputs[r[0]], "kernel"),
-                }
-            )
+            res = time_bwd(r, inputs[r[0]], "kernel")
+            log({"row": r[0], "mode": "kernel", "dkdv_config": str(cfg), "head_major": head_major, **res})
+    os.environ.pop("JAGATTN_ATTN_HEAD_MAJOR", None)
     return 0
 
 

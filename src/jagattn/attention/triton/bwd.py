@@ -316,6 +316,7 @@ def _attention_bwd_dkdv_kernel(
     HAS_RIGHT: tl.constexpr,
     HAS_SOFTCAP: tl.constexpr,
     ATOMIC_DQ: tl.constexpr,
+    HEAD_MAJOR: tl.constexpr,
     DOT_PREC: tl.constexpr,
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
@@ -326,8 +327,14 @@ def _attention_bwd_dkdv_kernel(
     qk_scale = tl.cast(qk_scale, tl.float32)
     softcap_in = tl.cast(softcap_in, tl.float32)
     softcap_out = tl.cast(softcap_out, tl.float32)
-    i_slot = tl.program_id(0)  # natural order: the first key blocks (heaviest when causal) start first
-    i_hk = tl.program_id(1) + HK0  # the launcher may cover the kv heads in chunks (atomic dQ)
+    # natural order: the first key blocks (heaviest when causal) start first; HEAD_MAJOR puts the
+    # heads on grid axis 0 so those of every head start before any lighter block
+    if HEAD_MAJOR:
+        i_slot = tl.program_id(1)
+        i_hk = tl.program_id(0) + HK0  # the launcher may cover the kv heads in chunks (atomic dQ)
+    else:
+        i_slot = tl.program_id(0)
+        i_hk = tl.program_id(1) + HK0
     # the sequence owning this slot: binary search over CU_K (inlined, see common.py for why)
     i_b = i_slot * 0
     hi_b = i_b + B
@@ -390,7 +397,7 @@ def _attention_bwd_dkdv_kernel(
     tl.store(p_dv, dv.to(DV_OUT.dtype.element_ty), mask=m_store & (o_dv < DV)[None, :])
 
 
-_DKDV_KEY = ["D", "DV", "HAS_LEFT", "HAS_RIGHT", "HAS_SOFTCAP", "ATOMIC_DQ", "SEQ_BUCKET"]
+_DKDV_KEY = ["D", "DV", "HAS_LEFT", "HAS_RIGHT", "HAS_SOFTCAP", "ATOMIC_DQ", "HEAD_MAJOR", "SEQ_BUCKET"]
 # one kernel, two tuned launchers: the config lists of the two dQ paths differ
 _attention_bwd_dkdv_jit = _attention_bwd_dkdv_kernel
 _attention_bwd_dkdv_kernel = triton.autotune(
@@ -717,7 +724,13 @@ def attention_bwd(
     group = hq // hkv
     dq = new_empty(tuple(q.shape), dtype=q.dtype, device=q.device)
 
+    # JAGATTN_ATTN_HEAD_MAJOR=1: dK/dV grid (heads, slots) instead of (slots, heads), for measurements;
+    # grid axis 1 holds at most 65535 programs
+    head_major = os.environ.get("JAGATTN_ATTN_HEAD_MAJOR", "0") == "1" and num_slots(tk, batch, 32) <= 65535
+
     def grid_kv(heads):
+        if head_major:
+            return lambda meta: (heads, num_slots(tk, batch, meta["BLOCK_N"]))
         return lambda meta: (num_slots(tk, batch, meta["BLOCK_N"]), heads)
 
     if mode == "atomic":
@@ -739,7 +752,7 @@ def attention_bwd(
                 dk.stride(0), dk.stride(1), dvv.stride(0), dvv.stride(1),
                 dq_acc.stride(0), dq_acc.stride(1),
                 batch, hk0, group, wl, wr, scale, qk_scale, softcap_in, softcap_out, bucket,
-                d, dv, bd, bdv, has_left, has_right, has_softcap, True, prec,
+                d, dv, bd, bdv, has_left, has_right, has_softcap, True, head_major, prec,
             )  # fmt: skip
             dq[:, hk0 * group : (hk0 + hk_launch) * group].copy_(dq_acc)
         return dq, dk, dvv
@@ -764,6 +777,6 @@ def attention_bwd(
         dk.stride(0), dk.stride(1), dvv.stride(0), dvv.stride(1),
         0, 0,
         batch, 0, group, wl, wr, scale, qk_scale, softcap_in, softcap_out, bucket,
-        d, dv, bd, bdv, has_left, has_right, has_softcap, False, prec,
+        d, dv, bd, bdv, has_left, has_right, has_softcap, False, head_major, prec,
     )  # fmt: skip
     return dq, dk, dvv
