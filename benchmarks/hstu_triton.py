@@ -6,8 +6,11 @@ Usage on the GPU machine (from the repository root, ``peers/gr`` carried)::
 
 Per row, on the same inputs and the same ``max_seq_len = N``: forward (no grad), forward+backward
 (``bwd = fwd+bwd - fwd``) and the peak extra memory of one forward+backward, for jagattn (public
-``hstu_attention(backend="triton")``, atomic dQ and ``deterministic=True``) and for GR
-(``triton_hstu_mha`` with ``set_use_runtime_max_seq_len(True)``). ``--sweep`` also times every
+``hstu_attention(backend="triton")`` with each dQ path: ``atomic``, the opt-in fp32 atomics, and
+``det``, the dQ kernel that is the default; ``ops.ATOMIC_DQ_DEFAULT`` is set for each) and for GR
+(``triton_hstu_mha`` with ``set_use_runtime_max_seq_len(True)``, its autotune lists restricted as in
+the bench adapter: ``JAGATTN_GR_EXCLUDE``). ``--gr-only`` / ``--gr-json`` time GR in a process of its
+own; ``--quick`` skips the A/B timings of the packed scores and the schedules. ``--sweep`` also times every
 candidate kernel config on its own (kernel time only) to choose the tuning tables. ``--workers N``
 compiles the kernels in N processes first (Triton's on-disk cache is shared), which is only a
 compile-time saving. Results go to ``$OUT/hstu_bench.json``.
@@ -432,10 +435,12 @@ def finish_row(row, res, q, k, v, do, cu, nt, N, C, W, gr_results, B, kind, warm
     name = row["name"]
     L = row["L"]
     row["ours"] = res
+    win = W > 0  # the launchers' choice of autotuner (window-ordered lists with a window)
     row["configs"] = {
         n_: str(getattr(kern, "best_config", None))
-        for n_, kern in (("fwd", tf._fwd_small), ("dq", tf._dq_small), ("bwd_atomic", tb._bwd_small_atomic),
-                         ("bwd", tb._bwd_small))
+        for n_, kern in (("fwd", tf._fwd_small_window if win else tf._fwd_small),
+                         ("dq", tf._dq_small_window if win else tf._dq_small),
+                         ("bwd_atomic", tb._bwd_small_atomic), ("bwd", tb._bwd_small_window if win else tb._bwd_small))
     }  # fmt: skip
 
     if gr_results is not None:

@@ -114,6 +114,34 @@ def test_deterministic_dq_path(C, W, F, dtype):
         assert torch.equal(a, b)
 
 
+@pytest.mark.parametrize("C, W, F", [(0, 0, 0), (3, 21, 9)])
+def test_atomic_dq_path_opt_in(monkeypatch, C, W, F):
+    # JAGATTN_HSTU_ATOMIC_DQ=1 (ops.ATOMIC_DQ_DEFAULT): dQ by fp32 atomics inside the dK/dV kernel.
+    from jagattn.hstu import ops
+
+    monkeypatch.setattr(ops, "ATOMIC_DQ_DEFAULT", True)
+    q, k, v, do = _make(LENS, 2, 16, 32, dtype=torch.float16, seed=3 + C)
+    nt = torch.tensor(_targets(LENS, C, 4), device=DEV)
+    kw = dict(alpha=0.25, num_targets=nt, contextual_seq_len=C, max_attn_len=W, min_full_attn_seq_len=F)
+    _check_against_reference(q, k, v, do, cu_seqlens(LENS, DEV), 96, **kw)
+
+
+def test_default_backward_is_the_deterministic_dq_kernel():
+    # The default (deterministic=False) takes the dQ-kernel path: the same bits as deterministic=True.
+    from jagattn.hstu import ops
+
+    assert ops.ATOMIC_DQ_DEFAULT is False
+    q, k, v, do = _make(LENS, 2, 16, 16, dtype=torch.float16, seed=21)
+    kw = dict(alpha=0.3, contextual_seq_len=2, max_attn_len=9)
+    cu = cu_seqlens(LENS, DEV)
+    grads = []
+    for det in (False, True):
+        o = jagattn.hstu_attention(q, k, v, cu, 96, backend="triton", deterministic=det, **kw)
+        grads.append(torch.autograd.grad(o, (q, k, v), do))
+    for a, b in zip(*grads, strict=True):
+        assert torch.equal(a, b)
+
+
 @pytest.mark.parametrize("lens", [[5, 64, 9, 40], [1, 1, 1], [130]])
 @pytest.mark.parametrize("delta", [1, 3])
 @pytest.mark.parametrize("C, W, F, targets", [(0, 0, 0, False), (2, 6, 3, True), (0, 9, 0, True)])
@@ -331,10 +359,13 @@ def _prod(B, N, *, seed=0, C=0, W=0, F=0, H=4, D=128, dtype=torch.bfloat16):
 @pytest.mark.parametrize(
     "B, N, C, W, F", [(8, 1024, 0, 0, 0), (4, 2048, 6, 256, 0), (4, 1024, 6, 128, 100), (2, 4096, 0, 0, 0)]
 )
-def test_gpu_production_sizes_bf16(B, N, C, W, F):
+def test_gpu_production_sizes_bf16(monkeypatch, B, N, C, W, F):
+    from jagattn.hstu import ops
+
     q, k, v, do, cu, ms, kw = _prod(B, N, C=C, W=W, F=F)
-    for det in (False, True):
-        _check_against_reference(q, k, v, do, cu, ms, deterministic=det, **kw)
+    _check_against_reference(q, k, v, do, cu, ms, **kw)
+    monkeypatch.setattr(ops, "ATOMIC_DQ_DEFAULT", True)  # the opt-in atomic dQ path
+    _check_against_reference(q, k, v, do, cu, ms, **kw)
 
 
 @pytest.mark.gpu
@@ -455,6 +486,7 @@ def test_gpu_cached_without_targets(d):
 @pytest.mark.parametrize("compact", [False, True])
 def test_compact_and_dense_schedules(monkeypatch, compact):
     # Uneven batch (the compact list's case) run on both grids; each must match the reference.
+    from jagattn.hstu import ops
     from jagattn.hstu.triton import schedule
 
     monkeypatch.setattr(schedule, "ENABLED", compact)
@@ -462,9 +494,10 @@ def test_compact_and_dense_schedules(monkeypatch, compact):
     assert schedule.use_compact(sum(lens), len(lens), 96) == compact
     q, k, v, do = _make(lens, 2, 16, 16, dtype=torch.float32, seed=11)
     nt = torch.tensor(_targets(lens, 2, seed=11), device=DEV)
-    for det in (False, True):
+    for atomic in (False, True):  # the dQ kernel (default) and the opt-in atomic dQ
+        monkeypatch.setattr(ops, "ATOMIC_DQ_DEFAULT", atomic)
         _check_against_reference(
-            q, k, v, do, cu_seqlens(lens, DEV), 96, deterministic=det, alpha=0.4, num_targets=nt,
+            q, k, v, do, cu_seqlens(lens, DEV), 96, alpha=0.4, num_targets=nt,
             contextual_seq_len=2, max_attn_len=13, min_full_attn_seq_len=5,
         )  # fmt: skip
 
@@ -473,6 +506,7 @@ def test_compact_and_dense_schedules(monkeypatch, compact):
 @pytest.mark.parametrize("compact", [False, True])
 def test_gpu_compact_schedule_heavy_tailed_lengths(monkeypatch, compact):
     # Heavy-tailed lengths (the recsys row) on the GPU, on the dense grid and on the compact work list.
+    from jagattn.hstu import ops
     from jagattn.hstu.triton import schedule
 
     monkeypatch.setattr(schedule, "ENABLED", compact)
@@ -482,7 +516,6 @@ def test_gpu_compact_schedule_heavy_tailed_lengths(monkeypatch, compact):
     assert schedule.use_compact(sum(lens), len(lens), N) == compact
     q, k, v, do = _make(lens, 4, 128, 128, dtype=torch.bfloat16, seed=5, device="cuda")
     nt = torch.tensor([min(n, rng.randint(1, 20)) for n in lens], device="cuda")
-    for det in (False, True):
-        _check_against_reference(
-            q, k, v, do, cu_seqlens(lens, "cuda"), N, deterministic=det, alpha=1 / 128, num_targets=nt
-        )
+    for atomic in (False, True):  # the dQ kernel (default) and the opt-in atomic dQ
+        monkeypatch.setattr(ops, "ATOMIC_DQ_DEFAULT", atomic)
+        _check_against_reference(q, k, v, do, cu_seqlens(lens, "cuda"), N, alpha=1 / 128, num_targets=nt)

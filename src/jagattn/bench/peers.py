@@ -295,8 +295,14 @@ class Fla(Impl):
 #: Syntax: comma-separated ``<fwd|bwd>:<field>=<int>[/<field>=<int>...]`` with fields ``m`` BLOCK_M,
 #: ``n`` BLOCK_N, ``w`` num_warps, ``s`` num_stages, ``sp`` SEQUENCE_PARALLEL, ``u`` UNROLL; a config
 #: is excluded when it matches every field of one rule.
-GR_EXCLUDE_DEFAULT = ""
-GR_EXCLUDE_WHY = "they crash on Triton 3.6"
+#: Default: GR's one backward config with ``UNROLL=4`` (BLOCK_M=32, BLOCK_N=128, 8 warps, 2 stages).
+#: Alone, in a fresh process with CUDA_LAUNCH_BLOCKING=1, it raised "illegal memory access" in its
+#: backward on B=256 N=1024, and GR's unrestricted autotuning died while timing it; the other 19
+#: backward and 28 of 29 forward configs passed the bf16 gate (one forward config needs more shared
+#: memory than the H200 has, which GR's autotuner skips by itself). H200, torch 2.11.0+cu130,
+#: Triton 3.6.0, session 3: benchmarks/results/2026-11-21-s3-h200-gr-config-probe.json.
+GR_EXCLUDE_DEFAULT = "bwd:u=4"
+GR_EXCLUDE_WHY = "illegal memory access on Triton 3.6"
 _GR_FIELDS = {"m": "BLOCK_M", "n": "BLOCK_N", "sp": "SEQUENCE_PARALLEL", "u": "UNROLL"}
 
 
@@ -401,7 +407,7 @@ class GrTriton(Impl):
         removed = restrict_gr_configs(sys.modules[triton_hstu_mha.__module__], spec)
         label = note = ""
         if any(removed.values()):
-            label = f"configs {spec} excluded"
+            label = f"{spec} excluded"
             note = (
                 f"GR's autotune lists without {spec} ({GR_EXCLUDE_WHY}; "
                 f"benchmarks/hstu_gr_probe.py): {', '.join(sum(removed.values(), []))}"

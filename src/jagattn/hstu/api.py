@@ -304,7 +304,9 @@ def hstu_attention(
         min_full_attn_seq_len: ``F``, with a window: the last ``F`` history rows and all targets
             ignore the window.
         scaling_seqlen: divisor ``S`` independent of the batch (default: ``max_seq_len``).
-        deterministic: bit-identical gradients across runs.
+        deterministic: bit-identical gradients across runs. The Triton backend's default backward
+            already is (its dQ kernel); ``deterministic=True`` also forbids the opt-in atomic dQ
+            (``JAGATTN_HSTU_ATOMIC_DQ=1``).
         backend: ``"auto"`` or a backend name (``jagattn.explain("hstu", ...)`` lists them).
 
     Returns:

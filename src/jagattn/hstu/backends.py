@@ -27,8 +27,8 @@ class TritonBackend(Backend):
     name = "triton"
     family = FAMILY
     description = (
-        "Triton kernels: block-skipping forward, dK/dV per key block with fp32 dQ (atomic, or a "
-        "separate kernel when deterministic), cached delta-query forward"
+        "Triton kernels: block-skipping forward, dK/dV per key block and dQ per query block in fp32 "
+        "(deterministic; JAGATTN_HSTU_ATOMIC_DQ=1 opts into atomic dQ), cached delta-query forward"
     )
 
     def _unavailable_reason(self) -> str | None:

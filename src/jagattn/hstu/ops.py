@@ -2,15 +2,19 @@
 
 - ``jagattn::hstu_fwd``: forward, differentiable (its backward is ``jagattn::hstu_bwd``).
 - ``jagattn::hstu_bwd``: ``(dq, dk, dv)``. dK/dV come from one key-block-parallel kernel; dQ is
-  accumulated in fp32, either by fp32 atomic adds inside that kernel (the default: one pass) or,
-  with ``deterministic=True``, by a separate query-block-parallel kernel with a fixed key order
-  (bit-identical across runs, recomputes the scores a second time).
+  accumulated in fp32 registers by a separate query-block-parallel kernel with a fixed key order
+  (the default, and what ``deterministic=True`` guarantees: bit-identical across runs, recomputes
+  the scores a second time). Opt-in (``JAGATTN_HSTU_ATOMIC_DQ=1``, ``deterministic=False`` only):
+  fp32 atomic adds inside the dK/dV kernel into an ``[L, H, Dq]`` fp32 buffer (one pass, but that
+  buffer adds ~50% to the peak memory of a training step's attention).
 - ``jagattn::hstu_cached_fwd``: the delta-query forward for KV-cached inference (forward only).
 
 Every op is a ``triton_op`` whose kernels are launched through ``wrap_triton``, so Inductor
 sees the kernels under ``torch.compile``. No ``from __future__ import annotations`` here: the
 op schemas are inferred from the annotations.
 """
+
+import os
 
 import torch
 from torch.library import triton_op
@@ -20,8 +24,13 @@ from .._core.library import qualname
 from .triton.bwd import _launch_bwd
 from .triton.fwd import _launch
 
-# dQ by fp32 atomics inside the dK/dV kernel when not deterministic (see the module docstring).
-ATOMIC_DQ_DEFAULT = True
+# dQ by fp32 atomics inside the dK/dV kernel when not deterministic: off by default. H200, session 3
+# (benchmarks/results/2026-11-21-s3-h200-hstu-dq-paths-vs-gr.json): the dQ-kernel path peaks at GR's
+# memory on every hstu row (971 vs 1457 MiB on B=256 N=1024, 195 vs 293 MiB on recsys); against the
+# atomic path its backward was faster by 2.5% (B256) and 0.8% (B128), slower by 0.1% (B64) and 4.6%
+# (recsys), and 4.4% faster on the C=6 W=256 row with autotuning (15% slower there with the no-window
+# first configs, hence the window-ordered config lists in triton/fwd.py and triton/bwd.py).
+ATOMIC_DQ_DEFAULT = os.environ.get("JAGATTN_HSTU_ATOMIC_DQ", "0") == "1"
 
 
 def _out_shape_fwd(q: torch.Tensor, v: torch.Tensor) -> tuple[int, int, int]:

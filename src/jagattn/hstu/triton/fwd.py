@@ -438,7 +438,34 @@ _DQ_SMALL_D = [
 ]
 _DQ_LARGE_D = [_cfg(64, 32, 4, 2), _cfg(32, 64, 4, 2), _cfg(32, 32, 4, 1)]
 
+
+def window_first(cfgs: list[triton.Config], bm: int, bn: int, warps: int, stages: int) -> list[triton.Config]:
+    """``cfgs`` with the config ``(bm, bn, warps, stages)`` moved to the front (the same set: only the
+    choice without autotuning changes)."""
+    hit = [
+        c
+        for c in cfgs
+        if (c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"], c.num_warps, c.num_stages) == (bm, bn, warps, stages)
+    ]
+    if len(hit) != 1:
+        raise ValueError(f"config {(bm, bn, warps, stages)} is not in the list")
+    return hit + [c for c in cfgs if c is not hit[0]]
+
+
+# With a window (max_attn_len > 0) every key loop is short: the H200 sweep on the C=6 W=256 B=128 N=2048
+# row (session 3, benchmarks/results/2026-11-21-s3-h200-hstu-window-sweep.json) picked 64x32, 4 warps,
+# 3 stages for the forward (0.838 vs 0.933 ms with the first no-window config) and for the dQ kernel
+# (1.089 vs 1.250 ms). Separate autotuners, so the first config (no autotuning) fits each case.
+_FWD_SMALL_D_WINDOW = window_first(_FWD_SMALL_D, 64, 32, 4, 3)
+_DQ_SMALL_D_WINDOW = window_first(_DQ_SMALL_D, 64, 32, 4, 3)
+
 _fwd_small = triton.autotune(configs=tuning_configs(_FWD_SMALL_D, _INTERPRETER), key=_KEY)(_hstu_fwd_kernel)
+_fwd_small_window = triton.autotune(configs=tuning_configs(_FWD_SMALL_D_WINDOW, _INTERPRETER), key=_KEY)(
+    _hstu_fwd_kernel
+)
+_dq_small_window = triton.autotune(configs=tuning_configs(_DQ_SMALL_D_WINDOW, _INTERPRETER), key=_KEY)(
+    _hstu_fwd_kernel
+)
 _fwd_large = triton.autotune(configs=tuning_configs(_FWD_LARGE_D, _INTERPRETER), key=_KEY)(_hstu_fwd_kernel)
 _dq_small = triton.autotune(configs=tuning_configs(_DQ_SMALL_D, _INTERPRETER), key=_KEY)(_hstu_fwd_kernel)
 _dq_large = triton.autotune(configs=tuning_configs(_DQ_LARGE_D, _INTERPRETER), key=_KEY)(_hstu_fwd_kernel)
@@ -495,10 +522,11 @@ def _launch(
         return
     bdq, bdv = max(16, next_power_of_2(dq_dim)), max(16, next_power_of_2(dv_dim))
     large = max(bdq, bdv) > 128
+    window = max_attn_len > 0
     if mode == 0:
-        kernel = _fwd_large if large else _fwd_small
+        kernel = _fwd_large if large else _fwd_small_window if window else _fwd_small
     else:
-        kernel = _dq_large if large else _dq_small
+        kernel = _dq_large if large else _dq_small_window if window else _dq_small
     do_t = q if do is None else do
     if delta is not None and num_targets is None:
         # ptxas (Triton 3.6, sm_90a) segfaults on the cached kernel compiled with HAS_TARGETS=False
