@@ -11,9 +11,9 @@ accumulators ``dk, dv`` in registers and walks the query blocks that can see the
 - with ``min_full_attn_seq_len = F`` and a window, the rows ``[U - F, n)`` that ignore the window.
 
 Rows are restricted to each range by the load masks (rows outside read as zeros and contribute
-nothing), so no pair is counted twice. ``ATOMIC_DQ``: the program also adds ``alpha ds k`` into an
-fp32 ``[L, H, Dq]`` buffer with ``tl.atomic_add`` (order-dependent rounding; the deterministic path
-computes dQ with ``fwd.py``'s ``MODE == 1`` kernel instead).
+nothing), so no pair is counted twice. ``ATOMIC_DQ`` (opt-in, ``JAGATTN_HSTU_ATOMIC_DQ=1``): the program also adds ``alpha ds k``
+into an fp32 ``[L, H, Dq]`` buffer with ``tl.atomic_add`` (order-dependent rounding); by default dQ
+comes from ``fwd.py``'s ``MODE == 1`` kernel instead (fixed order, bit-reproducible).
 """
 
 from __future__ import annotations
