@@ -149,16 +149,18 @@ CANDIDATES = {
     # (inverse by powers instead of forward substitution, num_warps, unused)
     "fwd_kkt_solve": [(p, w, 1) for p in (0, 1) for w in (1, 2, 4)],
     # (BV, num_warps, num_stages, key block: dq/dk columns per program, partial gate sums added in wy)
+    # H200 bwd totals, H16 8x4096 (ms): (32,8,3,128) 5.10, (64,4,2,64) 5.21, (32,4,3,64) 5.34
     "bwd_dqkwg": [
-        (32, 4, 3, 64),
+        (32, 8, 3, 128),
         (64, 4, 2, 64),
+        (32, 4, 3, 64),
         (32, 8, 3, 64),
         (64, 8, 3, 64),
-        (32, 8, 3, 128),
         (32, 4, 1, 32),
     ],
-    # (BC: column tile, num_warps, BV: V tile of the dW recompute); first = default
-    "bwd_wy": [(64, 8, 64), (64, 4, 64), (32, 4, 64), (32, 8, 32), (64, 8, 32), (32, 4, 32)],
+    # (BC: column tile, num_warps, BV: V tile of the dW recompute); first = default. H200 bwd totals,
+    # H16 8x4096 (ms): (32,4,32) 4.64, (32,4,64) 4.80, (64,8,32) 5.16, (64,8,64) 5.34
+    "bwd_wy": [(32, 4, 32), (32, 4, 64), (64, 8, 32), (64, 4, 64), (64, 8, 64), (32, 8, 32)],
 }
 
 
