@@ -469,3 +469,29 @@ def test_gpu_peer_adapters_match_reference(peer):
         low_o, low_lse = attention_reference(q, k, v, cu_q, cu_k, compute_dtype=torch.bfloat16, **opts)
         T.check_close(f"{peer} o", o, ref_o, low_o)
         T.check_close(f"{peer} lse", lse, ref_lse, low_lse)
+
+
+def test_dkdv_schedule_by_shape(monkeypatch):
+    """The dK/dV tile order and grid order chosen from shapes (no sync), and the env override."""
+    import triton
+
+    from jagattn.attention.triton import bwd
+
+    monkeypatch.delenv("JAGATTN_ATTN_HEAD_MAJOR", raising=False)
+    assert bwd.dkdv_schedule(32768, 4, 1, -1) == (1, False)  # mean 8192: the long tile
+    assert bwd.dkdv_schedule(32768, 4, 4, -1) == (1, False)
+    assert bwd.dkdv_schedule(32768, 16, 4, -1) == (0, True)  # GQA, mean 2048: head-major grid
+    assert bwd.dkdv_schedule(32768, 16, 1, -1) == (0, False)
+    assert bwd.dkdv_schedule(32768, 4, 1, 1024) == (0, False)  # a left window caps the key length
+    assert bwd.dkdv_schedule(64 * 70000, 2, 4, 100) == (0, False)  # too many slots for grid axis 1
+    monkeypatch.setenv("JAGATTN_ATTN_HEAD_MAJOR", "0")
+    assert bwd.dkdv_schedule(32768, 16, 4, -1) == (0, False)
+    cfgs = [
+        triton.Config({"BLOCK_M": bm, "BLOCK_N": bn, "DQ_T": True}, num_warps=w, num_stages=s)
+        for bm, bn, w, s in ((64, 64, 4, 2), (64, 128, 8, 3))
+    ]
+    args = dict(BLOCK_D=128, BLOCK_DV=128, ATOMIC_DQ=False)
+    first = bwd._prune_dkdv(cfgs, dict(args, LONG_KEYS=1))[0]
+    assert (first.kwargs["BLOCK_N"], first.num_warps) == (128, 8)
+    first = bwd._prune_dkdv(cfgs, dict(args, LONG_KEYS=0))[0]
+    assert (first.kwargs["BLOCK_N"], first.num_warps) == (64, 4)

@@ -103,6 +103,9 @@ def _dkdv_configs() -> list[triton.Config]:
         for bm, bn, w, s in (
             (64, 64, 4, 2),
             (64, 128, 8, 2),
+            # first when LONG_KEYS: 3-4% faster than 64x64 at mean 8192 (H200, session 3), slower
+            # on shorter and skewed batches
+            (64, 128, 8, 3),
             (32, 64, 4, 3),
             (32, 128, 8, 3),
             (32, 64, 4, 4),
@@ -148,7 +151,20 @@ def _prune_dkdv(configs, named_args, **kwargs):
             smem += 2 * (bn * bd + bm * bn)  # k as the operand of the dQ product, and ds itself
         return smem <= SMEM_LIMIT and bn * (bd + bdv) // (32 * c.num_warps) <= 160
 
+    if named_args.get("LONG_KEYS") and not named_args["ATOMIC_DQ"]:
+        long_tile = [c for c in configs if _tile(c) == LONG_KEYS_TILE]
+        configs = long_tile + [c for c in configs if _tile(c) != LONG_KEYS_TILE]
     return fitting_configs(configs, fits)
+
+
+def _tile(c) -> tuple[int, int, int, int]:
+    return c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"], c.num_warps, c.num_stages
+
+
+LONG_KEYS_TILE = (64, 128, 8, 3)
+# the dK/dV schedule by shape (``dkdv_schedule``), from one H200 sweep (Triton 3.6, bf16, D=128,
+# benchmarks/results/2026-11-21-s3-h200-attention-dkdv-sweep.jsonl)
+LONG_KEYS_MIN = 4096
 
 
 @triton.jit
@@ -270,7 +286,7 @@ def _attention_bwd_dkdv_inner(
     return dk, dv
 
 
-@triton.jit(do_not_specialize=["B", "HK0", "GROUP", "window_left", "window_right", "SEQ_BUCKET"])
+@triton.jit(do_not_specialize=["B", "HK0", "GROUP", "window_left", "window_right", "SEQ_BUCKET", "LONG_KEYS"])
 def _attention_bwd_dkdv_kernel(
     Q,
     K,
@@ -308,6 +324,7 @@ def _attention_bwd_dkdv_kernel(
     softcap_in,
     softcap_out,
     SEQ_BUCKET,
+    LONG_KEYS,
     D: tl.constexpr,
     DV: tl.constexpr,
     BLOCK_D: tl.constexpr,
@@ -397,7 +414,17 @@ def _attention_bwd_dkdv_kernel(
     tl.store(p_dv, dv.to(DV_OUT.dtype.element_ty), mask=m_store & (o_dv < DV)[None, :])
 
 
-_DKDV_KEY = ["D", "DV", "HAS_LEFT", "HAS_RIGHT", "HAS_SOFTCAP", "ATOMIC_DQ", "HEAD_MAJOR", "SEQ_BUCKET"]
+_DKDV_KEY = [
+    "D",
+    "DV",
+    "HAS_LEFT",
+    "HAS_RIGHT",
+    "HAS_SOFTCAP",
+    "ATOMIC_DQ",
+    "HEAD_MAJOR",
+    "SEQ_BUCKET",
+    "LONG_KEYS",
+]
 # one kernel, two tuned launchers: the config lists of the two dQ paths differ
 _attention_bwd_dkdv_jit = _attention_bwd_dkdv_kernel
 _attention_bwd_dkdv_kernel = triton.autotune(
@@ -675,6 +702,31 @@ def dq_chunk_kv_heads(hq: int, hkv: int, q_itemsize: int) -> int:
     return max(1, min(hkv, q_heads // group))
 
 
+def dkdv_schedule(tk, batch, group, window_left: int) -> tuple[int, bool]:
+    """``(LONG_KEYS, head_major)`` of the dK/dV launch, from shapes only (no sync).
+
+    LONG_KEYS (mean key length, capped by a left window, >= ``LONG_KEYS_MIN``) puts the 128-key
+    8-warp tile first. ``head_major`` (GQA without LONG_KEYS) launches the grid as (kv heads, slots)
+    so the heavy first key blocks of every head start before any light one. Measured on an H200
+    (bwd ms, first-listed tiles): mean 8192 Hkv 16 / 4: 7.84 / 8.10 -> 7.58 / 7.82 (long tile);
+    mean 2048 Hkv 4: 2.74 -> 2.48, mean 512 Hkv 4: 1.07 -> 1.06 (head-major). Not taken: the long
+    tile at mean 512/2048 and skewed (3-9% slower; the window row lost 12% with its s2 twin in
+    session 2), head-major without GQA (skewed 4.5% slower). ``JAGATTN_ATTN_HEAD_MAJOR=0|1``
+    overrides the grid order (for measurements); grid axis 1 holds at most 65535 programs.
+    """
+    concrete = isinstance(tk, int) and isinstance(batch, int) and isinstance(group, int)
+    keys = tk // max(batch, 1) if concrete else 0
+    if window_left >= 0:
+        keys = min(keys, window_left + 1)
+    long_keys = int(keys >= LONG_KEYS_MIN)
+    head_major = concrete and group > 1 and not long_keys
+    env = os.environ.get("JAGATTN_ATTN_HEAD_MAJOR", "").strip()
+    if env in ("0", "1"):
+        head_major = env == "1"
+    # the slot count of the smallest key block (the interpreter's 32) must fit grid axis 1
+    return long_keys, head_major and isinstance(tk, int) and num_slots(tk, batch, 32) <= 65535
+
+
 def attention_bwd(
     do: torch.Tensor,
     q: torch.Tensor,
@@ -724,9 +776,7 @@ def attention_bwd(
     group = hq // hkv
     dq = new_empty(tuple(q.shape), dtype=q.dtype, device=q.device)
 
-    # JAGATTN_ATTN_HEAD_MAJOR=1: dK/dV grid (heads, slots) instead of (slots, heads), for measurements;
-    # grid axis 1 holds at most 65535 programs
-    head_major = os.environ.get("JAGATTN_ATTN_HEAD_MAJOR", "0") == "1" and num_slots(tk, batch, 32) <= 65535
+    long_keys, head_major = dkdv_schedule(tk, batch, hq // hkv, window_left)
 
     def grid_kv(heads):
         if head_major:
@@ -751,7 +801,7 @@ def attention_bwd(
                 do.stride(0), do.stride(1), lse.stride(0),
                 dk.stride(0), dk.stride(1), dvv.stride(0), dvv.stride(1),
                 dq_acc.stride(0), dq_acc.stride(1),
-                batch, hk0, group, wl, wr, scale, qk_scale, softcap_in, softcap_out, bucket,
+                batch, hk0, group, wl, wr, scale, qk_scale, softcap_in, softcap_out, bucket, long_keys,
                 d, dv, bd, bdv, has_left, has_right, has_softcap, True, head_major, prec,
             )  # fmt: skip
             dq[:, hk0 * group : (hk0 + hk_launch) * group].copy_(dq_acc)
@@ -776,7 +826,7 @@ def attention_bwd(
         do.stride(0), do.stride(1), lse.stride(0),
         dk.stride(0), dk.stride(1), dvv.stride(0), dvv.stride(1),
         0, 0,
-        batch, 0, group, wl, wr, scale, qk_scale, softcap_in, softcap_out, bucket,
+        batch, 0, group, wl, wr, scale, qk_scale, softcap_in, softcap_out, bucket, long_keys,
         d, dv, bd, bdv, has_left, has_right, has_softcap, False, head_major, prec,
     )  # fmt: skip
     return dq, dk, dvv
