@@ -278,7 +278,7 @@ def main() -> None:
         )
         for i in range(0 if args.no_probes else len(PROBES))
     ]
-    for (kernel, cfg, dk), p in zip(PROBES, pp, strict=True):
+    for (kernel, cfg, dk), p in zip(PROBES[: len(pp)], pp, strict=True):
         stdout, stderr = p.communicate(timeout=240)
         res = [ln for ln in stdout.splitlines() if ln.startswith("RESULT ")]
         if p.returncode != 0 or not res:
