@@ -41,7 +41,7 @@ class TritonBackend(Backend):
     family = FAMILY
     description = (
         "jagattn Triton kernels: varlen, GQA in place, causal/window/softcap, lse, Dv != D, D <= 256; "
-        "fp16/bf16 on tensor cores, fp32 in IEEE precision (slow, exact contract)"
+        "fp16/bf16 on tensor cores; fp32 forward without softcap in IEEE precision (fp32 training: reference)"
     )
 
     def _unavailable_reason(self) -> str | None:
