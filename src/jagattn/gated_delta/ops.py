@@ -18,6 +18,7 @@ from torch.library import triton_op
 from .._core.library import qualname
 from .triton.chunk_bwd import chunk_bwd
 from .triton.chunk_fwd import chunk_fwd
+from .triton.chunk_gk import chunk_bwd_gk, chunk_fwd_gk
 from .triton.l2norm import l2norm_bwd, l2norm_fwd
 from .triton.recurrent import recurrent_fwd
 
@@ -153,3 +154,113 @@ def gated_delta_fwd_recurrent(
 def _(q, k, v, g, beta, gk, initial_state, cu_seqlens, scale, use_qk_l2norm):
     n = cu_seqlens.shape[0] - 1
     return v.new_empty(v.shape), v.new_empty((n, v.shape[1], q.shape[2], v.shape[2]), dtype=torch.float32)
+
+
+# ---------------------------------------------------------------------------------------------
+# per-key gates: jagattn::gated_delta_fwd_gk / _bwd_gk (chunked, differentiable; g folded into gk)
+
+
+@triton_op(qualname("gated_delta_fwd_gk"), mutates_args=())
+def gated_delta_fwd_gk(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    g: torch.Tensor,
+    beta: torch.Tensor,
+    gk: torch.Tensor,
+    initial_state: torch.Tensor | None,
+    cu_seqlens: torch.Tensor,
+    scale: float,
+    use_qk_l2norm: bool,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(o [T, HV, V] q.dtype, final_state [N, HV, K, V] fp32)`` with per-key gates ``gk [T, HV, K]``."""
+    qn, kn = _prep(q, k, use_qk_l2norm)
+    h0 = initial_state.contiguous() if initial_state is not None else None
+    return chunk_fwd_gk(
+        qn, kn, v.contiguous(), g.contiguous(), gk.contiguous(), beta.contiguous(), h0, cu_seqlens, scale
+    )
+
+
+@triton_op(qualname("gated_delta_bwd_gk"), mutates_args=())
+def gated_delta_bwd_gk(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    g: torch.Tensor,
+    beta: torch.Tensor,
+    gk: torch.Tensor,
+    initial_state: torch.Tensor | None,
+    cu_seqlens: torch.Tensor,
+    do: torch.Tensor,
+    dht: torch.Tensor | None,
+    scale: float,
+    use_qk_l2norm: bool,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """``(dq, dk, dv, dg, dbeta, dgk, d_initial_state)`` in the dtypes of their inputs (dh0 fp32)."""
+    qn, kn = _prep(q, k, use_qk_l2norm)
+    h0 = initial_state.contiguous() if initial_state is not None else None
+    dht = dht.contiguous() if dht is not None else None
+    dq, dk, dv, dg, db, dgk, dh0 = chunk_bwd_gk(
+        qn,
+        kn,
+        v.contiguous(),
+        g.contiguous(),
+        gk.contiguous(),
+        beta.contiguous(),
+        h0,
+        cu_seqlens,
+        scale,
+        do.contiguous(),
+        dht,
+    )
+    if use_qk_l2norm:
+        dq = l2norm_bwd(q.contiguous(), dq)
+        dk = l2norm_bwd(k.contiguous(), dk)
+    else:
+        dq = dq.to(q.dtype)
+        dk = dk.to(k.dtype)
+    return dq, dk, dv, dg.to(g.dtype), db.to(beta.dtype), dgk.to(gk.dtype), dh0
+
+
+@gated_delta_fwd_gk.register_fake
+def _(q, k, v, g, beta, gk, initial_state, cu_seqlens, scale, use_qk_l2norm):
+    n = cu_seqlens.shape[0] - 1
+    o = v.new_empty(v.shape)
+    final_state = v.new_empty((n, v.shape[1], q.shape[2], v.shape[2]), dtype=torch.float32)
+    return o, final_state
+
+
+@gated_delta_bwd_gk.register_fake
+def _(q, k, v, g, beta, gk, initial_state, cu_seqlens, do, dht, scale, use_qk_l2norm):
+    n = cu_seqlens.shape[0] - 1
+    dh0 = v.new_empty((n, v.shape[1], q.shape[2], v.shape[2]), dtype=torch.float32)
+    return (
+        q.new_empty(q.shape),
+        k.new_empty(k.shape),
+        v.new_empty(v.shape),
+        g.new_empty(g.shape),
+        beta.new_empty(beta.shape),
+        gk.new_empty(gk.shape),
+        dh0,
+    )
+
+
+def _setup_context_gk(ctx, inputs, output) -> None:
+    q, k, v, g, beta, gk, initial_state, cu_seqlens, scale, use_qk_l2norm = inputs
+    ctx.save_for_backward(q, k, v, g, beta, gk, initial_state, cu_seqlens)
+    ctx.scale = scale
+    ctx.use_qk_l2norm = use_qk_l2norm
+    ctx.has_initial_state = initial_state is not None
+
+
+def _backward_gk(ctx, do, dht):
+    q, k, v, g, beta, gk, initial_state, cu_seqlens = ctx.saved_tensors
+    if do is None:
+        do = torch.zeros(q.shape[0], v.shape[1], v.shape[2], dtype=v.dtype, device=v.device)
+    dq, dk, dv, dg, db, dgk, dh0 = gated_delta_bwd_gk(
+        q, k, v, g, beta, gk, initial_state, cu_seqlens, do, dht, ctx.scale, ctx.use_qk_l2norm
+    )
+    return dq, dk, dv, dg, db, dgk, (dh0 if ctx.has_initial_state else None), None, None, None
+
+
+gated_delta_fwd_gk.register_autograd(_backward_gk, setup_context=_setup_context_gk)
