@@ -16,8 +16,11 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+import jagattn
+import jagattn.gated_delta.api
 from jagattn import testing
 from jagattn.gated_delta import ops
+from jagattn.gated_delta.backends import TritonBackend
 from jagattn.gated_delta.reference import gated_delta_reference
 
 NAMES = ("q", "k", "v", "g", "beta", "gk", "initial_state")
@@ -162,6 +165,52 @@ def test_chunked_gk_equals_recurrent_forward(strong, device):
     o_r, fs_r = ops.gated_delta_fwd_recurrent(*args[:5], args[5], args[6], cu, scale, True)
     torch.testing.assert_close(o_c, o_r, rtol=1e-4, atol=1e-5)
     torch.testing.assert_close(fs_c, fs_r, rtol=1e-4, atol=1e-5)
+
+
+# ---------------------------------------------------------------------------------------------
+# the public API and dispatch
+
+
+def run_public(case):
+    o, fs = jagattn.gated_delta_rule(
+        *(case[n] for n in ("q", "k", "v", "g", "beta")),
+        cu_seqlens=case["cu_seqlens"],
+        scale=case["scale"],
+        initial_state=case["initial_state"],
+        output_final_state=True,
+        use_qk_l2norm=case["use_qk_l2norm"],
+        gk=case["gk"],
+        backend="auto",
+    )
+    return _with_grads(case, o, fs, _leaves(case))
+
+
+def test_public_api_gk_with_gradients_runs_chunked_triton(device):
+    case = make_case(
+        [40, 1, 0, 70], 1, 2, 16, 16, dtype=torch.float16, with_init=True, l2=True, with_g=True, strong=False,
+        seed=41, device=device,
+    )  # fmt: skip
+    args = [case[n] for n in ("q", "k", "v", "g", "beta")]
+    kw = dict(cu_seqlens=case["cu_seqlens"], initial_state=case["initial_state"], gk=case["gk"])
+    assert jagattn.explain("gated_delta", *args, **kw).chosen == "triton"
+    inputs = jagattn.gated_delta.api.make_inputs(*args, **kw)
+    assert not TritonBackend.use_recurrent(inputs)
+    check_against_reference(case, torch.float16, run=run_public)
+
+
+def test_gk_forward_dispatch_by_length(device):
+    # without gradients: short sequences (average <= 16) take the recurrent kernel, longer the chunked
+    for lengths, recurrent in (([3, 9, 1], True), ([200], False)):
+        case = make_case(
+            lengths, 1, 1, 16, 16, dtype=torch.float32, with_init=False, l2=False, with_g=True, strong=False,
+            seed=42, device=device,
+        )  # fmt: skip
+        args = [case[n].detach() for n in ("q", "k", "v", "g", "beta")]
+        with torch.no_grad():
+            inputs = jagattn.gated_delta.api.make_inputs(
+                *args, cu_seqlens=case["cu_seqlens"], gk=case["gk"].detach()
+            )
+            assert TritonBackend.use_recurrent(inputs) == recurrent
 
 
 # ---------------------------------------------------------------------------------------------

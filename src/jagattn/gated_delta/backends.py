@@ -21,7 +21,8 @@ FAMILY = "gated_delta"
 
 
 # Without gradients, batches whose average sequence length is at most this run the fused recurrent
-# kernel (decoding, very short sequences); longer ones the chunked kernels. Shapes only, no sync.
+# kernel (decoding, very short sequences); longer ones the chunked kernels (scalar g, or the per-key
+# gk kernels). Shapes only, no sync. The gk threshold is the scalar one, not measured for gk.
 RECURRENT_MAX_AVG_LEN = 16
 
 
@@ -29,8 +30,8 @@ class TritonBackend(Backend):
     name = "triton"
     family = FAMILY
     description = (
-        "Triton: chunked (64) WY kernels, fwd + bwd, varlen, GVA, states, l2norm; fused recurrent "
-        "forward for short sequences and for gk without gradients"
+        "Triton: chunked (64) WY kernels, fwd + bwd, varlen, GVA, states, l2norm, per-key gates gk; "
+        "fused recurrent forward for short sequences"
     )
 
     _DTYPES = (torch.float16, torch.bfloat16, torch.float32)
@@ -52,19 +53,12 @@ class TritonBackend(Backend):
                 "fp32 with gradients on CUDA: the chunked backward's dk exceeds the SPEC tolerance "
                 "(up to 1.35x the bound on H200); fp16/bf16 or forward-only fp32 run on triton"
             )
-        if inputs.has_gk and inputs.requires_grad:
-            reasons.append(
-                "per-key gates (gk) with gradients: the chunked kernels have no gk yet "
-                "(gk without gradients runs the recurrent kernel)"
-            )
         return reasons
 
     @staticmethod
     def use_recurrent(inputs: GatedDeltaInputs) -> bool:
         if inputs.requires_grad:
             return False
-        if inputs.has_gk:
-            return True
         if not isinstance(inputs.total_tokens, int) or not isinstance(inputs.num_seqs, int):
             # Symbolic shapes (torch.export / compile with dynamic dims): this speed-only choice
             # would become a guard excluding valid batches; the chunked kernels run every batch.
@@ -76,6 +70,20 @@ class TritonBackend(Backend):
 
         if self.use_recurrent(inputs):
             return ops.gated_delta_fwd_recurrent(
+                inputs.q,
+                inputs.k,
+                inputs.v,
+                inputs.g,
+                inputs.beta,
+                inputs.gk,
+                inputs.initial_state,
+                inputs.cu_seqlens,
+                inputs.scale,
+                inputs.use_qk_l2norm,
+            )
+        if inputs.has_gk:
+            # per-key gates: their own chunked kernels (triton/chunk_gk.py); g is folded into gk there
+            return ops.gated_delta_fwd_gk(
                 inputs.q,
                 inputs.k,
                 inputs.v,

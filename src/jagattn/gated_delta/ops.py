@@ -1,10 +1,11 @@
 """torch.library ops of the Triton gated delta rule: ``jagattn::gated_delta_fwd`` / ``_bwd`` (chunked,
-differentiable) and ``jagattn::gated_delta_fwd_recurrent`` (token loop, forward only, with ``gk``).
+scalar gates, differentiable), ``jagattn::gated_delta_fwd_gk`` / ``_bwd_gk`` (chunked with per-key
+gates ``gk``, differentiable) and ``jagattn::gated_delta_fwd_recurrent`` (token loop, forward only).
 
-Both are ``triton_op``s (Inductor sees the kernels) with explicit fake impls (shapes only; the
+All are ``triton_op``s (Inductor sees the kernels) with explicit fake impls (shapes only; the
 body cannot run on fake tensors under the interpreter) and ``register_autograd`` for the backward.
 Outputs have a fixed arity: the forward always returns ``(o, final_state)`` and the backward
-always returns all six gradients; ``initial_state`` and the final-state gradient are optional
+always returns all six gradients (seven with ``gk``); ``initial_state`` and the final-state gradient are optional
 *inputs* (``Tensor?``), which switch kernel variants (``USE_INITIAL_STATE``,
 ``USE_FINAL_STATE_GRADIENT``) rather than output signatures. Nothing but the inputs is saved for
 the backward, which recomputes the chunk intermediates (smallest memory; see triton/chunk_bwd.py).

@@ -6,8 +6,8 @@ are mostly idle. One program per (V block, sequence, value head) walks the seque
     S = exp(g_t) S ; S = diag(exp(gk_t)) S (if gk) ; u = beta_t (v_t - S^T k_t) ; S += k_t u^T
     o_t = scale S^T q_t
 
-everything in fp32 (q/k L2-normalised in-kernel when asked). It also serves per-key gates ``gk``
-without gradients, which the chunked kernels do not implement.
+everything in fp32 (q/k L2-normalised in-kernel when asked), with or without per-key gates ``gk``
+(longer sequences and anything needing gradients run the chunked kernels, ``chunk_gk.py`` for gk).
 """
 
 from __future__ import annotations
