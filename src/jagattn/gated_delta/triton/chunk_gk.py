@@ -27,8 +27,8 @@ Backward (``dS`` = gradient of the state leaving the chunk)::
 and the gradient of every use of ``Gc``: ``dGc_t += x_t * (d/dx_t)`` for every gated factor of a row
 (``q`` in ``P`` and ``exp(Gc) Q``, ``beta k`` in ``A``, ``k`` in ``X``), minus the same for every column
 factor (``k`` in ``P``, ``A`` and ``exp(Gc_last - Gc) K``), the last row also taking
-``exp(Gc_last) sum_v S0 dS + sum_t k_t . d(exp(Gc_last - Gc_t) k_t)``. ``dgk`` is the reverse cumulative sum of
-``dGc`` inside the chunk and ``dg = sum_d dgk``.
+``exp(Gc_last) sum_v S0 dS + sum_t k_t . d(exp(Gc_last - Gc_t) k_t)``. ``dgk`` is the reverse
+cumulative sum of ``dGc`` inside the chunk and ``dg = sum_d dgk``.
 
 Kernels: forward ``cumsum`` (Gc) -> ``kkt`` (A, P and T by 16x16 blocks) -> ``wu`` -> ``h`` (sequential
 state pass, per-key decay) -> ``o``; backward recomputes the forward's intermediates, then
@@ -50,8 +50,13 @@ from ..._core.alloc import new_empty
 from .chunk_fwd import _store_ainv16
 from .common import BT, _exp, _inv16, _seq_of_slot, block_k, dot_precision, exact_exp, num_slots
 
-# key-column tile of the kkt and dqk kernels: their diagonal blocks are [16, 16, BKB] fp32 broadcasts
-BKB = 32
+# key-column tiles of the kkt and dqk kernels (their diagonal blocks are [16, 16, BK] fp32 broadcasts)
+# and the warps of every launch: chosen by compiling for sm_90 (Triton 3.9, K=V=128, bf16) and reading
+# the register / stack use (cuobjdump): kkt at 4 warps spilled ~7 KB per thread, at 8 warps with
+# 16-column tiles 0.2 KB; dqk 0.2 KB at 8 warps; wu none at 8 warps. Never timed on a GPU.
+KKT_BK = 16
+DQK_BK = 32
+WARPS = 8
 BV_SEQ = 32  # V block of the sequential state passes (h, dhu)
 BV_PAR = 64  # V block of the chunk-parallel kernels (o, dv_local, loops in wy and dqk); never < 64
 
@@ -132,7 +137,8 @@ def _dot(a, b, DOT_PREC: tl.constexpr):
 
 @triton.jit
 def _off(xi, gi, mi, kj, gj, mj, c, DOT_PREC: tl.constexpr, EXACT: tl.constexpr):
-    """``sum_d xi[t, d] kj[s, d] exp(gi[t, d] - gj[s, d])`` through the reference ``c`` (both exponents <= 0)."""
+    """``sum_d xi[t, d] kj[s, d] exp(gi[t, d] - gj[s, d])`` through the reference ``c`` (both
+    exponents <= 0)."""
     a = xi * _e(tl.where(mi[:, None], gi - c[None, :], 0.0), EXACT)
     b = kj * _e(tl.where(mj[:, None], c[None, :] - gj, 0.0), EXACT)
     return _dot(a, tl.trans(b), DOT_PREC)
@@ -839,7 +845,8 @@ def _gated_delta_bwd_gk_gate_kernel(
     BK: tl.constexpr,
     NKB: tl.constexpr,
 ):
-    """``dgk`` = reverse cumsum of ``dGc`` in the chunk (the last row's terms added first), ``dg = sum_d dgk``,
+    """``dgk`` = reverse cumsum of ``dGc`` in the chunk (the last row's terms added first),
+    ``dg = sum_d dgk``,
     ``dbeta`` = the WY / value part plus the key blocks' A parts."""
     i_s, row0, eos = _chunk(CU, N, BT)
     if row0 >= eos:
@@ -894,15 +901,16 @@ def _prepare_gk(q, k, v, g, gk, beta, cu):
         prec = dot_precision(k.dtype)
         exact = exact_exp(k.dtype)
         torch.library.wrap_triton(_gated_delta_fwd_gk_cumsum_kernel)[(ns, hv)](
-            g, gk, gc, cu, n, HV=hv, K=dk, BT=BT, BK=block_k(dk), num_warps=4
+            g, gk, gc, cu, n, HV=hv, K=dk, BT=BT, BK=block_k(dk), num_warps=8
         )
         torch.library.wrap_triton(_gated_delta_fwd_gk_kkt_kernel)[(ns, hv)](
             q, k, gc, beta, ainv, pqk, cu, n,
-            H=h, HV=hv, K=dk, BT=BT, BKB=min(BKB, block_k(dk)), DOT_PREC=prec, EXACT_EXP=exact, num_warps=4,
+            H=h, HV=hv, K=dk, BT=BT, BKB=min(KKT_BK, block_k(dk)), DOT_PREC=prec, EXACT_EXP=exact,
+            num_warps=WARPS,
         )  # fmt: skip
         torch.library.wrap_triton(_gated_delta_fwd_gk_wu_kernel)[(ns, hv)](
             k, v, beta, gc, ainv, w, u, cu, n,
-            H=h, HV=hv, K=dk, V=dv, BT=BT, BC=64, DOT_PREC=prec, EXACT_EXP=exact, num_warps=4,
+            H=h, HV=hv, K=dk, V=dv, BT=BT, BC=64, DOT_PREC=prec, EXACT_EXP=exact, num_warps=WARPS,
         )  # fmt: skip
     return gc, ainv, pqk, w, u
 
@@ -929,9 +937,15 @@ def _state_pass_gk(k, w, u, gc, initial_state, cu, *, store_final: bool, dhbuf=N
             H=h, HV=hv, K=dk, V=dv, BT=BT, BK=block_k(dk), BV=bv, NG=ng,
             USE_INITIAL_STATE=initial_state is not None, STORE_FINAL_STATE=store_final,
             COMPUTE_GH=dhbuf is not None, DOT_PREC=dot_precision(k.dtype), EXACT_EXP=exact_exp(k.dtype),
-            num_warps=4, num_stages=2,
+            num_warps=WARPS, num_stages=_seq_stages(dk),
         )  # fmt: skip
     return hbuf, vnew, final, gh
+
+
+def _seq_stages(dk: int) -> int:
+    # shared memory of h / dhu compiled for sm_90 (Triton 3.9, BV=32): K=128 two stages 148-206 KB;
+    # K=256 two stages 280-404 KB (over the 227 KB limit), one stage 74-148 KB
+    return 2 if dk <= 128 else 1
 
 
 def _bv_par(dv: int) -> int:
@@ -942,7 +956,8 @@ def chunk_fwd_gk(q, k, v, g, gk, beta, initial_state, cu, scale: float):
     """Forward with per-key gates on prepared inputs (l2norm applied, contiguous).
 
     Shapes: q, k ``[T, H, K]``; v ``[T, HV, V]``; g, beta ``[T, HV]``; gk ``[T, HV, K]``;
-    initial_state ``[N, HV, K, V]`` fp32 or None. Returns ``(o [T, HV, V] v.dtype, final [N, HV, K, V] fp32)``.
+    initial_state ``[N, HV, K, V]`` fp32 or None.
+    Returns ``(o [T, HV, V] v.dtype, final [N, HV, K, V] fp32)``.
     """
     t, h, dk = q.shape
     hv, dv = v.shape[1], v.shape[2]
@@ -995,7 +1010,7 @@ def chunk_bwd_gk(q, k, v, g, gk, beta, initial_state, cu, scale: float, do, dht)
             dh0, dhbuf, cu, n, scale,
             H=h, HV=hv, K=dk_, V=dv_, BT=BT, BK=bk, BV=bv,
             USE_FINAL_STATE_GRADIENT=dht is not None, DOT_PREC=prec, EXACT_EXP=exact,
-            num_warps=4, num_stages=2,
+            num_warps=WARPS, num_stages=_seq_stages(dk_),
         )  # fmt: skip
     del du_local
     hbuf, vnew, _, gh = _state_pass_gk(k, w, u, gc, initial_state, cu, store_final=False, dhbuf=dhbuf)
@@ -1013,7 +1028,7 @@ def chunk_bwd_gk(q, k, v, g, gk, beta, initial_state, cu, scale: float, do, dht)
             num_warps=8,
         )  # fmt: skip
     del ainv, pqk, du
-    bkb = min(BKB, bk)
+    bkb = min(DQK_BK, bk)
     nkb = triton.cdiv(dk_, bkb)
     dqh = new_empty((t, hv, dk_), dtype=f32, device=dev)
     dbp = new_empty((nkb, t, hv), dtype=f32, device=dev)
@@ -1022,7 +1037,7 @@ def chunk_bwd_gk(q, k, v, g, gk, beta, initial_state, cu, scale: float, do, dht)
         torch.library.wrap_triton(_gated_delta_bwd_gk_dqk_kernel)[(ns, hv, nkb)](
             q, k, beta, gc, hbuf, dhbuf, vnew, do, gh, da, dp, dqh, dkh, dgc, dbp, dgl, cu, n, t * hv, scale,
             H=h, HV=hv, K=dk_, V=dv_, BT=BT, BK=bkb, BV=64, NG=gh.shape[2],
-            BG=triton.next_power_of_2(gh.shape[2]), DOT_PREC=prec, EXACT_EXP=exact, num_warps=4,
+            BG=max(2, triton.next_power_of_2(gh.shape[2])), DOT_PREC=prec, EXACT_EXP=exact, num_warps=WARPS,
         )  # fmt: skip
     del hbuf, dhbuf, vnew, gh, da, dp
     dgk = new_empty((t, hv, dk_), dtype=f32, device=dev)
