@@ -167,6 +167,26 @@ def test_chunked_gk_equals_recurrent_forward(strong, device):
     torch.testing.assert_close(fs_c, fs_r, rtol=1e-4, atol=1e-5)
 
 
+def test_gk_ops_schema_fake_and_autograd_registration(device):
+    # the CPU part of opcheck (the AOT-dispatch checks need real kernels on fake tensors, which the
+    # interpreter cannot run: they are in test_gpu_gk_opcheck)
+    case = make_case(
+        [10, 0, 20], 1, 2, 16, 16, dtype=torch.float32, with_init=True, l2=True, with_g=True, strong=False,
+        seed=5, device=device,
+    )  # fmt: skip
+    utils = ("test_schema", "test_autograd_registration", "test_faketensor")
+    args = (*(case[n] for n in NAMES), case["cu_seqlens"], 16**-0.5, True)
+    torch.library.opcheck(ops.gated_delta_fwd_gk, args, test_utils=utils)
+    bwd_args = (
+        *(a.detach() if torch.is_tensor(a) else a for a in args[:8]),
+        case["do"],
+        case["dht"],
+        16**-0.5,
+        True,
+    )
+    torch.library.opcheck(ops.gated_delta_bwd_gk, bwd_args, test_utils=utils)
+
+
 # ---------------------------------------------------------------------------------------------
 # the public API and dispatch
 
@@ -274,3 +294,25 @@ def test_gpu_gk_opcheck():
         True,
     )
     torch.library.opcheck(ops.gated_delta_bwd_gk, bwd_args)
+
+
+@pytest.mark.gpu
+def test_gpu_gk_compile_fullgraph():
+    case = make_case(
+        [100, 0, 300], 2, 4, 64, 64, dtype=torch.bfloat16, with_init=True, l2=True, with_g=True, strong=False,
+        seed=6, device="cuda",
+    )  # fmt: skip
+
+    def f(q, k, v, g, beta, gk, cu, h0):
+        return jagattn.gated_delta_rule(
+            q, k, v, g, beta, cu_seqlens=cu, initial_state=h0, output_final_state=True, use_qk_l2norm=True,
+            gk=gk, backend="triton",
+        )  # fmt: skip
+
+    args = [case[n] for n in ("q", "k", "v", "g", "beta", "gk", "cu_seqlens", "initial_state")]
+    o_c, fs_c = torch.compile(f, fullgraph=True)(*args)
+    o_e, fs_e = f(*args)
+    torch.testing.assert_close(o_c, o_e, rtol=0, atol=0)
+    torch.testing.assert_close(fs_c, fs_e, rtol=0, atol=0)
+    (o_c.float().sum() + fs_c.sum()).backward()
+    assert all(case[n].grad is not None for n in NAMES)
