@@ -145,10 +145,14 @@ def _off(xi, gi, mi, kj, gj, mj, c, DOT_PREC: tl.constexpr, EXACT: tl.constexpr)
 
 
 @triton.jit
-def _diag_e(gi, mi, EXACT: tl.constexpr):
-    """``[t, s, d]``: ``exp(gi[t, d] - gi[s, d])`` for ``s <= t`` on valid rows, 0 elsewhere."""
+def _diag_e(gi, mi, EXACT: tl.constexpr, STRICT: tl.constexpr = False):
+    """``[t, s, d]``: ``exp(gi[t, d] - gi[s, d])`` for ``s <= t`` (``s < t`` if ``STRICT``) on valid
+    rows, 0 elsewhere."""
     o = tl.arange(0, 16)
-    m3 = ((o[:, None] >= o[None, :]) & mi[:, None])[:, :, None]
+    if STRICT:
+        m3 = ((o[:, None] > o[None, :]) & mi[:, None])[:, :, None]
+    else:
+        m3 = ((o[:, None] >= o[None, :]) & mi[:, None])[:, :, None]
     return tl.where(m3, _e(tl.where(m3, gi[:, None, :] - gi[None, :, :], 0.0), EXACT), 0.0)
 
 
@@ -771,12 +775,19 @@ def _gated_delta_bwd_gk_dqk_kernel(
             b_dkd += _dot(_ld(VNEW, r_i, m_i, i_hv, o_v, m_v, HV, V), tl.trans(b_dh), DOT_PREC)
         b_dq = b_dqg * (_e(tl.where(m_ik, g_i, 0.0), EXACT_EXP) * scale)
         b_dks = b_dkd * tl.where(m_ik, _e(tl.where(m_ik, g_last[None, :] - g_i, 0.0), EXACT_EXP), 0.0)
-        b_dgc = q_i * b_dq - k_i * b_dks
-        b_dgl += tl.sum(k_i * b_dks, 0)
-        # diagonal block: [t, s, d]
-        e = _diag_e(g_i, m_i, EXACT_EXP)
+        # the last row's factor exp(Gc_last - Gc_last) = 1 does not depend on the gates: leaving its
+        # two cancelling gate terms out makes them vanish exactly (a length-1 sequence without an
+        # initial state has a gate gradient of exactly 0, not a rounding residue)
+        b_gks = tl.where((r_i == last)[:, None], 0.0, k_i * b_dks)
+        b_dgc = q_i * b_dq - b_gks
+        b_dgl += tl.sum(b_gks, 0)
+        # diagonal block: [t, s, d], strictly below the diagonal; the s == t terms of P (decay 1)
+        # enter dq / dk only, not dGc, where their row and column parts cancel (dA is strictly lower)
+        e = _diag_e(g_i, m_i, EXACT_EXP, True)
         dp_ii = _blk(DP, row0, i, i, eos, i_hv, HV, BT)
         da_ii = _blk(DA, row0, i, i, eos, i_hv, HV, BT)
+        o16 = tl.arange(0, 16)
+        dp_tt = tl.sum(tl.where(o16[:, None] == o16[None, :], dp_ii, 0.0), 1)
         b_rp = tl.sum(dp_ii[:, :, None] * k_i[None, :, :] * e, 1)
         b_ra = tl.sum(da_ii[:, :, None] * k_i[None, :, :] * e, 1)
         b_cp = tl.sum(dp_ii[:, :, None] * q_i[:, None, :] * e, 0)
@@ -815,10 +826,10 @@ def _gated_delta_bwd_gk_dqk_kernel(
             f_n = _e(tl.where(m_ik, c_n[None, :] - g_i, 0.0), EXACT_EXP)
             b_cp += acc_p * f_n
             b_ca += acc_a * f_n
-        b_dq += b_rp
+        b_dq += b_rp + dp_tt[:, None] * k_i
         b_dbp = tl.sum(b_ra * k_i, 1)
         b_ra = b_ra * beta_i[:, None]
-        b_dk = b_dks + b_cp + b_ra + b_ca + _ld(DK, r_i, m_i, i_hv, o_k, m_k, HV, K)
+        b_dk = b_dks + b_cp + dp_tt[:, None] * q_i + b_ra + b_ca + _ld(DK, r_i, m_i, i_hv, o_k, m_k, HV, K)
         b_dgc += q_i * b_rp - k_i * b_cp + k_i * b_ra - k_i * b_ca + _ld(DGC, r_i, m_i, i_hv, o_k, m_k, HV, K)
         _st(DQ, b_dq, r_i, m_i, i_hv, o_k, m_k, HV, K)
         _st(DK, b_dk, r_i, m_i, i_hv, o_k, m_k, HV, K)
