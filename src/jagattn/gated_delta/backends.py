@@ -45,13 +45,17 @@ class TritonBackend(Backend):
             reasons.append(
                 f"q/k/v dtype {inputs.dtype} is not supported (fp16, bf16, fp32; fp64 is reference-only)"
             )
-        if inputs.dtype == torch.float32 and inputs.device_type == "cuda" and inputs.requires_grad:
-            # Seen on H200 / Triton 3.6: the fp32 chunked backward's dk is 1.15-1.35x over the SPEC
-            # section 5 bound (the WY solve's conditioning vs the token loop's rounding); the
-            # forward passes. Until that is fixed, fp32 training runs on the reference.
+        if inputs.dtype == torch.float32 and inputs.requires_grad:
+            # The chunked backward (WY solve, gate gradients by identities) rounds differently from the
+            # token loop; in fp32 the SPEC section 5 yardstick (2x an fp32 token loop's error) is tight
+            # enough that it misses on some inputs: dk up to 1.35x the bound on H200 / Triton 3.6, and
+            # under the interpreter 3 of 40 random scalar-g batches (dv/dk 1.1-1.4x) and 1 of 30 with
+            # strong per-key gates (dgk 1.5x), session 3. The forward passes. fp32 training therefore
+            # runs on the reference on every device, the same rule as the attention kernels.
             reasons.append(
-                "fp32 with gradients on CUDA: the chunked backward's dk exceeds the SPEC tolerance "
-                "(up to 1.35x the bound on H200); fp16/bf16 or forward-only fp32 run on triton"
+                "fp32 with gradients: the chunked backward misses the SPEC tolerance against an fp32 "
+                "reference on some inputs (dk/dv up to 1.4x the bound); fp16/bf16, or fp32 without "
+                "gradients, run on triton"
             )
         return reasons
 
