@@ -465,6 +465,9 @@ def _gated_delta_fwd_gk_o_kernel(
     EXACT_EXP: tl.constexpr,
 ):
     """``O = scale ((exp(Gc) * Q) S0 + P U)`` per chunk, value head and V block."""
+    # Inductor passes Python floats as fp64 scalars: fp64 would promote the tiles (and feed fp64
+    # operands to tl.dot); eager passes fp32, where this cast is a no-op
+    scale = tl.cast(scale, tl.float32)
     i_s, row0, eos = _chunk(CU, N, BT)
     if row0 >= eos:
         return
@@ -512,6 +515,9 @@ def _gated_delta_bwd_gk_dv_local_kernel(
     DOT_PREC: tl.constexpr,
 ):
     """``dU_local = scale P^T dO`` (P loaded transposed)."""
+    # Inductor passes Python floats as fp64 scalars: fp64 would promote the tiles (and feed fp64
+    # operands to tl.dot); eager passes fp32, where this cast is a no-op
+    scale = tl.cast(scale, tl.float32)
     i_s, row0, eos = _chunk(CU, N, BT)
     if row0 >= eos:
         return
@@ -557,6 +563,9 @@ def _gated_delta_bwd_gk_dhu_kernel(
 ):
     """Reverse state pass: stores ``dS`` per chunk (fp32) and ``dU = dU_local + (exp(Gc_last - Gc) K) dS``;
     ``dS <- exp(Gc_last) * dS + scale (exp(Gc) Q)^T dO - W^T dU``; the last one is ``dS0``."""
+    # Inductor passes Python floats as fp64 scalars: fp64 would promote the tiles (and feed fp64
+    # operands to tl.dot); eager passes fp32, where this cast is a no-op
+    scale = tl.cast(scale, tl.float32)
     i_v = tl.program_id(0)
     i_nh = tl.program_id(1)
     i_n = i_nh // HV
@@ -637,6 +646,9 @@ def _gated_delta_bwd_gk_wy_kernel(
     """Per chunk and value head, over column tiles: ``dW = -dU S0^T``, ``dX = T^T dW`` (the WY part of
     dK and dGc, written first into DK / DGC), ``dT``, ``dA = -T^T dT T^T`` and ``dP = scale dO U^T``
     (stored ``[T, HV, BT]``, masked), ``dV = beta T^T dU`` and the WY / value part of dbeta."""
+    # Inductor passes Python floats as fp64 scalars: fp64 would promote the tiles (and feed fp64
+    # operands to tl.dot); eager passes fp32, where this cast is a no-op
+    scale = tl.cast(scale, tl.float32)
     i_s, row0, eos = _chunk(CU, N, BT)
     if row0 >= eos:
         return
@@ -737,6 +749,9 @@ def _gated_delta_bwd_gk_dqk_kernel(
     ``sum_{t>=s} M_ts y_t exp(Gc_t - Gc_s)`` (y = q for dP, beta k for dA) split as in the forward; the
     matching dGc terms, added to the WY parts in DK / DGC. The last row's gate terms go to DGL per
     chunk, the A part of dbeta to DBP (one partial per key block)."""
+    # Inductor passes Python floats as fp64 scalars: fp64 would promote the tiles (and feed fp64
+    # operands to tl.dot); eager passes fp32, where this cast is a no-op
+    scale = tl.cast(scale, tl.float32)
     i_s, row0, eos = _chunk(CU, N, BT)
     if row0 >= eos:
         return
