@@ -406,9 +406,10 @@ def test_gpu_opcheck():
         32**-0.5,
         True,
     )
-    torch.library.opcheck(ops.gated_delta_fwd, args)
+    # the op itself (ops.gated_delta_fwd is a wrapper function when JAGATTN_GD_SAVE_T is set)
+    torch.library.opcheck(ops.gated_delta_fwd_op, args)
     no_state = args[:5] + (None,) + args[6:]
-    torch.library.opcheck(ops.gated_delta_fwd, no_state)
+    torch.library.opcheck(ops.gated_delta_fwd_op, no_state)
     bwd_args = (
         *(a.detach() if torch.is_tensor(a) else a for a in args[:7]),
         case["do"],
@@ -477,3 +478,110 @@ def test_gpu_every_launch_config_same_result():
                     assert err <= 1.5 * ref + 1e-5 * rms, f"{kernel} {cfg}: {name} err {err:.3e} vs {ref:.3e}"
     finally:
         common.CONFIG_OVERRIDE.clear()
+
+
+# ---------------------------------------------------------------------------------------------
+# opt-in variants for the next device round (off by default; benchmarks/gated_delta_next_round.sh)
+
+# name -> (chunk_bwd.WY_OPS, CONFIG_OVERRIDE, ops.SAVE_T); the device script forces the same ones
+# through JAGATTN_GD_WY_OPS / JAGATTN_GD_CONFIG / JAGATTN_GD_SAVE_T
+VARIANTS = {
+    "wy-kv": ("kv", {}, ""),
+    "wy-all": ("all", {}, ""),  # default tiles (32, 4): T / M stay fp32 in the [64, 64] x [64, 32] dots
+    "wy-all-bc64": ("all", {"bwd_wy": (64, 8, 64, 1)}, ""),  # every listed dot in the input dtype
+    "stages1": ("f32", {"bwd_wy": (32, 4, 32, 1), "bwd_dqkwg": (32, 4, 1, 128)}, ""),
+    "save-t-fp32": ("f32", {}, "fp32"),
+    "save-t-input": ("f32", {}, "input"),
+}
+
+
+@pytest.fixture
+def force_variant(monkeypatch):
+    from jagattn.gated_delta import ops
+    from jagattn.gated_delta.triton import chunk_bwd, common
+
+    def force(name):
+        wy_ops, cfg, save_t = VARIANTS[name]
+        monkeypatch.setattr(chunk_bwd, "WY_OPS", wy_ops)
+        monkeypatch.setattr(common, "CONFIG_OVERRIDE", dict(cfg))
+        if save_t:
+            monkeypatch.setattr(ops, "gated_delta_fwd", ops.forward_keeping_t(save_t))
+
+    return force
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=["fp32", "fp16"])
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_triton_opt_in_variant_matches_reference(variant, dtype, force_variant, device):
+    # several key/value column tiles (dk 32, dv 48) and odd lengths; the SPEC rule on every output
+    cfg = dict(lengths=[63, 0, 65, 1, 70], h=1, hv=2, dk=32, dv=48, with_init=True, l2=True)
+    case = make_case(dtype=dtype, seed=31, device=device, **cfg)
+    force_variant(variant)
+    check_against_reference(case, dtype)
+
+
+def test_triton_save_t_fp32_is_bitwise_default(force_variant, device):
+    # T kept in fp32 is the value the backward would recompute (same kernel, same inputs): every
+    # output must equal the default path's bit for bit, and the keep-T op must really be in use
+    from jagattn.gated_delta import ops
+
+    case = make_case([63, 0, 65, 1], 1, 2, 32, 16, dtype=torch.float16, with_init=True, l2=True, seed=32,
+                     device=device)  # fmt: skip
+    base = run_triton(case)
+    calls = []
+    force_variant("save-t-fp32")
+    inner = ops.gated_delta_fwd
+
+    def counting(*args):
+        calls.append(1)
+        return inner(*args)
+
+    ops.gated_delta_fwd = counting
+    got = run_triton(case)
+    assert calls == [1]
+    for name in base:
+        assert torch.equal(got[name], base[name]), name
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("t_in_input_dtype", [False, True], ids=["T-fp32", "T-input"])
+def test_gpu_opcheck_keep_t(t_in_input_dtype):
+    # the opt-in keep-T ops (JAGATTN_GD_SAVE_T); never run on a GPU before the next device round
+    from jagattn.gated_delta import ops
+
+    case = make_case(
+        [10, 0, 70], 1, 2, 32, 32, dtype=torch.bfloat16, with_init=True, l2=True, seed=5, device="cuda"
+    )
+    names = ("q", "k", "v", "g", "beta", "initial_state", "cu_seqlens")
+    args = (*(case[n] for n in names), 32**-0.5, True, t_in_input_dtype)
+    torch.library.opcheck(ops.gated_delta_fwd_keep_t, args)
+    with torch.no_grad():
+        _, _, gc, ainv = ops.gated_delta_fwd_keep_t(*args)
+    plain = tuple(case[n].detach() for n in names)
+    bwd_args = (*plain, gc, ainv, case["do"], case["dht"], 32**-0.5, True)
+    torch.library.opcheck(ops.gated_delta_bwd_keep_t, bwd_args)
+
+
+@pytest.fixture(scope="module")
+def variant_gold():
+    case = make_case(
+        _rand_lengths(8192, 4, 1), 2, 4, 128, 128, dtype=torch.bfloat16, with_init=True, l2=True, seed=33,
+        device="cuda",
+    )  # fmt: skip
+    return case, run_reference(case, cast=torch.float32), run_reference(case, cast=torch.bfloat16,
+                                                                          compute_dtype=torch.bfloat16)  # fmt: skip
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_gpu_opt_in_variant_bf16(variant, variant_gold, force_variant):
+    # each opt-in variant on the device's Triton: bf16 at K = V = 128 (the speed path), 8192 tokens in 4
+    # sequences, GVA 2, every gradient under the SPEC rule, and bitwise repeatable
+    case, gold, lowp = variant_gold
+    force_variant(variant)
+    got = run_triton(case)
+    again = run_triton(case)
+    for name in gold:
+        testing.assert_finite_where(name, got[name])
+        testing.check_close(f"{variant} {name}", got[name], gold[name], lowp[name])
+        assert torch.equal(got[name], again[name]), f"{variant}: {name} not repeatable"

@@ -9,9 +9,18 @@ always returns all six gradients (seven with ``gk``); ``initial_state`` and the 
 *inputs* (``Tensor?``), which switch kernel variants (``USE_INITIAL_STATE``,
 ``USE_FINAL_STATE_GRADIENT``) rather than output signatures. Nothing but the inputs is saved for
 the backward, which recomputes the chunk intermediates (smallest memory; see triton/chunk_bwd.py).
+
+Opt-in (``JAGATTN_GD_SAVE_T=fp32|input``, for the next device measurement; off by default):
+``jagattn::gated_delta_fwd_keep_t`` / ``_bwd_keep_t`` also return / take the chunk gate cumsum and the
+WY inverse T ``[T, HV, 64]`` (fp32 or the input dtype), so the backward skips ``kkt_solve``; with the
+variable set at import, ``gated_delta_fwd`` below becomes a function that calls that op (the plain op
+stays ``gated_delta_fwd_op``). Cost: ``T * HV * 64 * 4`` bytes (2 for "input") held from the forward
+to the backward, e.g. 134 MB (67 MB) on the 32768-token, 16-head rows, plus ``T * HV * 4`` for G.
 """
 
 from __future__ import annotations
+
+import os
 
 import torch
 from torch.library import triton_op
@@ -265,3 +274,152 @@ def _backward_gk(ctx, do, dht):
 
 
 gated_delta_fwd_gk.register_autograd(_backward_gk, setup_context=_setup_context_gk)
+
+
+# ---------------------------------------------------------------------------------------------
+# opt-in: T (and the gate cumsum) kept from the forward for the backward (JAGATTN_GD_SAVE_T)
+
+
+@triton_op(qualname("gated_delta_fwd_keep_t"), mutates_args=())
+def gated_delta_fwd_keep_t(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    g: torch.Tensor,
+    beta: torch.Tensor,
+    initial_state: torch.Tensor | None,
+    cu_seqlens: torch.Tensor,
+    scale: float,
+    use_qk_l2norm: bool,
+    t_in_input_dtype: bool,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """``(o, final_state, gc [T, HV] fp32, T^-1 [T, HV, 64] fp32 or q.dtype)``; o and final_state as
+    ``gated_delta_fwd`` (the same kernels: bitwise the same values)."""
+    qn, kn = _prep(q, k, use_qk_l2norm)
+    h0 = initial_state.contiguous() if initial_state is not None else None
+    return chunk_fwd(
+        qn,
+        kn,
+        v.contiguous(),
+        g.contiguous(),
+        beta.contiguous(),
+        h0,
+        cu_seqlens,
+        scale,
+        keep_t="input" if t_in_input_dtype else "fp32",
+    )
+
+
+@gated_delta_fwd_keep_t.register_fake
+def _(q, k, v, g, beta, initial_state, cu_seqlens, scale, use_qk_l2norm, t_in_input_dtype):
+    n = cu_seqlens.shape[0] - 1
+    t, hv = v.shape[0], v.shape[1]
+    return (
+        v.new_empty(v.shape),
+        v.new_empty((n, hv, q.shape[2], v.shape[2]), dtype=torch.float32),
+        v.new_empty((t, hv), dtype=torch.float32),
+        v.new_empty((t, hv, 64), dtype=q.dtype if t_in_input_dtype else torch.float32),
+    )
+
+
+@triton_op(qualname("gated_delta_bwd_keep_t"), mutates_args=())
+def gated_delta_bwd_keep_t(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    g: torch.Tensor,
+    beta: torch.Tensor,
+    initial_state: torch.Tensor | None,
+    cu_seqlens: torch.Tensor,
+    gc: torch.Tensor,
+    ainv: torch.Tensor,
+    do: torch.Tensor,
+    dht: torch.Tensor | None,
+    scale: float,
+    use_qk_l2norm: bool,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """``gated_delta_bwd`` with the forward's ``gc`` and ``T^-1`` (no ``kkt_solve``)."""
+    qn, kn = _prep(q, k, use_qk_l2norm)
+    h0 = initial_state.contiguous() if initial_state is not None else None
+    dht = dht.contiguous() if dht is not None else None
+    dq, dk, dv, dg, db, dh0 = chunk_bwd(
+        qn,
+        kn,
+        v.contiguous(),
+        g.contiguous(),
+        beta.contiguous(),
+        h0,
+        cu_seqlens,
+        scale,
+        do.contiguous(),
+        dht,
+        saved=(gc, ainv),
+    )
+    if use_qk_l2norm:
+        dq = l2norm_bwd(q.contiguous(), dq)
+        dk = l2norm_bwd(k.contiguous(), dk)
+    else:
+        dq = dq.to(q.dtype)
+        dk = dk.to(k.dtype)
+    return dq, dk, dv, dg.to(g.dtype), db.to(beta.dtype), dh0
+
+
+@gated_delta_bwd_keep_t.register_fake
+def _(q, k, v, g, beta, initial_state, cu_seqlens, gc, ainv, do, dht, scale, use_qk_l2norm):
+    n = cu_seqlens.shape[0] - 1
+    dh0 = v.new_empty((n, v.shape[1], q.shape[2], v.shape[2]), dtype=torch.float32)
+    return (
+        q.new_empty(q.shape),
+        k.new_empty(k.shape),
+        v.new_empty(v.shape),
+        g.new_empty(g.shape),
+        beta.new_empty(beta.shape),
+        dh0,
+    )
+
+
+def _setup_context_keep_t(ctx, inputs, output) -> None:
+    q, k, v, g, beta, initial_state, cu_seqlens, scale, use_qk_l2norm, _ = inputs
+    _, _, gc, ainv = output
+    ctx.save_for_backward(q, k, v, g, beta, initial_state, cu_seqlens, gc, ainv)
+    ctx.scale = scale
+    ctx.use_qk_l2norm = use_qk_l2norm
+    ctx.has_initial_state = initial_state is not None
+
+
+def _backward_keep_t(ctx, do, dht, _dgc, _dainv):
+    q, k, v, g, beta, initial_state, cu_seqlens, gc, ainv = ctx.saved_tensors
+    if do is None:
+        do = torch.zeros(q.shape[0], v.shape[1], v.shape[2], dtype=v.dtype, device=v.device)
+    dq, dk, dv, dg, db, dh0 = gated_delta_bwd_keep_t(
+        q, k, v, g, beta, initial_state, cu_seqlens, gc, ainv, do, dht, ctx.scale, ctx.use_qk_l2norm
+    )
+    return dq, dk, dv, dg, db, (dh0 if ctx.has_initial_state else None), None, None, None, None
+
+
+gated_delta_fwd_keep_t.register_autograd(_backward_keep_t, setup_context=_setup_context_keep_t)
+
+SAVE_T_CHOICES = ("", "fp32", "input")
+
+
+def forward_keeping_t(t_dtype: str):
+    """A drop-in for ``gated_delta_fwd`` (same arguments, ``(o, final_state)``) that keeps T for the
+    backward, in fp32 (``"fp32"``) or the input dtype (``"input"``)."""
+    if t_dtype not in SAVE_T_CHOICES[1:]:
+        raise ValueError(f"t_dtype must be 'fp32' or 'input', got {t_dtype!r}")
+
+    def gated_delta_fwd_via_keep_t(q, k, v, g, beta, initial_state, cu_seqlens, scale, use_qk_l2norm):
+        o, final_state, _, _ = gated_delta_fwd_keep_t(
+            q, k, v, g, beta, initial_state, cu_seqlens, scale, use_qk_l2norm, t_dtype == "input"
+        )
+        return o, final_state
+
+    return gated_delta_fwd_via_keep_t
+
+
+gated_delta_fwd_op = gated_delta_fwd
+SAVE_T = os.environ.get("JAGATTN_GD_SAVE_T", "")
+if SAVE_T not in SAVE_T_CHOICES:
+    raise ValueError(f"JAGATTN_GD_SAVE_T must be one of {SAVE_T_CHOICES}, got {SAVE_T!r}")
+if SAVE_T:
+    gated_delta_fwd = forward_keeping_t(SAVE_T)  # noqa: F811 (opt-in rebinding, see the module docstring)

@@ -22,6 +22,8 @@ both orientations are computed twice rather than transposed.
 
 from __future__ import annotations
 
+import os
+
 import torch
 import triton
 import triton.language as tl
@@ -383,6 +385,8 @@ def _gated_delta_bwd_wy_kernel(
     BV: tl.constexpr,
     DOT_PREC: tl.constexpr,
     EXACT_EXP: tl.constexpr,
+    WY_OPS: tl.constexpr = 0,
+    HALF_LHS64: tl.constexpr = False,
 ):
     """Per chunk and value head, over ``[BT, BC]`` column tiles so that only ``[BT, BT]`` matrices stay
     live (the earlier whole-row version held five ``[BT, K]`` fp32 tiles: 255 registers, spills and
@@ -395,6 +399,14 @@ def _gated_delta_bwd_wy_kernel(
        (strictly lower) plus its transpose: the gradient of ``K K^T``;
     4. key tiles again (dW recomputed): ``dK += beta exp(G) T^T dW + M K``, the dW parts of dbeta, dG;
     then the reverse cumsum of dG inside the chunk.
+
+    ``WY_OPS`` (opt-in, ``chunk_bwd.WY_OPS``; 0 = the default fp32/tf32 operands): 1 gives the four
+    ``[BT, BC] x [BC, BT]`` dots of D (dU V^T, dW K^T and their transposes) operands in the input dtype
+    (K, V exact; dU and dW rounded as ``_wy_dw`` already rounds dU), the gate factor ``exp(G_j)``
+    applied after the dot; 2 also rounds T and dT to the input dtype in the ``[BT, BT] x [BT, BT]`` dots
+    of dA. ``HALF_LHS64`` (only with 2, never for a column tile < 64 at 4 warps: that is the Triton 3.6
+    Hopper miscompile of a masked [64, 64] tile cast to 16 bits as the left operand of a [64, 16/32]
+    one) also rounds T / M in the ``[BT, BT] x [BT, BC]`` dots of dV, T^T dW and M K.
     """
     i_s, row0, eos = _chunk_of_slot(CU, N, BT)
     if row0 >= eos:
@@ -407,10 +419,14 @@ def _gated_delta_bwd_wy_kernel(
     o_c = tl.arange(0, BC)
     p_state = (i_s.to(tl.int64) * HV + i_hv) * K * V
 
-    b_a = tl.load(AINV + (rows[:, None] * HV + i_hv) * BT + o_t[None, :], mask=m_t[:, None], other=0.0)
+    # T may come from the forward in the input dtype (ops.SAVE_T="input"); a no-op cast for fp32
+    b_a = tl.load(AINV + (rows[:, None] * HV + i_hv) * BT + o_t[None, :], mask=m_t[:, None], other=0.0).to(
+        tl.float32
+    )
     b_beta = tl.load(BETA + rows * HV + i_hv, mask=m_t, other=0.0).to(tl.float32)
     b_g = tl.load(GC + rows * HV + i_hv, mask=m_t, other=0.0)
     b_eg = tl.where(m_t, _exp(b_g, EXACT_EXP), 0.0)
+    dt = K_.dtype.element_ty
 
     b_d = tl.zeros([BT, BT], dtype=tl.float32)  # [i, j] = dT_ij / beta_j
     b_dt = tl.zeros([BT, BT], dtype=tl.float32)  # [j, i]
@@ -422,11 +438,16 @@ def _gated_delta_bwd_wy_kernel(
             K_ + (rows[:, None] * H + i_h) * K + o_k[None, :], mask=m_t[:, None] & m_k[None, :], other=0.0
         )
         b_kk += tl.dot(b_k, tl.trans(b_k), input_precision=DOT_PREC)
-        b_keg = b_k.to(tl.float32) * b_eg[:, None]
         b_dw = _wy_dw(DU, HBUF, rows, m_t, i_hv, p_state, o_k, m_k, HV, V, BT, BC, BV, False, DOT_PREC)
         b_dwt = _wy_dw(DU, HBUF, rows, m_t, i_hv, p_state, o_k, m_k, HV, V, BT, BC, BV, True, DOT_PREC)
-        b_d += tl.dot(b_dw, tl.trans(b_keg), input_precision=DOT_PREC)
-        b_dt += tl.dot(b_keg, b_dwt, input_precision=DOT_PREC)
+        if WY_OPS >= 1:
+            # D_ij += sum_c dW_ic k_jc exp(G_j): K enters in its own dtype, the gate after the dot
+            b_d += tl.dot(b_dw.to(dt), tl.trans(b_k), input_precision=DOT_PREC) * b_eg[None, :]
+            b_dt += tl.dot(b_k, b_dwt.to(dt), input_precision=DOT_PREC) * b_eg[:, None]
+        else:
+            b_keg = b_k.to(tl.float32) * b_eg[:, None]
+            b_d += tl.dot(b_dw, tl.trans(b_keg), input_precision=DOT_PREC)
+            b_dt += tl.dot(b_keg, b_dwt, input_precision=DOT_PREC)
 
     b_db = tl.zeros([BT], dtype=tl.float32)
     for i_v in range(tl.cdiv(V, BC)):
@@ -434,22 +455,40 @@ def _gated_delta_bwd_wy_kernel(
         m_v = o_v < V
         p_v = (rows[:, None] * HV + i_hv) * V + o_v[None, :]
         m_tv = m_t[:, None] & m_v[None, :]
-        b_v = tl.load(V_ + p_v, mask=m_tv, other=0.0).to(tl.float32)
         b_du = tl.load(DU + p_v, mask=m_tv, other=0.0)
-        b_d += tl.dot(b_du, tl.trans(b_v), input_precision=DOT_PREC)
-        b_dt += tl.dot(b_v, tl.trans(b_du), input_precision=DOT_PREC)
-        b_tdu = tl.dot(tl.trans(b_a), b_du, input_precision=DOT_PREC)
+        if WY_OPS >= 1:
+            b_vh = tl.load(V_ + p_v, mask=m_tv, other=0.0).to(dt)
+            b_duh = b_du.to(dt)
+            b_d += tl.dot(b_duh, tl.trans(b_vh), input_precision=DOT_PREC)
+            b_dt += tl.dot(b_vh, tl.trans(b_duh), input_precision=DOT_PREC)
+            b_v = b_vh.to(tl.float32)
+        else:
+            b_v = tl.load(V_ + p_v, mask=m_tv, other=0.0).to(tl.float32)
+            b_d += tl.dot(b_du, tl.trans(b_v), input_precision=DOT_PREC)
+            b_dt += tl.dot(b_v, tl.trans(b_du), input_precision=DOT_PREC)
+        if HALF_LHS64:
+            b_tdu = tl.dot(tl.trans(b_a.to(dt)), b_du.to(dt), input_precision=DOT_PREC)
+        else:
+            b_tdu = tl.dot(tl.trans(b_a), b_du, input_precision=DOT_PREC)
         tl.store(DV + p_v, (b_tdu * b_beta[:, None]).to(DV.dtype.element_ty), mask=m_tv)
         b_db += tl.sum(b_tdu * b_v, 1)
 
     # dA = -T^T dT T^T on the strictly lower part of A (A_ts = beta_t exp(G_t - G_s) k_t.k_s), and its
     # transpose -T dT^T T by its own dots
     strict = (o_t[:, None] > o_t[None, :]) & m_t[:, None]
-    b_da = -tl.dot(
-        tl.dot(tl.trans(b_a), b_d * b_beta[None, :], input_precision=DOT_PREC),
-        tl.trans(b_a),
-        input_precision=DOT_PREC,
-    )
+    if WY_OPS >= 2:
+        b_ah = b_a.to(dt)
+        b_da = -tl.dot(
+            tl.dot(tl.trans(b_ah), (b_d * b_beta[None, :]).to(dt), input_precision=DOT_PREC).to(dt),
+            tl.trans(b_ah),
+            input_precision=DOT_PREC,
+        )
+    else:
+        b_da = -tl.dot(
+            tl.dot(tl.trans(b_a), b_d * b_beta[None, :], input_precision=DOT_PREC),
+            tl.trans(b_a),
+            input_precision=DOT_PREC,
+        )
     e_ts = _exp(tl.where(strict, b_g[:, None] - b_g[None, :], 0.0), EXACT_EXP)
     b_dm = tl.where(strict, b_da * e_ts, 0.0)  # d(beta_t kk_ts) before beta
     b_db += tl.sum(b_dm * b_kk, 1)
@@ -458,9 +497,17 @@ def _gated_delta_bwd_wy_kernel(
     for i_kb in tl.static_range(NKB):  # partial gate gradients of dqkwg's key blocks
         b_dg += tl.load(DGP + i_kb * TH + rows * HV + i_hv, mask=m_t, other=0.0)
     strict_t = (o_t[None, :] > o_t[:, None]) & m_t[None, :]
-    b_dat = -tl.dot(
-        tl.dot(b_a, b_dt * b_beta[:, None], input_precision=DOT_PREC), b_a, input_precision=DOT_PREC
-    )
+    if WY_OPS >= 2:
+        b_ah = b_a.to(dt)
+        b_dat = -tl.dot(
+            tl.dot(b_ah, (b_dt * b_beta[:, None]).to(dt), input_precision=DOT_PREC).to(dt),
+            b_ah,
+            input_precision=DOT_PREC,
+        )
+    else:
+        b_dat = -tl.dot(
+            tl.dot(b_a, b_dt * b_beta[:, None], input_precision=DOT_PREC), b_a, input_precision=DOT_PREC
+        )
     e_st = _exp(tl.where(strict_t, b_g[None, :] - b_g[:, None], 0.0), EXACT_EXP)
     b_dmt = tl.where(strict_t, b_dat * e_st, 0.0) * b_beta[None, :]  # [s, t] = b_dm[t, s]
     b_dg -= tl.sum(b_dmt * b_kk, 1)
@@ -471,18 +518,20 @@ def _gated_delta_bwd_wy_kernel(
         o_k = i_k * BC + o_c
         m_k = o_k < K
         m_tk = m_t[:, None] & m_k[None, :]
-        b_k = tl.load(K_ + (rows[:, None] * H + i_h) * K + o_k[None, :], mask=m_tk, other=0.0).to(tl.float32)
+        b_kh = tl.load(K_ + (rows[:, None] * H + i_h) * K + o_k[None, :], mask=m_tk, other=0.0)
+        b_k = b_kh.to(tl.float32)
         b_dw = _wy_dw(DU, HBUF, rows, m_t, i_hv, p_state, o_k, m_k, HV, V, BT, BC, BV, False, DOT_PREC)
-        b_tdw = tl.dot(tl.trans(b_a), b_dw, input_precision=DOT_PREC)
+        if HALF_LHS64:
+            b_tdw = tl.dot(tl.trans(b_a.to(dt)), b_dw.to(dt), input_precision=DOT_PREC)
+            b_mk = tl.dot(b_m.to(dt), b_kh, input_precision=DOT_PREC)
+        else:
+            b_tdw = tl.dot(tl.trans(b_a), b_dw, input_precision=DOT_PREC)
+            b_mk = tl.dot(b_m, b_k, input_precision=DOT_PREC)
         b_tdwk = tl.sum(b_tdw * b_k, 1)
         b_db += b_tdwk * b_eg
         b_dg += b_tdwk * b_f
         p_kv = (rows[:, None] * HV + i_hv) * K + o_k[None, :]
-        b_dk = (
-            tl.load(DK + p_kv, mask=m_tk, other=0.0)
-            + b_tdw * b_f[:, None]
-            + tl.dot(b_m, b_k, input_precision=DOT_PREC)
-        )
+        b_dk = tl.load(DK + p_kv, mask=m_tk, other=0.0) + b_tdw * b_f[:, None] + b_mk
         tl.store(DK + p_kv, b_dk, mask=m_tk)
 
     # g_t enters every G_t' with t' >= t in the chunk
@@ -495,9 +544,26 @@ def _gated_delta_bwd_wy_kernel(
 # ---------------------------------------------------------------------------------------------
 # launcher
 
+# Opt-in operand precision of the WY backward (see ``_gated_delta_bwd_wy_kernel``), for the device
+# measurement of the next round: "f32" (default: fp32 operands, tf32 for bf16 inputs), "kv" (the D
+# dots in the input dtype), "all" (also T and dT). Read at every call, so tests can set it.
+WY_OPS_LEVELS = {"f32": 0, "kv": 1, "all": 2}
+WY_OPS = os.environ.get("JAGATTN_GD_WY_OPS", "f32")
+if WY_OPS not in WY_OPS_LEVELS:
+    raise ValueError(f"JAGATTN_GD_WY_OPS must be one of {sorted(WY_OPS_LEVELS)}, got {WY_OPS!r}")
 
-def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht):
+
+def wy_ops_flags(bc: int, warps: int) -> tuple[int, bool]:
+    """``(WY_OPS, HALF_LHS64)`` constexprs of the wy launch for column tile ``bc`` at ``warps``."""
+    level = WY_OPS_LEVELS[WY_OPS]
+    return level, level >= 2 and not (bc < 64 and warps == 4)
+
+
+def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=None):
     """Gradients of the chunked gated delta rule on prepared inputs (l2norm already applied).
+
+    ``saved``: ``(gc [T, HV] fp32, T^-1 [T, HV, BT] fp32 or input dtype)`` kept by the forward
+    (opt-in, ``ops.SAVE_T``); ``kkt_solve`` is then skipped and only W, U~ are recomputed.
 
     Returns ``(dq [T, H, K] fp32, dk [T, H, K] fp32, dv [T, HV, V] v.dtype, dg [T, HV] fp32,
     dbeta [T, HV] fp32, dh0 [N, HV, K, V] fp32)``.
@@ -510,7 +576,7 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht):
     bk = block_k(dk_)
     prec = dot_precision(q.dtype)
     exact = exact_exp(q.dtype)
-    gc, ainv, w, u = _prepare(k, v, g, beta, cu)
+    gc, ainv, w, u = _prepare(k, v, g, beta, cu, saved=saved)
 
     du = new_empty((t, hv, dv_), dtype=torch.float32, device=dev)
     # not updated in place: dhu reads the local dv and writes the full one to another buffer (an
@@ -617,7 +683,13 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht):
     db = new_empty((t, hv), dtype=torch.float32, device=dev)
     dg = new_empty((t, hv), dtype=torch.float32, device=dev)
     if ns > 0:
-        bc, warps, bv = launch_config("bwd_wy", n_programs=ns * hv, v=dv_)
+        cfg = launch_config("bwd_wy", n_programs=ns * hv, v=dv_)
+        bc, warps, bv = cfg[:3]
+        # a 4th entry sets num_stages (opt-in candidates); without it Triton's default, as before
+        extra = {"num_stages": cfg[3]} if len(cfg) > 3 else {}
+        wy_ops, half_lhs64 = wy_ops_flags(bc, warps)
+        if wy_ops:
+            extra.update(WY_OPS=wy_ops, HALF_LHS64=half_lhs64)
         torch.library.wrap_triton(_gated_delta_bwd_wy_kernel)[(ns, hv)](
             k,
             v,
@@ -645,6 +717,7 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht):
             DOT_PREC=prec,
             EXACT_EXP=exact,
             num_warps=warps,
+            **extra,
         )
     del hbuf, ainv, du, dgp
     grp = hv // h

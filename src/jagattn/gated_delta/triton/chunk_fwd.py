@@ -352,7 +352,10 @@ def _gated_delta_fwd_wu_kernel(
     o_t = tl.arange(0, BT)
     rows = (row0 + o_t).to(tl.int64)
     m_t = (row0 + o_t) < eos
-    b_a = tl.load(AINV + (rows[:, None] * HV + i_hv) * BT + o_t[None, :], mask=m_t[:, None], other=0.0)
+    # T may be kept by the forward in the input dtype (ops.SAVE_T="input"); a no-op cast for fp32
+    b_a = tl.load(AINV + (rows[:, None] * HV + i_hv) * BT + o_t[None, :], mask=m_t[:, None], other=0.0).to(
+        tl.float32
+    )
     b_beta = tl.load(BETA + rows * HV + i_hv, mask=m_t, other=0.0).to(tl.float32)
     o_c = tl.arange(0, BC)
     NK: tl.constexpr = (K + BC - 1) // BC
@@ -409,7 +412,10 @@ def _gated_delta_fwd_wu_loop_kernel(
     o_t = tl.arange(0, BT)
     rows = (row0 + o_t).to(tl.int64)
     m_t = (row0 + o_t) < eos
-    b_a = tl.load(AINV + (rows[:, None] * HV + i_hv) * BT + o_t[None, :], mask=m_t[:, None], other=0.0)
+    # T may be kept by the forward in the input dtype (ops.SAVE_T="input"); a no-op cast for fp32
+    b_a = tl.load(AINV + (rows[:, None] * HV + i_hv) * BT + o_t[None, :], mask=m_t[:, None], other=0.0).to(
+        tl.float32
+    )
     b_beta = tl.load(BETA + rows * HV + i_hv, mask=m_t, other=0.0).to(tl.float32)
     b_g = tl.load(GC + rows * HV + i_hv, mask=m_t, other=0.0)
     b_f = tl.where(m_t, b_beta * _exp(b_g, EXACT_EXP), 0.0)
@@ -594,15 +600,21 @@ def _gated_delta_fwd_o_kernel(
 # launchers
 
 
-def _prepare(k, v, g, beta, cu):
-    """``(gc [T, HV] fp32, T^-1 blocks [T, HV, BT] fp32, w [T, HV, K], u~ [T, HV, V])``."""
+def _prepare(k, v, g, beta, cu, saved=None):
+    """``(gc [T, HV] fp32, T^-1 blocks [T, HV, BT] fp32, w [T, HV, K], u~ [T, HV, V])``.
+
+    ``saved = (gc, T^-1)`` from an earlier call (the forward's, opt-in ``ops.SAVE_T``; T^-1 fp32 or
+    in the input dtype): ``kkt_solve`` is skipped and only W and U~ are computed from them."""
     t, h, dk = k.shape
     hv, dv = v.shape[1], v.shape[2]
     n = cu.shape[0] - 1
     ns = num_slots(t, n)
     dev = k.device
-    gc = new_empty((t, hv), dtype=torch.float32, device=dev)
-    ainv = new_empty((t, hv, BT), dtype=torch.float32, device=dev)
+    if saved is not None:
+        gc, ainv = saved
+    else:
+        gc = new_empty((t, hv), dtype=torch.float32, device=dev)
+        ainv = new_empty((t, hv, BT), dtype=torch.float32, device=dev)
     w = new_empty((t, hv, dk), dtype=inter_dtype(k.dtype), device=dev)
     u = new_empty((t, hv, dv), dtype=inter_dtype(k.dtype), device=dev)
     if ns > 0:
@@ -614,6 +626,7 @@ def _prepare(k, v, g, beta, cu):
             if KKT_VARIANT == "dot64"
             else _gated_delta_fwd_kkt_solve16_kernel
         )
+    if ns > 0 and saved is None:
         torch.library.wrap_triton(kkt)[(ns, hv)](
             k,
             g,
@@ -632,6 +645,7 @@ def _prepare(k, v, g, beta, cu):
             EXACT_EXP=exact,
             num_warps=warps,
         )
+    if ns > 0:
         bc = WU_BLOCK
         if WU_VARIANT == "loop":
             wu, grid = _gated_delta_fwd_wu_loop_kernel, (ns, hv)
@@ -714,16 +728,20 @@ def _state_pass(k, w, u, gc, initial_state, cu, *, store_final: bool, dhbuf=None
     return hbuf, vnew, final, gh
 
 
-def chunk_fwd(q, k, v, g, beta, initial_state, cu, scale: float):
+def chunk_fwd(q, k, v, g, beta, initial_state, cu, scale: float, keep_t: str | None = None):
     """Forward of the chunked gated delta rule on prepared inputs (l2norm already applied).
 
     Shapes: q, k ``[T, H, K]``; v ``[T, HV, V]``; g, beta ``[T, HV]``; initial_state
-    ``[N, HV, K, V]`` fp32 or None; cu ``[N+1]``. Returns ``(o [T, HV, V], final [N, HV, K, V] fp32)``.
+    ``[N, HV, K, V]`` fp32 or None; cu ``[N+1]``. Returns ``(o [T, HV, V], final [N, HV, K, V] fp32)``;
+    with ``keep_t`` ("fp32" or "input", opt-in ``ops.SAVE_T``) also ``(gc [T, HV] fp32, T^-1
+    [T, HV, BT])`` for the backward, T^-1 in fp32 or rounded to k's dtype.
     """
     t, h, dk = q.shape
     hv, dv = v.shape[1], v.shape[2]
     n = cu.shape[0] - 1
-    gc, _, w, u = _prepare(k, v, g, beta, cu)
+    gc, ainv, w, u = _prepare(k, v, g, beta, cu)
+    if keep_t == "input":
+        ainv = ainv.to(k.dtype)
     hbuf, vnew, final, _ = _state_pass(k, w, u, gc, initial_state, cu, store_final=True)
     o = new_empty((t, hv, dv), dtype=v.dtype, device=v.device)
     ns = num_slots(t, n)
@@ -751,4 +769,6 @@ def chunk_fwd(q, k, v, g, beta, initial_state, cu, scale: float):
             num_warps=warps,
             num_stages=stages,
         )
+    if keep_t is not None:
+        return o, final, gc, ainv
     return o, final

@@ -157,10 +157,30 @@ CANDIDATES = {
         (32, 8, 3, 64),
         (64, 8, 3, 64),
         (32, 4, 1, 32),
+        # opt-in for the next device round (never measured): one stage at the default tiles, fewer warps
+        # with one key block; no key block < 64 at 4 warps beyond the one above (the miscompile pattern)
+        (32, 8, 1, 128),
+        (32, 4, 1, 128),
+        (64, 4, 1, 128),
+        (64, 4, 1, 64),
     ],
-    # (BC: column tile, num_warps, BV: V tile of the dW recompute); first = default. H200 bwd totals,
-    # H16 8x4096 (ms): (32,4,32) 4.64, (32,4,64) 4.80, (64,8,32) 5.16, (64,8,64) 5.34
-    "bwd_wy": [(32, 4, 32), (32, 4, 64), (64, 8, 32), (64, 4, 64), (64, 8, 64), (32, 8, 32)],
+    # (BC: column tile, num_warps, BV: V tile of the dW recompute[, num_stages: Triton's default 3 when
+    # absent]); first = default. H200 bwd totals, H16 8x4096 (ms): (32,4,32) 4.64, (32,4,64) 4.80,
+    # (64,8,32) 5.16, (64,8,64) 5.34. The 4-entry ones are opt-in for the next device round (never
+    # measured): one or two stages (less shared memory per program: more programs per SM).
+    "bwd_wy": [
+        (32, 4, 32),
+        (32, 4, 64),
+        (64, 8, 32),
+        (64, 4, 64),
+        (64, 8, 64),
+        (32, 8, 32),
+        (32, 4, 32, 1),
+        (32, 4, 32, 2),
+        (64, 4, 64, 1),
+        (64, 8, 64, 1),
+        (16, 4, 16, 1),
+    ],
 }
 
 
