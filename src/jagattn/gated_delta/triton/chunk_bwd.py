@@ -438,6 +438,8 @@ def _gated_delta_bwd_wy_kernel(
             K_ + (rows[:, None] * H + i_h) * K + o_k[None, :], mask=m_t[:, None] & m_k[None, :], other=0.0
         )
         b_kk += tl.dot(b_k, tl.trans(b_k), input_precision=DOT_PREC)
+        if WY_OPS == 0:  # the default keeps the statement order that passed on the H200
+            b_keg = b_k.to(tl.float32) * b_eg[:, None]
         b_dw = _wy_dw(DU, HBUF, rows, m_t, i_hv, p_state, o_k, m_k, HV, V, BT, BC, BV, False, DOT_PREC)
         b_dwt = _wy_dw(DU, HBUF, rows, m_t, i_hv, p_state, o_k, m_k, HV, V, BT, BC, BV, True, DOT_PREC)
         if WY_OPS >= 1:
@@ -445,7 +447,6 @@ def _gated_delta_bwd_wy_kernel(
             b_d += tl.dot(b_dw.to(dt), tl.trans(b_k), input_precision=DOT_PREC) * b_eg[None, :]
             b_dt += tl.dot(b_k, b_dwt.to(dt), input_precision=DOT_PREC) * b_eg[:, None]
         else:
-            b_keg = b_k.to(tl.float32) * b_eg[:, None]
             b_d += tl.dot(b_dw, tl.trans(b_keg), input_precision=DOT_PREC)
             b_dt += tl.dot(b_keg, b_dwt, input_precision=DOT_PREC)
 
@@ -523,15 +524,22 @@ def _gated_delta_bwd_wy_kernel(
         b_dw = _wy_dw(DU, HBUF, rows, m_t, i_hv, p_state, o_k, m_k, HV, V, BT, BC, BV, False, DOT_PREC)
         if HALF_LHS64:
             b_tdw = tl.dot(tl.trans(b_a.to(dt)), b_dw.to(dt), input_precision=DOT_PREC)
-            b_mk = tl.dot(b_m.to(dt), b_kh, input_precision=DOT_PREC)
         else:
             b_tdw = tl.dot(tl.trans(b_a), b_dw, input_precision=DOT_PREC)
-            b_mk = tl.dot(b_m, b_k, input_precision=DOT_PREC)
         b_tdwk = tl.sum(b_tdw * b_k, 1)
         b_db += b_tdwk * b_eg
         b_dg += b_tdwk * b_f
         p_kv = (rows[:, None] * HV + i_hv) * K + o_k[None, :]
-        b_dk = tl.load(DK + p_kv, mask=m_tk, other=0.0) + b_tdw * b_f[:, None] + b_mk
+        # the default branch keeps the expression (and so the code) that passed on the H200
+        if HALF_LHS64:
+            b_mk = tl.dot(b_m.to(dt), b_kh, input_precision=DOT_PREC)
+            b_dk = tl.load(DK + p_kv, mask=m_tk, other=0.0) + b_tdw * b_f[:, None] + b_mk
+        else:
+            b_dk = (
+                tl.load(DK + p_kv, mask=m_tk, other=0.0)
+                + b_tdw * b_f[:, None]
+                + tl.dot(b_m, b_k, input_precision=DOT_PREC)
+            )
         tl.store(DK + p_kv, b_dk, mask=m_tk)
 
     # g_t enters every G_t' with t' >= t in the chunk
