@@ -406,10 +406,9 @@ def test_gpu_opcheck():
         32**-0.5,
         True,
     )
-    # the op itself (ops.gated_delta_fwd is a wrapper function when JAGATTN_GD_SAVE_T is set)
-    torch.library.opcheck(ops.gated_delta_fwd_op, args)
+    torch.library.opcheck(ops.gated_delta_fwd, args)
     no_state = args[:5] + (None,) + args[6:]
-    torch.library.opcheck(ops.gated_delta_fwd_op, no_state)
+    torch.library.opcheck(ops.gated_delta_fwd, no_state)
     bwd_args = (
         *(a.detach() if torch.is_tensor(a) else a for a in args[:7]),
         case["do"],
@@ -504,8 +503,7 @@ def force_variant(monkeypatch):
         wy_ops, cfg, save_t = VARIANTS[name]
         monkeypatch.setattr(chunk_bwd, "WY_OPS", wy_ops)
         monkeypatch.setattr(common, "CONFIG_OVERRIDE", dict(cfg))
-        if save_t:
-            monkeypatch.setattr(ops, "gated_delta_fwd", ops.forward_keeping_t(save_t))
+        monkeypatch.setattr(ops, "SAVE_T", save_t)
 
     return force
 
@@ -520,7 +518,7 @@ def test_triton_opt_in_variant_matches_reference(variant, dtype, force_variant, 
     check_against_reference(case, dtype)
 
 
-def test_triton_save_t_fp32_is_bitwise_default(force_variant, device):
+def test_triton_save_t_fp32_is_bitwise_default(force_variant, monkeypatch, device):
     # T kept in fp32 is the value the backward would recompute (same kernel, same inputs): every
     # output must equal the default path's bit for bit, and the keep-T op must really be in use
     from jagattn.gated_delta import ops
@@ -530,13 +528,13 @@ def test_triton_save_t_fp32_is_bitwise_default(force_variant, device):
     base = run_triton(case)
     calls = []
     force_variant("save-t-fp32")
-    inner = ops.gated_delta_fwd
+    inner = ops.gated_delta_fwd_keep_t
 
     def counting(*args):
         calls.append(1)
         return inner(*args)
 
-    ops.gated_delta_fwd = counting
+    monkeypatch.setattr(ops, "gated_delta_fwd_keep_t", counting)
     got = run_triton(case)
     assert calls == [1]
     for name in base:

@@ -99,7 +99,7 @@ class TritonBackend(Backend):
                 inputs.scale,
                 inputs.use_qk_l2norm,
             )
-        return ops.gated_delta_fwd(
+        return ops.chunked_fwd(
             inputs.q,
             inputs.k,
             inputs.v,

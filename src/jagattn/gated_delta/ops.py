@@ -12,9 +12,8 @@ the backward, which recomputes the chunk intermediates (smallest memory; see tri
 
 Opt-in (``JAGATTN_GD_SAVE_T=fp32|input``, for the next device measurement; off by default):
 ``jagattn::gated_delta_fwd_keep_t`` / ``_bwd_keep_t`` also return / take the chunk gate cumsum and the
-WY inverse T ``[T, HV, 64]`` (fp32 or the input dtype), so the backward skips ``kkt_solve``; with the
-variable set at import, ``gated_delta_fwd`` below becomes a function that calls that op (the plain op
-stays ``gated_delta_fwd_op``). Cost: ``T * HV * 64 * 4`` bytes (2 for "input") held from the forward
+WY inverse T ``[T, HV, 64]`` (fp32 or the input dtype), so the backward skips ``kkt_solve``;
+``chunked_fwd`` (what the backend calls) picks that op when the variable is set. Cost: ``T * HV * 64 * 4`` bytes (2 for "input") held from the forward
 to the backward, e.g. 134 MB (67 MB) on the 32768-token, 16-head rows, plus ``T * HV * 4`` for G.
 """
 
@@ -41,6 +40,29 @@ def _prep(q: torch.Tensor, k: torch.Tensor, use_qk_l2norm: bool) -> tuple[torch.
     return q, k
 
 
+def _contig(t: torch.Tensor | None) -> torch.Tensor | None:
+    return t.contiguous() if t is not None else None
+
+
+def _qk_grads(q, k, dq, dk, use_qk_l2norm: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    """dq, dk of the kernels (w.r.t. the normalised q/k when ``use_qk_l2norm``) -> w.r.t. q, k."""
+    if use_qk_l2norm:
+        return l2norm_bwd(q.contiguous(), dq), l2norm_bwd(k.contiguous(), dk)
+    return dq.to(q.dtype), dk.to(k.dtype)
+
+
+def _state_like(q: torch.Tensor, v: torch.Tensor, cu_seqlens: torch.Tensor) -> torch.Tensor:
+    """A fake ``[N, HV, K, V]`` fp32 state (final state, d_initial_state)."""
+    return v.new_empty((cu_seqlens.shape[0] - 1, v.shape[1], q.shape[2], v.shape[2]), dtype=torch.float32)
+
+
+def _do_or_zeros(do: torch.Tensor | None, q: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    # autograd passes None for an output gradient nobody asked for (only the final state is used)
+    if do is None:
+        return torch.zeros(q.shape[0], v.shape[1], v.shape[2], dtype=v.dtype, device=v.device)
+    return do
+
+
 @triton_op(qualname("gated_delta_fwd"), mutates_args=())
 def gated_delta_fwd(
     q: torch.Tensor,
@@ -55,7 +77,7 @@ def gated_delta_fwd(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """``(o [T, HV, V] q.dtype, final_state [N, HV, K, V] fp32)``; shapes as in the public API."""
     qn, kn = _prep(q, k, use_qk_l2norm)
-    h0 = initial_state.contiguous() if initial_state is not None else None
+    h0 = _contig(initial_state)
     return chunk_fwd(qn, kn, v.contiguous(), g.contiguous(), beta.contiguous(), h0, cu_seqlens, scale)
 
 
@@ -74,41 +96,37 @@ def gated_delta_bwd(
     use_qk_l2norm: bool,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """``(dq, dk, dv, dg, dbeta, d_initial_state)`` in the dtypes of their inputs (dh0 fp32)."""
+    return _bwd_scalar(q, k, v, g, beta, initial_state, cu_seqlens, do, dht, scale, use_qk_l2norm, None)
+
+
+def _bwd_scalar(q, k, v, g, beta, initial_state, cu_seqlens, do, dht, scale, use_qk_l2norm, saved):
+    """Body of ``gated_delta_bwd`` / ``gated_delta_bwd_keep_t`` (``saved``: the forward's G and T)."""
     qn, kn = _prep(q, k, use_qk_l2norm)
-    h0 = initial_state.contiguous() if initial_state is not None else None
-    dht = dht.contiguous() if dht is not None else None
     dq, dk, dv, dg, db, dh0 = chunk_bwd(
-        qn, kn, v.contiguous(), g.contiguous(), beta.contiguous(), h0, cu_seqlens, scale, do.contiguous(), dht
+        qn,
+        kn,
+        v.contiguous(),
+        g.contiguous(),
+        beta.contiguous(),
+        _contig(initial_state),
+        cu_seqlens,
+        scale,
+        do.contiguous(),
+        _contig(dht),
+        saved=saved,
     )
-    if use_qk_l2norm:
-        dq = l2norm_bwd(q.contiguous(), dq)
-        dk = l2norm_bwd(k.contiguous(), dk)
-    else:
-        dq = dq.to(q.dtype)
-        dk = dk.to(k.dtype)
+    dq, dk = _qk_grads(q, k, dq, dk, use_qk_l2norm)
     return dq, dk, dv, dg.to(g.dtype), db.to(beta.dtype), dh0
 
 
 @gated_delta_fwd.register_fake
 def _(q, k, v, g, beta, initial_state, cu_seqlens, scale, use_qk_l2norm):
-    n = cu_seqlens.shape[0] - 1
-    o = v.new_empty(v.shape)
-    final_state = v.new_empty((n, v.shape[1], q.shape[2], v.shape[2]), dtype=torch.float32)
-    return o, final_state
+    return v.new_empty(v.shape), _state_like(q, v, cu_seqlens)
 
 
 @gated_delta_bwd.register_fake
 def _(q, k, v, g, beta, initial_state, cu_seqlens, do, dht, scale, use_qk_l2norm):
-    n = cu_seqlens.shape[0] - 1
-    dh0 = v.new_empty((n, v.shape[1], q.shape[2], v.shape[2]), dtype=torch.float32)
-    return (
-        q.new_empty(q.shape),
-        k.new_empty(k.shape),
-        v.new_empty(v.shape),
-        g.new_empty(g.shape),
-        beta.new_empty(beta.shape),
-        dh0,
-    )
+    return (*(x.new_empty(x.shape) for x in (q, k, v, g, beta)), _state_like(q, v, cu_seqlens))
 
 
 def _setup_context(ctx, inputs, output) -> None:
@@ -121,10 +139,8 @@ def _setup_context(ctx, inputs, output) -> None:
 
 def _backward(ctx, do, dht):
     q, k, v, g, beta, initial_state, cu_seqlens = ctx.saved_tensors
-    if do is None:
-        do = torch.zeros(q.shape[0], v.shape[1], v.shape[2], dtype=v.dtype, device=v.device)
     dq, dk, dv, dg, db, dh0 = gated_delta_bwd(
-        q, k, v, g, beta, initial_state, cu_seqlens, do, dht, ctx.scale, ctx.use_qk_l2norm
+        q, k, v, g, beta, initial_state, cu_seqlens, _do_or_zeros(do, q, v), dht, ctx.scale, ctx.use_qk_l2norm
     )
     return dq, dk, dv, dg, db, (dh0 if ctx.has_initial_state else None), None, None, None
 
@@ -152,8 +168,8 @@ def gated_delta_fwd_recurrent(
         v.contiguous(),
         g.contiguous(),
         beta.contiguous(),
-        gk.contiguous() if gk is not None else None,
-        initial_state.contiguous() if initial_state is not None else None,
+        _contig(gk),
+        _contig(initial_state),
         cu_seqlens,
         scale,
         use_qk_l2norm,
@@ -162,8 +178,7 @@ def gated_delta_fwd_recurrent(
 
 @gated_delta_fwd_recurrent.register_fake
 def _(q, k, v, g, beta, gk, initial_state, cu_seqlens, scale, use_qk_l2norm):
-    n = cu_seqlens.shape[0] - 1
-    return v.new_empty(v.shape), v.new_empty((n, v.shape[1], q.shape[2], v.shape[2]), dtype=torch.float32)
+    return v.new_empty(v.shape), _state_like(q, v, cu_seqlens)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -185,7 +200,7 @@ def gated_delta_fwd_gk(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """``(o [T, HV, V] q.dtype, final_state [N, HV, K, V] fp32)`` with per-key gates ``gk [T, HV, K]``."""
     qn, kn = _prep(q, k, use_qk_l2norm)
-    h0 = initial_state.contiguous() if initial_state is not None else None
+    h0 = _contig(initial_state)
     return chunk_fwd_gk(
         qn, kn, v.contiguous(), g.contiguous(), gk.contiguous(), beta.contiguous(), h0, cu_seqlens, scale
     )
@@ -208,8 +223,6 @@ def gated_delta_bwd_gk(
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """``(dq, dk, dv, dg, dbeta, dgk, d_initial_state)`` in the dtypes of their inputs (dh0 fp32)."""
     qn, kn = _prep(q, k, use_qk_l2norm)
-    h0 = initial_state.contiguous() if initial_state is not None else None
-    dht = dht.contiguous() if dht is not None else None
     dq, dk, dv, dg, db, dgk, dh0 = chunk_bwd_gk(
         qn,
         kn,
@@ -217,42 +230,24 @@ def gated_delta_bwd_gk(
         g.contiguous(),
         gk.contiguous(),
         beta.contiguous(),
-        h0,
+        _contig(initial_state),
         cu_seqlens,
         scale,
         do.contiguous(),
-        dht,
+        _contig(dht),
     )
-    if use_qk_l2norm:
-        dq = l2norm_bwd(q.contiguous(), dq)
-        dk = l2norm_bwd(k.contiguous(), dk)
-    else:
-        dq = dq.to(q.dtype)
-        dk = dk.to(k.dtype)
+    dq, dk = _qk_grads(q, k, dq, dk, use_qk_l2norm)
     return dq, dk, dv, dg.to(g.dtype), db.to(beta.dtype), dgk.to(gk.dtype), dh0
 
 
 @gated_delta_fwd_gk.register_fake
 def _(q, k, v, g, beta, gk, initial_state, cu_seqlens, scale, use_qk_l2norm):
-    n = cu_seqlens.shape[0] - 1
-    o = v.new_empty(v.shape)
-    final_state = v.new_empty((n, v.shape[1], q.shape[2], v.shape[2]), dtype=torch.float32)
-    return o, final_state
+    return v.new_empty(v.shape), _state_like(q, v, cu_seqlens)
 
 
 @gated_delta_bwd_gk.register_fake
 def _(q, k, v, g, beta, gk, initial_state, cu_seqlens, do, dht, scale, use_qk_l2norm):
-    n = cu_seqlens.shape[0] - 1
-    dh0 = v.new_empty((n, v.shape[1], q.shape[2], v.shape[2]), dtype=torch.float32)
-    return (
-        q.new_empty(q.shape),
-        k.new_empty(k.shape),
-        v.new_empty(v.shape),
-        g.new_empty(g.shape),
-        beta.new_empty(beta.shape),
-        gk.new_empty(gk.shape),
-        dh0,
-    )
+    return (*(x.new_empty(x.shape) for x in (q, k, v, g, beta, gk)), _state_like(q, v, cu_seqlens))
 
 
 def _setup_context_gk(ctx, inputs, output) -> None:
@@ -265,10 +260,19 @@ def _setup_context_gk(ctx, inputs, output) -> None:
 
 def _backward_gk(ctx, do, dht):
     q, k, v, g, beta, gk, initial_state, cu_seqlens = ctx.saved_tensors
-    if do is None:
-        do = torch.zeros(q.shape[0], v.shape[1], v.shape[2], dtype=v.dtype, device=v.device)
     dq, dk, dv, dg, db, dgk, dh0 = gated_delta_bwd_gk(
-        q, k, v, g, beta, gk, initial_state, cu_seqlens, do, dht, ctx.scale, ctx.use_qk_l2norm
+        q,
+        k,
+        v,
+        g,
+        beta,
+        gk,
+        initial_state,
+        cu_seqlens,
+        _do_or_zeros(do, q, v),
+        dht,
+        ctx.scale,
+        ctx.use_qk_l2norm,
     )
     return dq, dk, dv, dg, db, dgk, (dh0 if ctx.has_initial_state else None), None, None, None
 
@@ -296,14 +300,13 @@ def gated_delta_fwd_keep_t(
     """``(o, final_state, gc [T, HV] fp32, T^-1 [T, HV, 64] fp32 or q.dtype)``; o and final_state as
     ``gated_delta_fwd`` (the same kernels: bitwise the same values)."""
     qn, kn = _prep(q, k, use_qk_l2norm)
-    h0 = initial_state.contiguous() if initial_state is not None else None
     return chunk_fwd(
         qn,
         kn,
         v.contiguous(),
         g.contiguous(),
         beta.contiguous(),
-        h0,
+        _contig(initial_state),
         cu_seqlens,
         scale,
         keep_t="input" if t_in_input_dtype else "fp32",
@@ -312,11 +315,10 @@ def gated_delta_fwd_keep_t(
 
 @gated_delta_fwd_keep_t.register_fake
 def _(q, k, v, g, beta, initial_state, cu_seqlens, scale, use_qk_l2norm, t_in_input_dtype):
-    n = cu_seqlens.shape[0] - 1
     t, hv = v.shape[0], v.shape[1]
     return (
         v.new_empty(v.shape),
-        v.new_empty((n, hv, q.shape[2], v.shape[2]), dtype=torch.float32),
+        _state_like(q, v, cu_seqlens),
         v.new_empty((t, hv), dtype=torch.float32),
         v.new_empty((t, hv, 64), dtype=q.dtype if t_in_input_dtype else torch.float32),
     )
@@ -339,43 +341,12 @@ def gated_delta_bwd_keep_t(
     use_qk_l2norm: bool,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """``gated_delta_bwd`` with the forward's ``gc`` and ``T^-1`` (no ``kkt_solve``)."""
-    qn, kn = _prep(q, k, use_qk_l2norm)
-    h0 = initial_state.contiguous() if initial_state is not None else None
-    dht = dht.contiguous() if dht is not None else None
-    dq, dk, dv, dg, db, dh0 = chunk_bwd(
-        qn,
-        kn,
-        v.contiguous(),
-        g.contiguous(),
-        beta.contiguous(),
-        h0,
-        cu_seqlens,
-        scale,
-        do.contiguous(),
-        dht,
-        saved=(gc, ainv),
-    )
-    if use_qk_l2norm:
-        dq = l2norm_bwd(q.contiguous(), dq)
-        dk = l2norm_bwd(k.contiguous(), dk)
-    else:
-        dq = dq.to(q.dtype)
-        dk = dk.to(k.dtype)
-    return dq, dk, dv, dg.to(g.dtype), db.to(beta.dtype), dh0
+    return _bwd_scalar(q, k, v, g, beta, initial_state, cu_seqlens, do, dht, scale, use_qk_l2norm, (gc, ainv))
 
 
 @gated_delta_bwd_keep_t.register_fake
 def _(q, k, v, g, beta, initial_state, cu_seqlens, gc, ainv, do, dht, scale, use_qk_l2norm):
-    n = cu_seqlens.shape[0] - 1
-    dh0 = v.new_empty((n, v.shape[1], q.shape[2], v.shape[2]), dtype=torch.float32)
-    return (
-        q.new_empty(q.shape),
-        k.new_empty(k.shape),
-        v.new_empty(v.shape),
-        g.new_empty(g.shape),
-        beta.new_empty(beta.shape),
-        dh0,
-    )
+    return (*(x.new_empty(x.shape) for x in (q, k, v, g, beta)), _state_like(q, v, cu_seqlens))
 
 
 def _setup_context_keep_t(ctx, inputs, output) -> None:
@@ -389,8 +360,7 @@ def _setup_context_keep_t(ctx, inputs, output) -> None:
 
 def _backward_keep_t(ctx, do, dht, _dgc, _dainv):
     q, k, v, g, beta, initial_state, cu_seqlens, gc, ainv = ctx.saved_tensors
-    if do is None:
-        do = torch.zeros(q.shape[0], v.shape[1], v.shape[2], dtype=v.dtype, device=v.device)
+    do = _do_or_zeros(do, q, v)
     dq, dk, dv, dg, db, dh0 = gated_delta_bwd_keep_t(
         q, k, v, g, beta, initial_state, cu_seqlens, gc, ainv, do, dht, ctx.scale, ctx.use_qk_l2norm
     )
@@ -400,26 +370,17 @@ def _backward_keep_t(ctx, do, dht, _dgc, _dainv):
 gated_delta_fwd_keep_t.register_autograd(_backward_keep_t, setup_context=_setup_context_keep_t)
 
 SAVE_T_CHOICES = ("", "fp32", "input")
-
-
-def forward_keeping_t(t_dtype: str):
-    """A drop-in for ``gated_delta_fwd`` (same arguments, ``(o, final_state)``) that keeps T for the
-    backward, in fp32 (``"fp32"``) or the input dtype (``"input"``)."""
-    if t_dtype not in SAVE_T_CHOICES[1:]:
-        raise ValueError(f"t_dtype must be 'fp32' or 'input', got {t_dtype!r}")
-
-    def gated_delta_fwd_via_keep_t(q, k, v, g, beta, initial_state, cu_seqlens, scale, use_qk_l2norm):
-        o, final_state, _, _ = gated_delta_fwd_keep_t(
-            q, k, v, g, beta, initial_state, cu_seqlens, scale, use_qk_l2norm, t_dtype == "input"
-        )
-        return o, final_state
-
-    return gated_delta_fwd_via_keep_t
-
-
-gated_delta_fwd_op = gated_delta_fwd
 SAVE_T = os.environ.get("JAGATTN_GD_SAVE_T", "")
 if SAVE_T not in SAVE_T_CHOICES:
     raise ValueError(f"JAGATTN_GD_SAVE_T must be one of {SAVE_T_CHOICES}, got {SAVE_T!r}")
-if SAVE_T:
-    gated_delta_fwd = forward_keeping_t(SAVE_T)  # noqa: F811 (opt-in rebinding, see the module docstring)
+
+
+def chunked_fwd(q, k, v, g, beta, initial_state, cu_seqlens, scale: float, use_qk_l2norm: bool):
+    """The chunked forward the backend runs: ``gated_delta_fwd``, or with ``SAVE_T`` set
+    (``JAGATTN_GD_SAVE_T``) ``gated_delta_fwd_keep_t``, whose T autograd keeps for the backward."""
+    if SAVE_T:
+        o, final_state, _, _ = gated_delta_fwd_keep_t(
+            q, k, v, g, beta, initial_state, cu_seqlens, scale, use_qk_l2norm, SAVE_T == "input"
+        )
+        return o, final_state
+    return gated_delta_fwd(q, k, v, g, beta, initial_state, cu_seqlens, scale, use_qk_l2norm)
