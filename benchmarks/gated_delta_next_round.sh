@@ -8,7 +8,8 @@
 #       on a 16-head 8 x 4096 batch, max difference to the default's outputs;
 #   (c) the same process: per-kernel CUDA time of the backward (H16 8 x 4096) and every BENCHMARKS.md
 #       row (fwd, bwd, peak), FLA 0.6.0 in the default's process; summary.txt has the ratios.
-# LIMIT (default 520) seconds in all; every step has its own `timeout`. Logs and JSON land in $OUT.
+# LIMIT (default 520) seconds in all; every step has its own `timeout`; SKIP_TESTS=1 leaves out (a).
+# Logs and JSON land in $OUT.
 # Run: JAGATTN_GIT_SHA=<sha> bash benchmarks/gated_delta_next_round.sh
 set -uo pipefail
 OUT=${OUT:-$PWD/.device-out}
@@ -28,10 +29,12 @@ unset JAGATTN_GD_WY_OPS JAGATTN_GD_CONFIG JAGATTN_GD_SAVE_T JAGATTN_GD_KKT
 } 2>&1 | tee "$OUT/env.txt"
 left() { echo $((LIMIT - SECONDS)); }
 
+if [ -z "${SKIP_TESTS:-}" ]; then
 echo "== (a) gpu tests of the variants ($(left) s left)" | tee -a "$OUT/log"
 timeout 150 python3 -m pytest tests/test_gated_delta_triton.py -m gpu -q -x -rA -p no:cacheprovider \
   -k "opt_in_variant or opcheck_keep_t" 2>&1 | tee "$OUT/pytest.log"
 echo "pytest rc=${PIPESTATUS[0]}" | tee -a "$OUT/log"
+fi
 
 # name | WY_OPS | CONFIG | SAVE_T ; the default first (its process also times FLA and saves the
 # reference outputs for the others)

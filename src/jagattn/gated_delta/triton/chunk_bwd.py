@@ -77,6 +77,7 @@ def _gated_delta_bwd_dv_local_kernel(
     DOT_PREC: tl.constexpr,
     EXACT_EXP: tl.constexpr,
 ):
+    scale = tl.cast(scale, tl.float32)  # Inductor passes Python floats as fp64 scalars
     i_s, row0, eos = _chunk_of_slot(CU, N, BT)
     if row0 >= eos:
         return
@@ -139,6 +140,7 @@ def _gated_delta_bwd_dhu_kernel(
     DOT_PREC: tl.constexpr,
     EXACT_EXP: tl.constexpr,
 ):
+    scale = tl.cast(scale, tl.float32)  # Inductor passes Python floats as fp64 scalars
     i_v = tl.program_id(0)
     i_nh = tl.program_id(1)
     i_n = i_nh // HV
@@ -233,6 +235,7 @@ def _gated_delta_bwd_dqkwg_kernel(
     DOT_PREC: tl.constexpr,
     EXACT_EXP: tl.constexpr,
 ):
+    scale = tl.cast(scale, tl.float32)  # Inductor passes Python floats as fp64 scalars
     i_s, row0, eos = _chunk_of_slot(CU, N, BT)
     if row0 >= eos:
         return
@@ -385,8 +388,8 @@ def _gated_delta_bwd_wy_kernel(
     BV: tl.constexpr,
     DOT_PREC: tl.constexpr,
     EXACT_EXP: tl.constexpr,
-    WY_OPS: tl.constexpr = 0,
-    HALF_LHS64: tl.constexpr = False,
+    WY_OPS: tl.constexpr,
+    HALF_LHS64: tl.constexpr,
 ):
     """Per chunk and value head, over ``[BT, BC]`` column tiles so that only ``[BT, BT]`` matrices stay
     live (the earlier whole-row version held five ``[BT, K]`` fp32 tiles: 255 registers, spills and
@@ -695,9 +698,10 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=
         bc, warps, bv = cfg[:3]
         # a 4th entry sets num_stages (opt-in candidates); without it Triton's default, as before
         extra = {"num_stages": cfg[3]} if len(cfg) > 3 else {}
+        # every constexpr is passed, defaults included: Inductor's wrap_triton needs the full
+        # argument list (a missing default made torch.compile fail on the H200)
         wy_ops, half_lhs64 = wy_ops_flags(bc, warps)
-        if wy_ops:
-            extra.update(WY_OPS=wy_ops, HALF_LHS64=half_lhs64)
+        extra.update(WY_OPS=wy_ops, HALF_LHS64=half_lhs64)
         torch.library.wrap_triton(_gated_delta_bwd_wy_kernel)[(ns, hv)](
             k,
             v,

@@ -555,6 +555,7 @@ def _gated_delta_fwd_o_kernel(
     DOT_PREC: tl.constexpr,
     EXACT_EXP: tl.constexpr,
 ):
+    scale = tl.cast(scale, tl.float32)  # Inductor passes Python floats as fp64 scalars
     i_s = tl.program_id(0)
     i_hv = tl.program_id(1)
     i_v = tl.program_id(2)

@@ -43,6 +43,7 @@ def _gated_delta_fwd_recurrent_kernel(
     HAS_GK: tl.constexpr,
     USE_INITIAL_STATE: tl.constexpr,
 ):
+    scale = tl.cast(scale, tl.float32)  # Inductor passes Python floats as fp64 scalars
     i_v = tl.program_id(0)
     i_nh = tl.program_id(1)
     i_n = i_nh // HV

@@ -25,7 +25,6 @@ import os
 import torch
 import triton
 import triton.language as tl
-from torch.library import wrap_triton
 
 SIZES = (16, 32, 64, 128)
 # Opt-in (``JAGATTN_HSTU_COMPACT=1``): on the H200 (Triton 3.6) the compact list was slower than the
@@ -121,7 +120,7 @@ def make_schedule(seq_offsets: torch.Tensor, max_seq_len: int) -> tuple[torch.Te
     table = torch.empty(table_len(max_seq_len), dtype=torch.int32, device=seq_offsets.device)
     block_i = 128
     grid = (len(SIZES), triton.cdiv(triton.cdiv(max_seq_len, SIZES[0]) + 1, block_i))
-    wrap_triton(_hstu_schedule_kernel)[grid](
+    torch.library.wrap_triton(_hstu_schedule_kernel)[grid](
         seq_offsets, table, batch, max_seq_len, BLOCK_I=block_i, BLOCK_B=64
     )
     return order, table
