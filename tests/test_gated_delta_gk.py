@@ -251,7 +251,8 @@ def test_public_api_gk_with_gradients_runs_chunked_triton(device):
 
 
 def test_gk_forward_dispatch_by_length(device):
-    # without gradients: short sequences (average <= 16) take the recurrent kernel, longer the chunked
+    # without gradients: short sequences (average <= RECURRENT_MAX_AVG_LEN_GK = 128 with gk) take the
+    # recurrent kernel, longer the chunked
     for lengths, recurrent in (([3, 9, 1], True), ([200], False)):
         case = make_case(
             lengths, 1, 1, 16, 16, dtype=torch.float32, with_init=False, l2=False, with_g=True, strong=False,

@@ -21,9 +21,15 @@ FAMILY = "gated_delta"
 
 
 # Without gradients, batches whose average sequence length is at most this run the fused recurrent
-# kernel (decoding, very short sequences); longer ones the chunked kernels (scalar g, or the per-key
-# gk kernels). Shapes only, no sync. The gk threshold is the scalar one, not measured for gk.
-RECURRENT_MAX_AVG_LEN = 16
+# kernel (decoding, very short sequences); longer ones the chunked kernels. Shapes only, no sync.
+# Measured on an H200 (Triton 3.6, bf16, H=HV=16, K=V=128, with initial and final state,
+# benchmarks/gated_delta_probe.py, session 4), recurrent / chunked forward in ms:
+#   scalar g, 64 seqs:   len 8: 0.149 / 0.208   len 16: 0.267 / 0.220
+#   scalar g, 2048 seqs: len 8: 3.95 / 4.67     len 16: 7.42 / 4.90
+#   per-key gk, 64 seqs: len 64: 1.16 / 1.51    len 128: 2.30 / 2.89 (2048 seqs, len 64: 35.6 / 48.4)
+# The gk chunked kernels are untuned (about 10x the scalar ones), so the recurrent one wins longer.
+RECURRENT_MAX_AVG_LEN = 8
+RECURRENT_MAX_AVG_LEN_GK = 128
 
 
 class TritonBackend(Backend):
@@ -67,7 +73,8 @@ class TritonBackend(Backend):
             # Symbolic shapes (torch.export / compile with dynamic dims): this speed-only choice
             # would become a guard excluding valid batches; the chunked kernels run every batch.
             return False
-        return inputs.total_tokens <= RECURRENT_MAX_AVG_LEN * max(inputs.num_seqs, 1)
+        limit = RECURRENT_MAX_AVG_LEN_GK if inputs.has_gk else RECURRENT_MAX_AVG_LEN
+        return inputs.total_tokens <= limit * max(inputs.num_seqs, 1)
 
     def __call__(self, inputs: GatedDeltaInputs):
         from . import ops
