@@ -6,13 +6,13 @@ uninitialised, so a kernel that forgets to write an element is caught by the com
 
 from __future__ import annotations
 
-import os
-
 import torch
+
+from .env import env_flag
 
 
 def poison_enabled() -> bool:
-    return os.environ.get("JAGATTN_POISON", "0") not in ("", "0")
+    return env_flag("JAGATTN_POISON", False)
 
 
 def new_empty(shape, *, dtype: torch.dtype, device: torch.device) -> torch.Tensor:

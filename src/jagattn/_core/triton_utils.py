@@ -12,6 +12,8 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from .env import env_flag
+
 
 def interpreter_enabled() -> bool:
     return os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
@@ -68,11 +70,9 @@ def autotune_enabled(family: str, default: bool = True) -> bool:
     ``JAGATTN_AUTOTUNE``; ``0`` pins every kernel to its first config (GPU test runs use it to
     spend device time on checks rather than tuning). Callers read it once at import so that no
     environment read happens while torch.compile traces a launcher."""
-    for var in (f"JAGATTN_{family.upper()}_AUTOTUNE", "JAGATTN_AUTOTUNE"):
-        value = os.environ.get(var, "").strip()
-        if value:
-            return value != "0"
-    return default
+    # both are read (and validated) even when the family's variable decides
+    flags = [env_flag(var, None) for var in (f"JAGATTN_{family.upper()}_AUTOTUNE", "JAGATTN_AUTOTUNE")]
+    return next((flag for flag in flags if flag is not None), default)
 
 
 def configs(gpu: Sequence[Any], interpreter: Any) -> list[Any]:

@@ -10,11 +10,12 @@ GPU kernels still never read or write out of bounds (they clamp to the real leng
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 import torch
+
+from .env import env_flag
 
 INT32_MAX = 2**31 - 1
 FLOAT_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
@@ -31,7 +32,7 @@ def value_checks_enabled(t: torch.Tensor) -> bool:
         return False
     if t.device.type == "cpu":
         return True
-    return os.environ.get("JAGATTN_CHECK_INPUTS", "0") not in ("", "0")
+    return env_flag("JAGATTN_CHECK_INPUTS", False)
 
 
 def _is_tracing(t: torch.Tensor) -> bool:

@@ -14,12 +14,11 @@ sees the kernels under ``torch.compile``. No ``from __future__ import annotation
 op schemas are inferred from the annotations.
 """
 
-import os
-
 import torch
 from torch.library import triton_op
 
 from .._core.alloc import new_empty
+from .._core.env import env_flag
 from .._core.library import qualname
 from .triton.bwd import _launch_bwd
 from .triton.fwd import _launch
@@ -30,7 +29,7 @@ from .triton.fwd import _launch
 # atomic path its backward was faster by 2.5% (B256) and 0.8% (B128), slower by 0.1% (B64) and 4.6%
 # (recsys), and 4.4% faster on the C=6 W=256 row with autotuning (15% slower there with the no-window
 # first configs, hence the window-ordered config lists in triton/fwd.py and triton/bwd.py).
-ATOMIC_DQ_DEFAULT = os.environ.get("JAGATTN_HSTU_ATOMIC_DQ", "0") == "1"
+ATOMIC_DQ_DEFAULT = env_flag("JAGATTN_HSTU_ATOMIC_DQ", False)
 
 
 def _out_shape_fwd(q: torch.Tensor, v: torch.Tensor) -> tuple[int, int, int]:

@@ -30,13 +30,12 @@ gradients are exact zeros.
 
 from __future__ import annotations
 
-import os
-
 import torch
 import triton
 import triton.language as tl
 
 from ..._core.alloc import new_empty
+from ..._core.env import env_choice, env_flag, env_positive_int
 from ..._core.triton_utils import configs
 from .common import (
     SMEM_LIMIT,
@@ -685,8 +684,7 @@ def dq_mode(deterministic: bool) -> str:
     """
     if deterministic:
         return "kernel"
-    mode = os.environ.get("JAGATTN_ATTN_DQ", "kernel").strip().lower()
-    return mode if mode in ("kernel", "atomic") else "kernel"
+    return env_choice("JAGATTN_ATTN_DQ", ("kernel", "atomic"), "kernel")
 
 
 def dq_chunk_kv_heads(hq: int, hkv: int, q_itemsize: int) -> int:
@@ -694,10 +692,8 @@ def dq_chunk_kv_heads(hq: int, hkv: int, q_itemsize: int) -> int:
     within ``DQ_ACC_FRACTION`` of dQ's own bytes (at least one kv head). ``JAGATTN_ATTN_DQ_HEADS``
     (query heads per chunk, for measurements) overrides it."""
     group = hq // hkv
-    env = os.environ.get("JAGATTN_ATTN_DQ_HEADS", "").strip()
-    if env.isdigit() and int(env) > 0:
-        q_heads = int(env)
-    else:
+    q_heads = env_positive_int("JAGATTN_ATTN_DQ_HEADS", None)
+    if q_heads is None:
         q_heads = int(hq * DQ_ACC_FRACTION * q_itemsize / 4)
     return max(1, min(hkv, q_heads // group))
 
@@ -720,9 +716,9 @@ def dkdv_schedule(tk, batch, group, window_left: int) -> tuple[int, bool]:
         keys = min(keys, window_left + 1)
     long_keys = int(keys >= LONG_KEYS_MIN)
     head_major = concrete and group > 1 and not long_keys
-    env = os.environ.get("JAGATTN_ATTN_HEAD_MAJOR", "").strip()
-    if env in ("0", "1"):
-        head_major = env == "1"
+    env = env_flag("JAGATTN_ATTN_HEAD_MAJOR", None)
+    if env is not None:
+        head_major = env
     # the slot count of the smallest key block (the interpreter's 32) must fit grid axis 1
     return long_keys, head_major and isinstance(tk, int) and num_slots(tk, batch, 32) <= 65535
 

@@ -22,13 +22,12 @@ both orientations are computed twice rather than transposed.
 
 from __future__ import annotations
 
-import os
-
 import torch
 import triton
 import triton.language as tl
 
 from ..._core.alloc import new_empty
+from ..._core.env import env_choice
 from .chunk_fwd import _prepare, _state_pass
 from .common import (
     BT,
@@ -557,11 +556,9 @@ def _gated_delta_bwd_wy_kernel(
 
 # Opt-in operand precision of the WY backward (see ``_gated_delta_bwd_wy_kernel``), for the device
 # measurement of the next round: "f32" (default: fp32 operands, tf32 for bf16 inputs), "kv" (the D
-# dots in the input dtype), "all" (also T and dT). Read at every call, so tests can set it.
+# dots in the input dtype), "all" (also T and dT). Read at import; tests set the attribute.
 WY_OPS_LEVELS = {"f32": 0, "kv": 1, "all": 2}
-WY_OPS = os.environ.get("JAGATTN_GD_WY_OPS", "f32")
-if WY_OPS not in WY_OPS_LEVELS:
-    raise ValueError(f"JAGATTN_GD_WY_OPS must be one of {sorted(WY_OPS_LEVELS)}, got {WY_OPS!r}")
+WY_OPS = env_choice("JAGATTN_GD_WY_OPS", tuple(WY_OPS_LEVELS), "f32")
 
 
 def wy_ops_flags(bc: int, warps: int) -> tuple[int, bool]:

@@ -18,13 +18,12 @@ state are fp32. Launch configs: ``common.launch_config``.
 
 from __future__ import annotations
 
-import os
-
 import torch
 import triton
 import triton.language as tl
 
 from ..._core.alloc import new_empty
+from ..._core.env import env_choice
 from .common import (
     BT,
     _c,
@@ -678,9 +677,9 @@ def _prepare(k, v, g, beta, cu, saved=None):
 WU_BLOCK = 64  # column tile of the w/u kernel
 # how A is built: "dot64" (one 64x64 dot, 16x16 blocks read back through memory) or "blocks16"
 # (16-row dots in registers); an environment switch so the device check can run both
-KKT_VARIANT = os.environ.get("JAGATTN_GD_KKT", "blocks16")
+KKT_VARIANT = env_choice("JAGATTN_GD_KKT", ("blocks16", "dot64"), "blocks16")
 # w/u: "loop" (T loaded once per chunk and head, column tiles in a loop) or "tiles" (a program per tile)
-WU_VARIANT = os.environ.get("JAGATTN_GD_WU", "loop")
+WU_VARIANT = env_choice("JAGATTN_GD_WU", ("loop", "tiles"), "loop")
 
 
 def _state_pass(k, w, u, gc, initial_state, cu, *, store_final: bool, dhbuf=None):

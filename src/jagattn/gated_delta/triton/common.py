@@ -124,12 +124,9 @@ def _dot_f32_lhs(a, b, DOT_PREC: tl.constexpr):
 # not by triton.autotune: the best V split depends on how many (sequence, head) programs run, which
 # an autotune key of constexpr shapes cannot see. ``CONFIG_OVERRIDE`` (kernel name -> config) is
 # for benchmarks and the config sweep (benchmarks/gated_delta_config_sweep.py); the environment
-# variable ``JAGATTN_GD_CONFIG="kernel=a,b,c;..."`` fills it at import (device checks).
+# variable ``JAGATTN_GD_CONFIG="kernel=a,b,c;..."`` fills it at import (device checks; parsed after
+# ``CANDIDATES``, which give the kernel names and config lengths it accepts).
 CONFIG_OVERRIDE: dict = {}
-for _item in os.environ.get("JAGATTN_GD_CONFIG", "").split(";"):
-    if "=" in _item:
-        _name, _cfg = _item.split("=", 1)
-        CONFIG_OVERRIDE[_name.strip()] = tuple(int(x) for x in _cfg.split(","))
 
 # Candidate configs per kernel: the sweep checks each gives the default's result (bitwise where the
 # arithmetic does not depend on the config, to rounding where it does).
@@ -182,6 +179,34 @@ CANDIDATES = {
         (16, 4, 16, 1),
     ],
 }
+
+
+def parse_config_override(text: str) -> dict[str, tuple[int, ...]]:
+    """``JAGATTN_GD_CONFIG`` (``"kernel=a,b,c;..."``, empty items skipped) as kernel -> config. A
+    ValueError naming the variable for an item without ``=``, a kernel not in ``CANDIDATES``, a value
+    that is not an integer or a config whose length no candidate of that kernel has."""
+    out: dict[str, tuple[int, ...]] = {}
+    for item in filter(str.strip, text.split(";")):
+        name, sep, cfg = (part.strip() for part in item.partition("="))
+        if not sep or name not in CANDIDATES:
+            raise ValueError(
+                f"JAGATTN_GD_CONFIG items must be kernel=a,b,... with kernel one of "
+                f"{', '.join(CANDIDATES)} (got {item.strip()!r})"
+            )
+        lengths = sorted({len(c) for c in CANDIDATES[name]})
+        try:
+            values = tuple(int(x) for x in cfg.split(","))
+        except ValueError:
+            values = ()  # not integers: reported with the lengths below
+        if len(values) not in lengths:
+            raise ValueError(
+                f"JAGATTN_GD_CONFIG: {name} takes {' or '.join(map(str, lengths))} integers (got {item.strip()!r})"
+            )
+        out[name] = values
+    return out
+
+
+CONFIG_OVERRIDE.update(parse_config_override(os.environ.get("JAGATTN_GD_CONFIG", "")))
 
 
 @functools.cache

@@ -17,13 +17,12 @@ Dtypes: fp16/bf16 with fp32 accumulation; fp32 inputs run with ``input_precision
 
 from __future__ import annotations
 
-import os
-
 import torch
 import triton
 import triton.language as tl
 from torch.library import wrap_triton
 
+from ..._core.env import env_flag
 from ..._core.triton_utils import autotune_enabled, configs, interpreter_enabled, next_power_of_2
 from .mask import _first_pos_id_ge, _ids, _phases, _silu_a, _silu_a_bf16x2, _silu_a_ds, _visible
 from .schedule import _find, make_schedule, use_compact
@@ -474,9 +473,7 @@ _dq_large = triton.autotune(configs=tuning_configs(_DQ_LARGE_D, _INTERPRETER), k
 def fast_sigmoid(dtype: torch.dtype) -> bool:
     """tanh.approx sigmoid for bf16 on a GPU (see ``mask._sigmoid``); ``JAGATTN_HSTU_FAST_SIGMOID=0`` disables it."""
     return (
-        dtype == torch.bfloat16
-        and not interpreter_enabled()
-        and os.environ.get("JAGATTN_HSTU_FAST_SIGMOID", "1") != "0"
+        dtype == torch.bfloat16 and not interpreter_enabled() and env_flag("JAGATTN_HSTU_FAST_SIGMOID", True)
     )
 
 
@@ -484,7 +481,7 @@ def packed_silu(dtype: torch.dtype) -> bool:
     """Forward scores in packed bf16x2 (``tanh.approx.bf16x2`` + ``fma.rn.bf16x2``, two scores per
     instruction) for bf16 on a GPU; ``JAGATTN_HSTU_PACKED=0`` (or ``JAGATTN_HSTU_FAST_SIGMOID=0``)
     disables it."""
-    return fast_sigmoid(dtype) and os.environ.get("JAGATTN_HSTU_PACKED", "1") != "0"
+    return fast_sigmoid(dtype) and env_flag("JAGATTN_HSTU_PACKED", True)
 
 
 def precision_of(dtype: torch.dtype) -> str:

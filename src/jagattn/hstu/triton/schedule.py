@@ -20,17 +20,17 @@ sequence ``order[g - E[i]]``. Every kernel that reads the tables computes the se
 
 from __future__ import annotations
 
-import os
-
 import torch
 import triton
 import triton.language as tl
+
+from ..._core.env import env_flag
 
 SIZES = (16, 32, 64, 128)
 # Opt-in (``JAGATTN_HSTU_COMPACT=1``): on the H200 (Triton 3.6) the compact list was slower than the
 # dense grid on the recsys row (B=128 N=2048, L=49854: forward 0.194 vs 0.170 ms, forward+backward with
 # atomic dQ 1.255 vs 0.869 ms), so the dense grid stays the default.
-ENABLED = os.environ.get("JAGATTN_HSTU_COMPACT", "0") == "1"
+ENABLED = env_flag("JAGATTN_HSTU_COMPACT", False)
 
 
 def use_compact(total_rows: int, batch: int, max_seq_len: int) -> bool:

@@ -1,0 +1,289 @@
+"""Opt-in environment switches fail loudly: a value that is set but not understood raises a
+ValueError naming the variable, the allowed values and the value; unset (or empty) gives the
+documented default and every valid value keeps its meaning.
+
+Per-call switches are tested through the function that reads them. Import-time ones are read into
+module attributes once; their reading statements are re-run here from the module's own source
+(``_import_read``) in a copy of the module's namespace, so no module is reloaded and no op is
+registered twice. The hstu launcher modules are not imported at all (their statements and
+functions run from the source file): they bind ``torch.library.wrap_triton`` at import, and
+tests/test_launch_args.py only sees their launches when it is the first to import them."""
+
+from __future__ import annotations
+
+import ast
+import os
+from pathlib import Path
+
+import pytest
+import torch
+
+import jagattn
+from jagattn._core import alloc, triton_utils, varlen
+from jagattn._core.env import env_choice, env_flag, env_positive_int
+from jagattn.attention.triton import bwd as attn_bwd
+from jagattn.gated_delta import ops as gd_ops
+from jagattn.gated_delta.triton import chunk_bwd, chunk_fwd, common
+
+VAR = "JAGATTN_TEST_SWITCH"
+PKG = Path(jagattn.__file__).parent
+
+
+def _mentions(node: ast.AST, var: str) -> bool:
+    return any(
+        isinstance(n, ast.Constant) and isinstance(n.value, str) and var in n.value for n in ast.walk(node)
+    )
+
+
+def _run_source(path: Path, keep, namespace: dict) -> dict:
+    """Run the top-level statements of the file ``path`` that ``keep`` selects in ``namespace``."""
+    stmts = [s for s in ast.parse(path.read_text()).body if keep(s)]
+    assert stmts, f"nothing selected in {path}"
+    exec(compile(ast.Module(body=stmts, type_ignores=[]), str(path), "exec"), namespace)
+    return namespace
+
+
+def _import_read(module, var: str, **namespace) -> dict:
+    """Re-run the top-level statements of ``module`` that read ``var`` (definitions and docstrings
+    excluded) in a copy of its namespace updated with ``namespace``; the resulting namespace. A
+    string names a file under the package that is not imported: only ``os`` and the env helpers
+    are defined for its statements."""
+    if isinstance(module, str):
+        path, base = PKG / module, {"os": os, "env_choice": env_choice, "env_flag": env_flag}
+    else:
+        path, base = Path(module.__file__), vars(module)
+
+    def reads(s: ast.stmt) -> bool:
+        if isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant):
+            return False
+        return isinstance(s, (ast.Assign, ast.AnnAssign, ast.If, ast.Expr)) and _mentions(s, var)
+
+    return _run_source(path, reads, {**base, **namespace})
+
+
+def _hstu_gate_fns():
+    """``fast_sigmoid`` and ``packed_silu`` of hstu/triton/fwd.py, defined from its source as on a
+    GPU (``interpreter_enabled`` is False; nothing is launched)."""
+    names = ("fast_sigmoid", "packed_silu")
+    ns = {"torch": torch, "os": os, "env_flag": env_flag, "interpreter_enabled": lambda: False}
+    ns = _run_source(
+        PKG / "hstu/triton/fwd.py", lambda s: isinstance(s, ast.FunctionDef) and s.name in names, ns
+    )
+    return (ns[n] for n in names)
+
+
+# --- the helpers ------------------------------------------------------------------------------
+
+
+def test_env_choice(monkeypatch):
+    monkeypatch.delenv(VAR, raising=False)
+    assert env_choice(VAR, ("kernel", "atomic"), "kernel") == "kernel"
+    assert env_choice(VAR, ("a", "b"), None) is None
+    for unset in ("", "  "):
+        monkeypatch.setenv(VAR, unset)
+        assert env_choice(VAR, ("kernel", "atomic"), "kernel") == "kernel"
+    for value, want in (("atomic", "atomic"), (" Atomic ", "atomic"), ("KERNEL", "kernel")):
+        monkeypatch.setenv(VAR, value)
+        assert env_choice(VAR, ("kernel", "atomic"), "kernel") == want
+    monkeypatch.setenv(VAR, "atomc")
+    with pytest.raises(ValueError, match=rf"^{VAR} must be one of kernel, atomic \(got 'atomc'\)$"):
+        env_choice(VAR, ("kernel", "atomic"), "kernel")
+    monkeypatch.setenv(VAR, "x")  # an empty choice (meaning "unset") is not listed
+    with pytest.raises(ValueError, match=rf"^{VAR} must be one of fp32, input \(got 'x'\)$"):
+        env_choice(VAR, ("", "fp32", "input"), "")
+
+
+def test_env_flag(monkeypatch):
+    monkeypatch.delenv(VAR, raising=False)
+    assert env_flag(VAR, False) is False
+    assert env_flag(VAR, True) is True
+    assert env_flag(VAR, None) is None
+    for value, want in (("0", False), ("1", True), (" 1\n", True), ("", True)):
+        monkeypatch.setenv(VAR, value)
+        assert env_flag(VAR, True) is want
+    # words are refused: before validation "false"/"off" turned some switches on (!= "0")
+    for bad in ("yes", "true", "false", "off", "2", "01", "-1"):
+        monkeypatch.setenv(VAR, bad)
+        with pytest.raises(ValueError, match=rf"^{VAR} must be one of 0, 1 \(got '{bad}'\)$"):
+            env_flag(VAR, False)
+
+
+def test_env_positive_int(monkeypatch):
+    monkeypatch.delenv(VAR, raising=False)
+    assert env_positive_int(VAR, None) is None
+    monkeypatch.setenv(VAR, " 12 ")
+    assert env_positive_int(VAR, None) == 12
+    for bad in ("0", "-3", "abc", "1.5", "²"):
+        monkeypatch.setenv(VAR, bad)
+        with pytest.raises(ValueError, match=rf"^{VAR} must be a positive integer \(got '{bad}'\)$"):
+            env_positive_int(VAR, None)
+
+
+# --- per-call switches, through the functions that read them ----------------------------------
+
+
+def test_attn_dq_mode(monkeypatch):
+    var = "JAGATTN_ATTN_DQ"
+    monkeypatch.delenv(var, raising=False)
+    assert attn_bwd.dq_mode(False) == "kernel"
+    for value, want in (("atomic", "atomic"), ("kernel", "kernel"), (" ATOMIC ", "atomic")):
+        monkeypatch.setenv(var, value)
+        assert attn_bwd.dq_mode(False) == want
+        assert attn_bwd.dq_mode(True) == "kernel"
+    monkeypatch.setenv(var, "atomc")
+    with pytest.raises(ValueError, match=r"JAGATTN_ATTN_DQ must be one of kernel, atomic \(got 'atomc'\)"):
+        attn_bwd.dq_mode(False)
+
+
+def test_attn_dq_heads(monkeypatch):
+    var = "JAGATTN_ATTN_DQ_HEADS"
+    monkeypatch.delenv(var, raising=False)
+    # 16 query heads, 4 kv heads (group 4), bf16: the fp32 buffer may hold 4 query heads = 1 kv head
+    assert attn_bwd.dq_chunk_kv_heads(16, 4, 2) == 1
+    assert attn_bwd.dq_chunk_kv_heads(16, 4, 4) == 2
+    monkeypatch.setenv(var, "8")
+    assert attn_bwd.dq_chunk_kv_heads(16, 4, 2) == 2
+    monkeypatch.setenv(var, "64")
+    assert attn_bwd.dq_chunk_kv_heads(16, 4, 2) == 4
+    for bad in ("0", "eight", "-8"):
+        monkeypatch.setenv(var, bad)
+        with pytest.raises(
+            ValueError, match=rf"JAGATTN_ATTN_DQ_HEADS must be a positive integer \(got '{bad}'\)"
+        ):
+            attn_bwd.dq_chunk_kv_heads(16, 4, 2)
+
+
+def test_attn_head_major(monkeypatch):
+    var = "JAGATTN_ATTN_HEAD_MAJOR"
+    monkeypatch.delenv(var, raising=False)
+    assert attn_bwd.dkdv_schedule(32768, 16, 4, -1) == (0, True)  # GQA, mean 2048: head-major
+    assert attn_bwd.dkdv_schedule(32768, 16, 1, -1) == (0, False)
+    monkeypatch.setenv(var, "0")
+    assert attn_bwd.dkdv_schedule(32768, 16, 4, -1) == (0, False)
+    monkeypatch.setenv(var, "1")
+    assert attn_bwd.dkdv_schedule(32768, 16, 1, -1) == (0, True)
+    monkeypatch.setenv(var, "yes")
+    with pytest.raises(ValueError, match=r"JAGATTN_ATTN_HEAD_MAJOR must be one of 0, 1 \(got 'yes'\)"):
+        attn_bwd.dkdv_schedule(32768, 16, 4, -1)
+
+
+@pytest.mark.parametrize("var", ["JAGATTN_HSTU_FAST_SIGMOID", "JAGATTN_HSTU_PACKED"])
+def test_hstu_fast_sigmoid_and_packed(monkeypatch, var):
+    fast_sigmoid, packed_silu = _hstu_gate_fns()  # both read the variables for bf16 on a GPU only
+    for v in ("JAGATTN_HSTU_FAST_SIGMOID", "JAGATTN_HSTU_PACKED"):
+        monkeypatch.delenv(v, raising=False)
+    assert fast_sigmoid(torch.bfloat16) and packed_silu(torch.bfloat16)
+    assert not packed_silu(torch.float16)
+    monkeypatch.setenv(var, "1")
+    assert packed_silu(torch.bfloat16)
+    monkeypatch.setenv(var, "0")
+    assert not packed_silu(torch.bfloat16)
+    assert fast_sigmoid(torch.bfloat16) == (var == "JAGATTN_HSTU_PACKED")
+    monkeypatch.setenv(var, "off")
+    with pytest.raises(ValueError, match=rf"{var} must be one of 0, 1 \(got 'off'\)"):
+        packed_silu(torch.bfloat16)
+
+
+def test_poison(monkeypatch):
+    var = "JAGATTN_POISON"
+    monkeypatch.delenv(var, raising=False)
+    assert alloc.poison_enabled() is False
+    monkeypatch.setenv(var, "1")
+    assert alloc.poison_enabled() is True
+    monkeypatch.setenv(var, "0")
+    assert alloc.poison_enabled() is False
+    monkeypatch.setenv(var, "nan")
+    with pytest.raises(ValueError, match=r"JAGATTN_POISON must be one of 0, 1 \(got 'nan'\)"):
+        alloc.new_empty((2,), dtype=torch.float32, device="cpu")
+
+
+def test_check_inputs(monkeypatch):
+    var = "JAGATTN_CHECK_INPUTS"
+    # read for GPU tensors only: a meta tensor stands in for one (and is not counted as tracing)
+    monkeypatch.setattr(varlen, "_is_tracing", lambda t: False)
+    meta = torch.zeros(3, dtype=torch.int32, device="meta")
+    monkeypatch.delenv(var, raising=False)
+    assert varlen.value_checks_enabled(meta) is False
+    monkeypatch.setenv(var, "1")
+    assert varlen.value_checks_enabled(meta) is True
+    monkeypatch.setenv(var, "true")
+    with pytest.raises(ValueError, match=r"JAGATTN_CHECK_INPUTS must be one of 0, 1 \(got 'true'\)"):
+        varlen.value_checks_enabled(meta)
+
+
+def test_autotune(monkeypatch):
+    fam, glob = "JAGATTN_FAMX_AUTOTUNE", "JAGATTN_AUTOTUNE"
+    monkeypatch.delenv(fam, raising=False)
+    monkeypatch.delenv(glob, raising=False)
+    assert triton_utils.autotune_enabled("famx") is True
+    assert triton_utils.autotune_enabled("famx", default=False) is False
+    monkeypatch.setenv(glob, "0")
+    assert triton_utils.autotune_enabled("famx") is False
+    monkeypatch.setenv(fam, "1")  # the family's variable wins
+    assert triton_utils.autotune_enabled("famx") is True
+    monkeypatch.setenv(glob, "no")  # ... but a bad global value is still refused
+    with pytest.raises(ValueError, match=r"JAGATTN_AUTOTUNE must be one of 0, 1 \(got 'no'\)"):
+        triton_utils.autotune_enabled("famx")
+    monkeypatch.delenv(glob)
+    monkeypatch.setenv(fam, "false")
+    with pytest.raises(ValueError, match=r"JAGATTN_FAMX_AUTOTUNE must be one of 0, 1 \(got 'false'\)"):
+        triton_utils.autotune_enabled("famx")
+
+
+# --- import-time switches: the module's own reading statements --------------------------------
+
+IMPORT_TIME = [
+    # module, variable, attribute, default, a valid value and its reading, a bad value, allowed values
+    ("hstu/ops.py", "JAGATTN_HSTU_ATOMIC_DQ", "ATOMIC_DQ_DEFAULT", False, ("1", True), "yes", "0, 1"),
+    ("hstu/triton/schedule.py", "JAGATTN_HSTU_COMPACT", "ENABLED", False, ("1", True), "on", "0, 1"),
+    (chunk_fwd, "JAGATTN_GD_KKT", "KKT_VARIANT", "blocks16", ("dot64", "dot64"), "dot32", "blocks16, dot64"),
+    (chunk_fwd, "JAGATTN_GD_WU", "WU_VARIANT", "loop", ("tiles", "tiles"), "tile", "loop, tiles"),
+    (chunk_bwd, "JAGATTN_GD_WY_OPS", "WY_OPS", "f32", ("kv", "kv"), "bf16", "f32, kv, all"),
+    (gd_ops, "JAGATTN_GD_SAVE_T", "SAVE_T", "", ("input", "input"), "fp16", None),
+]
+
+
+@pytest.mark.parametrize(
+    "module, var, attr, default, valid, bad, allowed", IMPORT_TIME, ids=[t[1] for t in IMPORT_TIME]
+)
+def test_import_time_switch(monkeypatch, module, var, attr, default, valid, bad, allowed):
+    monkeypatch.delenv(var, raising=False)
+    got = _import_read(module, var)[attr]
+    assert got == default and type(got) is type(default)
+    monkeypatch.setenv(var, valid[0])
+    assert _import_read(module, var)[attr] == valid[1]
+    monkeypatch.setenv(var, bad)
+    want = (
+        rf"{var} must be one of {allowed} \(got '{bad}'\)" if allowed else rf"{var} must be one of .*'{bad}'"
+    )
+    with pytest.raises(ValueError, match=want):
+        _import_read(module, var)
+
+
+def test_gd_config(monkeypatch):
+    var = "JAGATTN_GD_CONFIG"
+    monkeypatch.delenv(var, raising=False)
+    assert _import_read(common, var, CONFIG_OVERRIDE={})["CONFIG_OVERRIDE"] == {}
+    monkeypatch.setenv(var, " bwd_wy=64, 8,64,1 ; fwd_h=32,4,2;")
+    want = {"bwd_wy": (64, 8, 64, 1), "fwd_h": (32, 4, 2)}
+    assert _import_read(common, var, CONFIG_OVERRIDE={})["CONFIG_OVERRIDE"] == want
+    assert common.parse_config_override("bwd_wy=32,4,32") == {"bwd_wy": (32, 4, 32)}
+    assert common.parse_config_override(" ; ") == {}
+    for bad, msg in (
+        (
+            "fwd_h:32,4,2",
+            r"items must be kernel=a,b,\.\.\. with kernel one of fwd_h, .*bwd_wy \(got 'fwd_h:32,4,2'\)",
+        ),
+        ("fwd_hh=32,4,2", r"kernel one of .* \(got 'fwd_hh=32,4,2'\)"),
+        ("=32,4,2", r"kernel one of .* \(got '=32,4,2'\)"),
+        ("fwd_h=32,four,2", r"fwd_h takes 3 integers \(got 'fwd_h=32,four,2'\)"),
+        ("fwd_h=32,4,2,", r"fwd_h takes 3 integers"),
+        ("fwd_h=32,4", r"fwd_h takes 3 integers"),
+        ("bwd_wy=32,4", r"bwd_wy takes 3 or 4 integers"),
+        ("bwd_dqkwg=32,8,3", r"bwd_dqkwg takes 4 integers"),
+    ):
+        with pytest.raises(ValueError, match=rf"^JAGATTN_GD_CONFIG.*{msg}"):
+            common.parse_config_override(bad)
+    monkeypatch.setenv(var, "fwd_h=32,4,2;bwd_wy")
+    with pytest.raises(ValueError, match=r"JAGATTN_GD_CONFIG items must be .*\(got 'bwd_wy'\)"):
+        _import_read(common, var, CONFIG_OVERRIDE={})
