@@ -157,7 +157,34 @@ def probe_gk(res: dict) -> None:
 
 
 def probe_gk_kernels(res: dict) -> None:
-    """Per-kernel CUDA time (ms, mean of 3) of one gk forward + backward on H16 8 x 4096."""
+    """Per-kernel CUDA time (ms, mean of 3) of one gk forward + backward on H16 8 x 4096, for the
+    default key tiles of ``kkt`` / ``dqk`` and for wider ones (outputs compared with the default's)."""
+    from jagattn.gated_delta.triton import chunk_gk
+
+    base = None
+    res["gk_kernels"] = {}
+    for kkt_bk, dqk_bk in ((chunk_gk.KKT_BK, chunk_gk.DQK_BK), (32, 32), (64, 64)):
+        saved = chunk_gk.KKT_BK, chunk_gk.DQK_BK
+        chunk_gk.KKT_BK, chunk_gk.DQK_BK = kkt_bk, dqk_bk
+        try:
+            out, grads = _gk_kernels_one()
+        finally:
+            chunk_gk.KKT_BK, chunk_gk.DQK_BK = saved
+        if base is None:
+            base = grads
+        diff = max(
+            float((a.float() - b.float()).abs().max() / b.float().abs().max().clamp_min(1e-30))
+            for a, b in zip(grads, base, strict=True)
+        )
+        key = f"kkt_bk={kkt_bk},dqk_bk={dqk_bk}"
+        print(f"gk tiles {key}: total {out['total']:.3f} ms, max rel diff of o/grads to default {diff:.2e}")
+        for name, ms in out.items():
+            print(f"gk kernels [{key}] {ms:8.3f} ms {name}", flush=True)
+        res["gk_kernels"][key] = {"kernels": out, "max_rel_diff_to_default": diff}
+        torch.cuda.empty_cache()
+
+
+def _gk_kernels_one():
     from torch.profiler import ProfilerActivity, profile
 
     import jagattn
@@ -170,9 +197,9 @@ def probe_gk_kernels(res: dict) -> None:
         o = jagattn.gated_delta_rule(
             q, k, v, g, beta, cu_seqlens=cu, use_qk_l2norm=True, gk=gk, backend="triton"
         )[0]
-        torch.autograd.grad(o, leaves, do)
+        return (o,) + torch.autograd.grad(o, leaves, do)
 
-    step()
+    grads = step()
     torch.cuda.synchronize()
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
         for _ in range(3):
@@ -184,9 +211,8 @@ def probe_gk_kernels(res: dict) -> None:
         if t_us > 0:
             out[ev.key[:80]] = t_us / 1e3 / 3
     out = dict(sorted(out.items(), key=lambda kv: -kv[1]))
-    for name, ms in out.items():
-        print(f"gk kernels {ms:8.3f} ms {name}", flush=True)
-    res["gk_kernels"] = out
+    out["total"] = sum(out.values())
+    return out, grads
 
 
 def main() -> None:

@@ -14,9 +14,10 @@ and ``Gc_t[d]`` is its chunk-local inclusive cumulative sum (fp32). Per chunk an
 Stability: ``Gc`` reaches hundreds inside a chunk, so ``exp(-Gc)`` is never formed. ``A`` and ``P`` are
 built from 16-row sub-blocks: an off-diagonal block (rows in block ``i``, columns in an earlier block
 ``j``) is ``(x_i exp(Gc_i - c)) (k_j exp(c - Gc_j))^T`` with ``c`` the ``Gc`` of the row before block
-``i`` (both exponents <= 0 for gates <= 0); a diagonal block is the ``[16, 16, BK]`` broadcast
-``sum_d x_t[d] k_s[d] exp(Gc_t[d] - Gc_s[d])`` masked to ``s <= t``. The backward's sums of the same
-shape (``sum_s M_ts k_s exp(Gc_t - Gc_s)`` and ``sum_t M_ts y_t exp(Gc_t - Gc_s)``) use the same split.
+``i`` (both exponents <= 0 for gates <= 0); a diagonal block ``sum_d x_t[d] k_s[d] exp(Gc_t[d] - Gc_s[d])``
+(``s <= t``) is built one column ``s`` at a time from ``[16, BK]`` tiles (``_diag_ap``; every exponent
+<= 0). The backward's sums of the same shape (``sum_s M_ts k_s exp(Gc_t - Gc_s)`` and
+``sum_t M_ts y_t exp(Gc_t - Gc_s)``) use the same split (``_diag_bwd``).
 
 Backward (``dS`` = gradient of the state leaving the chunk)::
 
@@ -50,10 +51,13 @@ from ..._core.alloc import new_empty
 from .chunk_fwd import _store_ainv16
 from .common import BT, _exp, _inv16, _seq_of_slot, block_k, dot_precision, exact_exp, num_slots
 
-# key-column tiles of the kkt and dqk kernels (their diagonal blocks are [16, 16, BK] fp32 broadcasts)
-# and the warps of every launch: chosen by compiling for sm_90 (Triton 3.9, K=V=128, bf16) and reading
-# the register / stack use (cuobjdump): kkt at 4 warps spilled ~7 KB per thread, at 8 warps with
-# 16-column tiles 0.2 KB; dqk 0.2 KB at 8 warps; wu none at 8 warps. Never timed on a GPU.
+# key-column tiles of the kkt and dqk kernels and the warps of every launch: chosen (session 3, with
+# the [16, 16, BK] diagonal broadcasts of then) by compiling for sm_90 and reading the register use.
+# Session 4 on the H200 (Triton 3.6, H16 8 x 4096 bf16, benchmarks/gated_delta_probe.py): with the
+# column-loop diagonals, kkt takes 7.3 ms per call at 16 columns, 4.8 at 32, 4.3 at 64, but 32 and 64
+# give WRONG outputs there (max relative difference to the 16-column run 1.7-1.8; the interpreter
+# agrees with 16 to 1e-8): a Triton 3.6 miscompile, not isolated. 16 is the tile the gpu tests pass
+# with; do not widen it without a device check.
 KKT_BK = 16
 DQK_BK = 32
 WARPS = 8
@@ -145,15 +149,69 @@ def _off(xi, gi, mi, kj, gj, mj, c, DOT_PREC: tl.constexpr, EXACT: tl.constexpr)
 
 
 @triton.jit
-def _diag_e(gi, mi, EXACT: tl.constexpr, STRICT: tl.constexpr = False):
-    """``[t, s, d]``: ``exp(gi[t, d] - gi[s, d])`` for ``s <= t`` (``s < t`` if ``STRICT``) on valid
-    rows, 0 elsewhere."""
-    o = tl.arange(0, 16)
-    if STRICT:
-        m3 = ((o[:, None] > o[None, :]) & mi[:, None])[:, :, None]
-    else:
-        m3 = ((o[:, None] >= o[None, :]) & mi[:, None])[:, :, None]
-    return tl.where(m3, _e(tl.where(m3, gi[:, None, :] - gi[None, :, :], 0.0), EXACT), 0.0)
+def _row(P, r, eos, i_x, cols, m_c, NX: tl.constexpr, D: tl.constexpr):
+    """Row ``r`` (a scalar; zeros from ``eos`` on) of a ``[T, NX, D]`` tensor as a ``[C]`` vector in
+    its stored dtype."""
+    m = m_c & ((cols * 0 + r) < eos)
+    return tl.load(P + (r.to(tl.int64) * NX + i_x) * D + cols, mask=m, other=0.0)
+
+
+@triton.jit
+def _diag_ap(K_, GC, q_i, k_i, g_i, m_i, row0, b: tl.constexpr, eos, i_h, i_hv, o_k, m_k,
+             H: tl.constexpr, HV: tl.constexpr, K: tl.constexpr, EXACT: tl.constexpr):  # fmt: skip
+    """Diagonal block ``b`` of A (before beta and the strict mask) and P over the key columns
+    ``o_k``: ``[t, s] = sum_d y_t[d] k_s[d] exp(g_t[d] - g_s[d])`` for ``s <= t`` on valid rows, one
+    column ``s`` at a time from 2-D ``[16, BK]`` tiles (the ``[16, 16, BK]`` broadcast this replaces
+    took 7.7 ms per call on H16 8 x 4096: layout shuffles, not arithmetic)."""
+    o16 = tl.arange(0, 16)
+    a = tl.zeros([16, 16], dtype=tl.float32)
+    p = tl.zeros([16, 16], dtype=tl.float32)
+    for j in range(16):
+        r_j = row0 + b * 16 + j
+        k_j = _row(K_, r_j, eos, i_h, o_k, m_k, H, K).to(tl.float32)
+        g_j = _row(GC, r_j, eos, i_hv, o_k, m_k, HV, K)
+        keep = ((o16 >= j) & m_i)[:, None]
+        ke = k_j[None, :] * tl.where(keep, _e(tl.where(keep, g_i - g_j[None, :], 0.0), EXACT), 0.0)
+        col = o16[None, :] == j
+        a = tl.where(col, tl.sum(k_i * ke, 1)[:, None], a)
+        p = tl.where(col, tl.sum(q_i * ke, 1)[:, None], p)
+    return a, p
+
+
+@triton.jit
+def _diag_bwd(Q, K_, GC, BETA, DP, DA, k_i, g_i, m_i, r_i, row0, b: tl.constexpr, eos, i_h, i_hv, o_k, m_k,
+              H: tl.constexpr, HV: tl.constexpr, K: tl.constexpr, BT: tl.constexpr, BK: tl.constexpr, EXACT: tl.constexpr):  # fmt: skip
+    """Diagonal block ``b`` of the backward's gated sums, strictly below the diagonal
+    (``e_ts = exp(g_t - g_s)`` per key column, ``s < t``), one row/column ``j`` at a time from 2-D
+    ``[16, BK]`` tiles instead of a ``[16, 16, BK]`` broadcast: row sums
+    ``rp_t = sum_s dP_ts k_s e_ts`` and ``ra_t`` (dA), column sums ``cp_s = sum_t dP_ts q_t e_ts`` and
+    ``ca_s = sum_t dA_ts beta_t k_t e_ts``."""
+    o16 = tl.arange(0, 16)
+    rp = tl.zeros([16, BK], dtype=tl.float32)
+    ra = tl.zeros([16, BK], dtype=tl.float32)
+    cp = tl.zeros([16, BK], dtype=tl.float32)
+    ca = tl.zeros([16, BK], dtype=tl.float32)
+    p_blk = (r_i.to(tl.int64) * HV + i_hv) * BT + b * 16
+    for j in range(16):
+        r_j = row0 + b * 16 + j
+        m_j = (o16 * 0 + r_j) < eos
+        k_j = _row(K_, r_j, eos, i_h, o_k, m_k, H, K).to(tl.float32)
+        q_j = _row(Q, r_j, eos, i_h, o_k, m_k, H, K).to(tl.float32)
+        g_j = _row(GC, r_j, eos, i_hv, o_k, m_k, HV, K)
+        # rows past the end read the last row's beta: every term it scales is masked to 0 there
+        beta_j = tl.load(BETA + tl.minimum(r_j, eos - 1).to(tl.int64) * HV + i_hv).to(tl.float32)
+        # row sums: s = j, rows t > j
+        keep = ((o16 > j) & m_i)[:, None]
+        ke = k_j[None, :] * tl.where(keep, _e(tl.where(keep, g_i - g_j[None, :], 0.0), EXACT), 0.0)
+        rp += tl.load(DP + p_blk + j, mask=m_i, other=0.0)[:, None] * ke
+        ra += tl.load(DA + p_blk + j, mask=m_i, other=0.0)[:, None] * ke
+        # column sums: t = j, columns s < j
+        keep = ((o16 < j) & m_j)[:, None]
+        e = tl.where(keep, _e(tl.where(keep, g_j[None, :] - g_i, 0.0), EXACT), 0.0)
+        p_row = (r_j.to(tl.int64) * HV + i_hv) * BT + b * 16 + o16
+        cp += tl.load(DP + p_row, mask=m_j, other=0.0)[:, None] * (q_j[None, :] * e)
+        ca += (tl.load(DA + p_row, mask=m_j, other=0.0) * beta_j)[:, None] * (k_j[None, :] * e)
+    return rp, ra, cp, ca
 
 
 # ---------------------------------------------------------------------------------------------
@@ -234,18 +292,18 @@ def _gated_delta_fwd_gk_kkt_kernel(
         c1 = _ref(GC, row0, 1, eos, i_hv, o_k, m_k, HV, K)
         c2 = _ref(GC, row0, 2, eos, i_hv, o_k, m_k, HV, K)
         c3 = _ref(GC, row0, 3, eos, i_hv, o_k, m_k, HV, K)
-        e = _diag_e(g0, m0, EXACT_EXP)
-        a00 += tl.sum(k0[:, None, :] * k0[None, :, :] * e, 2)
-        p00 += tl.sum(q0[:, None, :] * k0[None, :, :] * e, 2)
-        e = _diag_e(g1, m1, EXACT_EXP)
-        a11 += tl.sum(k1[:, None, :] * k1[None, :, :] * e, 2)
-        p11 += tl.sum(q1[:, None, :] * k1[None, :, :] * e, 2)
-        e = _diag_e(g2, m2, EXACT_EXP)
-        a22 += tl.sum(k2[:, None, :] * k2[None, :, :] * e, 2)
-        p22 += tl.sum(q2[:, None, :] * k2[None, :, :] * e, 2)
-        e = _diag_e(g3, m3, EXACT_EXP)
-        a33 += tl.sum(k3[:, None, :] * k3[None, :, :] * e, 2)
-        p33 += tl.sum(q3[:, None, :] * k3[None, :, :] * e, 2)
+        da, dp = _diag_ap(K_, GC, q0, k0, g0, m0, row0, 0, eos, i_h, i_hv, o_k, m_k, H, HV, K, EXACT_EXP)
+        a00 += da
+        p00 += dp
+        da, dp = _diag_ap(K_, GC, q1, k1, g1, m1, row0, 1, eos, i_h, i_hv, o_k, m_k, H, HV, K, EXACT_EXP)
+        a11 += da
+        p11 += dp
+        da, dp = _diag_ap(K_, GC, q2, k2, g2, m2, row0, 2, eos, i_h, i_hv, o_k, m_k, H, HV, K, EXACT_EXP)
+        a22 += da
+        p22 += dp
+        da, dp = _diag_ap(K_, GC, q3, k3, g3, m3, row0, 3, eos, i_h, i_hv, o_k, m_k, H, HV, K, EXACT_EXP)
+        a33 += da
+        p33 += dp
         a10 += _off(k1, g1, m1, k0, g0, m0, c1, DOT_PREC, EXACT_EXP)
         p10 += _off(q1, g1, m1, k0, g0, m0, c1, DOT_PREC, EXACT_EXP)
         a20 += _off(k2, g2, m2, k0, g0, m0, c2, DOT_PREC, EXACT_EXP)
@@ -798,15 +856,33 @@ def _gated_delta_bwd_gk_dqk_kernel(
         b_dgl += tl.sum(b_gks, 0)
         # diagonal block: [t, s, d], strictly below the diagonal; the s == t terms of P (decay 1)
         # enter dq / dk only, not dGc, where their row and column parts cancel (dA is strictly lower)
-        e = _diag_e(g_i, m_i, EXACT_EXP, True)
-        dp_ii = _blk(DP, row0, i, i, eos, i_hv, HV, BT)
-        da_ii = _blk(DA, row0, i, i, eos, i_hv, HV, BT)
         o16 = tl.arange(0, 16)
-        dp_tt = tl.sum(tl.where(o16[:, None] == o16[None, :], dp_ii, 0.0), 1)
-        b_rp = tl.sum(dp_ii[:, :, None] * k_i[None, :, :] * e, 1)
-        b_ra = tl.sum(da_ii[:, :, None] * k_i[None, :, :] * e, 1)
-        b_cp = tl.sum(dp_ii[:, :, None] * q_i[:, None, :] * e, 0)
-        b_ca = tl.sum((da_ii * beta_i[:, None])[:, :, None] * k_i[:, None, :] * e, 0)
+        dp_tt = tl.load(DP + (r_i.to(tl.int64) * HV + i_hv) * BT + i * 16 + o16, mask=m_i, other=0.0)
+        b_rp, b_ra, b_cp, b_ca = _diag_bwd(
+            Q,
+            K_,
+            GC,
+            BETA,
+            DP,
+            DA,
+            k_i,
+            g_i,
+            m_i,
+            r_i,
+            row0,
+            i,
+            eos,
+            i_h,
+            i_hv,
+            o_k,
+            m_k,
+            H,
+            HV,
+            K,
+            BT,
+            BK,
+            EXACT_EXP,
+        )
         # row sums over earlier blocks j < i, reference c_i (the row before block i)
         if i > 0:
             c_i = _ref(GC, row0, i, eos, i_hv, o_k, m_k, HV, K)
@@ -910,22 +986,23 @@ def gate_dtype(dtype) -> torch.dtype:
     return torch.float64 if dtype == torch.float32 else torch.float32
 
 
-def _prepare_gk(q, k, v, g, gk, beta, cu):
-    """``(gc [T, HV, K], T^-1 [T, HV, BT], P [T, HV, BT], w [T, HV, K], u~ [T, HV, V])``, all fp32."""
+def _prepare_gk(q, k, v, g, gk, beta, cu, dtype):
+    """``(gc [T, HV, K], T^-1 [T, HV, BT], P [T, HV, BT], w [T, HV, K], u~ [T, HV, V])``, all fp32.
+    ``dtype``: the caller's input dtype (q/k may come normalised in fp32), which picks the precisions."""
     t, h, dk = k.shape
     hv, dv = v.shape[1], v.shape[2]
     n = cu.shape[0] - 1
     ns = num_slots(t, n)
     dev = k.device
     f32 = torch.float32
-    gc = new_empty((t, hv, dk), dtype=gate_dtype(k.dtype), device=dev)
+    gc = new_empty((t, hv, dk), dtype=gate_dtype(dtype), device=dev)
     ainv = new_empty((t, hv, BT), dtype=f32, device=dev)
     pqk = new_empty((t, hv, BT), dtype=f32, device=dev)
     w = new_empty((t, hv, dk), dtype=f32, device=dev)
     u = new_empty((t, hv, dv), dtype=f32, device=dev)
     if ns > 0:
-        prec = dot_precision(k.dtype)
-        exact = exact_exp(k.dtype)
+        prec = dot_precision(dtype)
+        exact = exact_exp(dtype)
         torch.library.wrap_triton(_gated_delta_fwd_gk_cumsum_kernel)[(ns, hv)](
             g, gk, gc, cu, n, HV=hv, K=dk, BT=BT, BK=block_k(dk), num_warps=8
         )
@@ -941,7 +1018,7 @@ def _prepare_gk(q, k, v, g, gk, beta, cu):
     return gc, ainv, pqk, w, u
 
 
-def _state_pass_gk(k, w, u, gc, initial_state, cu, *, store_final: bool, dhbuf=None):
+def _state_pass_gk(k, w, u, gc, initial_state, cu, dtype, *, store_final: bool, dhbuf=None):
     t, h, dk = k.shape
     hv, dv = u.shape[1], u.shape[2]
     n = cu.shape[0] - 1
@@ -962,7 +1039,7 @@ def _state_pass_gk(k, w, u, gc, initial_state, cu, *, store_final: bool, dhbuf=N
             gh, cu, n,
             H=h, HV=hv, K=dk, V=dv, BT=BT, BK=block_k(dk), BV=bv, NG=ng,
             USE_INITIAL_STATE=initial_state is not None, STORE_FINAL_STATE=store_final,
-            COMPUTE_GH=dhbuf is not None, DOT_PREC=dot_precision(k.dtype), EXACT_EXP=exact_exp(k.dtype),
+            COMPUTE_GH=dhbuf is not None, DOT_PREC=dot_precision(dtype), EXACT_EXP=exact_exp(dtype),
             num_warps=WARPS, num_stages=_seq_stages(dk),
         )  # fmt: skip
     return hbuf, vnew, final, gh
@@ -978,8 +1055,9 @@ def _bv_par(dv: int) -> int:
     return 128 if dv > 64 else 64
 
 
-def chunk_fwd_gk(q, k, v, g, gk, beta, initial_state, cu, scale: float):
-    """Forward with per-key gates on prepared inputs (l2norm applied, contiguous).
+def chunk_fwd_gk(q, k, v, g, gk, beta, initial_state, cu, scale: float, dtype: torch.dtype):
+    """Forward with per-key gates on prepared inputs (l2norm applied, contiguous). ``dtype`` is the
+    caller's input dtype; q and k may be in it or in fp32 (normalised without rounding).
 
     Shapes: q, k ``[T, H, K]``; v ``[T, HV, V]``; g, beta ``[T, HV]``; gk ``[T, HV, K]``;
     initial_state ``[N, HV, K, V]`` fp32 or None.
@@ -989,21 +1067,22 @@ def chunk_fwd_gk(q, k, v, g, gk, beta, initial_state, cu, scale: float):
     hv, dv = v.shape[1], v.shape[2]
     n = cu.shape[0] - 1
     ns = num_slots(t, n)
-    gc, _, pqk, w, u = _prepare_gk(q, k, v, g, gk, beta, cu)
-    hbuf, vnew, final, _ = _state_pass_gk(k, w, u, gc, initial_state, cu, store_final=True)
+    gc, _, pqk, w, u = _prepare_gk(q, k, v, g, gk, beta, cu, dtype)
+    hbuf, vnew, final, _ = _state_pass_gk(k, w, u, gc, initial_state, cu, dtype, store_final=True)
     o = new_empty((t, hv, dv), dtype=v.dtype, device=v.device)
     if ns > 0:
         bv = _bv_par(dv)
         torch.library.wrap_triton(_gated_delta_fwd_gk_o_kernel)[(ns, hv, triton.cdiv(dv, bv))](
             q, vnew, hbuf, gc, pqk, o, cu, n, scale,
             H=h, HV=hv, K=dk, V=dv, BT=BT, BK=min(64, block_k(dk)), BV=bv,
-            DOT_PREC=dot_precision(q.dtype), EXACT_EXP=exact_exp(q.dtype), num_warps=8,
+            DOT_PREC=dot_precision(dtype), EXACT_EXP=exact_exp(dtype), num_warps=8,
         )  # fmt: skip
     return o, final
 
 
-def chunk_bwd_gk(q, k, v, g, gk, beta, initial_state, cu, scale: float, do, dht):
-    """Gradients with per-key gates on prepared inputs (l2norm applied, contiguous).
+def chunk_bwd_gk(q, k, v, g, gk, beta, initial_state, cu, scale: float, do, dht, dtype: torch.dtype):
+    """Gradients with per-key gates on prepared inputs (l2norm applied, contiguous; ``dtype`` as in
+    :func:`chunk_fwd_gk`).
 
     Returns ``(dq [T, H, K] fp32, dk [T, H, K] fp32, dv [T, HV, V] v.dtype, dg [T, HV] fp32,
     dbeta [T, HV] fp32, dgk [T, HV, K] fp32, dh0 [N, HV, K, V] fp32)``.
@@ -1015,9 +1094,9 @@ def chunk_bwd_gk(q, k, v, g, gk, beta, initial_state, cu, scale: float, do, dht)
     dev = q.device
     f32 = torch.float32
     bk = block_k(dk_)
-    prec = dot_precision(q.dtype)
-    exact = exact_exp(q.dtype)
-    gc, ainv, pqk, w, u = _prepare_gk(q, k, v, g, gk, beta, cu)
+    prec = dot_precision(dtype)
+    exact = exact_exp(dtype)
+    gc, ainv, pqk, w, u = _prepare_gk(q, k, v, g, gk, beta, cu, dtype)
 
     du_local = new_empty((t, hv, dv_), dtype=f32, device=dev)
     du = new_empty((t, hv, dv_), dtype=f32, device=dev)
@@ -1039,7 +1118,7 @@ def chunk_bwd_gk(q, k, v, g, gk, beta, initial_state, cu, scale: float, do, dht)
             num_warps=WARPS, num_stages=_seq_stages(dk_),
         )  # fmt: skip
     del du_local
-    hbuf, vnew, _, gh = _state_pass_gk(k, w, u, gc, initial_state, cu, store_final=False, dhbuf=dhbuf)
+    hbuf, vnew, _, gh = _state_pass_gk(k, w, u, gc, initial_state, cu, dtype, store_final=False, dhbuf=dhbuf)
     del w, u
     da = new_empty((t, hv, BT), dtype=f32, device=dev)
     dp = new_empty((t, hv, BT), dtype=f32, device=dev)

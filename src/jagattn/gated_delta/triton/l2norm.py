@@ -1,6 +1,7 @@
 """Row-wise L2 normalisation of q and k, ``y = x / sqrt(sum x^2 + eps)``, forward and backward.
 
-The forward writes ``y`` in the input dtype (the chunk kernels read it as their q/k). The backward
+The forward writes ``y`` in the input dtype (the chunk kernels read it as their q/k), or in fp32 for
+the per-key-gate kernels, which compute in fp32 anyway. The backward
 recomputes ``y`` in fp32 from ``x``: ``dx = r (dy - y sum(y dy))`` with ``r = 1 / sqrt(sum x^2 + eps)``.
 """
 
@@ -57,11 +58,11 @@ def _gated_delta_bwd_l2norm_kernel(
     tl.store(DX + p, dx.to(DX.dtype.element_ty), mask=m)
 
 
-def l2norm_fwd(x: torch.Tensor) -> torch.Tensor:
-    """``[..., D]`` contiguous -> normalised rows, same dtype."""
+def l2norm_fwd(x: torch.Tensor, out_dtype: torch.dtype | None = None) -> torch.Tensor:
+    """``[..., D]`` contiguous -> normalised rows in ``out_dtype`` (default: x's dtype)."""
     d = x.shape[-1]
     rows = x.numel() // d if d else 0
-    y = new_empty(x.shape, dtype=x.dtype, device=x.device)
+    y = new_empty(x.shape, dtype=out_dtype or x.dtype, device=x.device)
     if rows > 0:
         grid, br, warps = launch(rows, d)
         torch.library.wrap_triton(_gated_delta_fwd_l2norm_kernel)[(grid,)](

@@ -21,7 +21,6 @@ from __future__ import annotations
 import torch
 import triton
 import triton.language as tl
-from torch.library import wrap_triton
 
 from ..._core.triton_utils import next_power_of_2
 from .fwd import _load_rows, fast_sigmoid, precision_of, tuning_configs, window_first
@@ -497,7 +496,7 @@ def _launch_bwd(
             return ((triton.cdiv(k.shape[0], meta["BLOCK_N"]) + batch) * h,)
         return (triton.cdiv(max_seq_len, meta["BLOCK_N"]) * batch * h,)
 
-    launcher, meta = wrap_triton(kernel), {}
+    launcher, meta = torch.library.wrap_triton(kernel), {}
     if config is not None:
         launcher, meta = _hstu_bwd_kernel, dict(config)
     launcher[grid](

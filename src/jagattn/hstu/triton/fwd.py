@@ -20,7 +20,6 @@ from __future__ import annotations
 import torch
 import triton
 import triton.language as tl
-from torch.library import wrap_triton
 
 from ..._core.env import env_flag
 from ..._core.triton_utils import autotune_enabled, configs, interpreter_enabled, next_power_of_2
@@ -539,7 +538,7 @@ def _launch(
             return ((triton.cdiv(q.shape[0], meta["BLOCK_M"]) + batch) * h,)
         return (triton.cdiv(rows, meta["BLOCK_M"]) * batch * h,)
 
-    launcher, meta = wrap_triton(kernel), {}
+    launcher, meta = torch.library.wrap_triton(kernel), {}
     if config is not None:
         launcher, meta = _hstu_fwd_kernel, dict(config)
     launcher[grid](
