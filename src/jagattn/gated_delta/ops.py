@@ -19,11 +19,10 @@ to the backward, e.g. 134 MB (67 MB) on the 32768-token, 16-head rows, plus ``T 
 
 from __future__ import annotations
 
-import os
-
 import torch
 from torch.library import triton_op
 
+from .._core.env import env_choice
 from .._core.library import qualname
 from .triton.chunk_bwd import chunk_bwd
 from .triton.chunk_fwd import chunk_fwd
@@ -389,9 +388,7 @@ def _backward_keep_t(ctx, do, dht, _dgc, _dainv):
 gated_delta_fwd_keep_t.register_autograd(_backward_keep_t, setup_context=_setup_context_keep_t)
 
 SAVE_T_CHOICES = ("", "fp32", "input")
-SAVE_T = os.environ.get("JAGATTN_GD_SAVE_T", "")
-if SAVE_T not in SAVE_T_CHOICES:
-    raise ValueError(f"JAGATTN_GD_SAVE_T must be one of {SAVE_T_CHOICES}, got {SAVE_T!r}")
+SAVE_T = env_choice("JAGATTN_GD_SAVE_T", SAVE_T_CHOICES, "")
 
 
 def chunked_fwd(q, k, v, g, beta, initial_state, cu_seqlens, scale: float, use_qk_l2norm: bool):
