@@ -139,11 +139,21 @@ def check_cu_seqlens(cu: Any, name: str, *, total: int, device: torch.device) ->
         raise ValueError(f"{name}: dtype must be int32 or int64, got {cu.dtype}")
     if cu.numel() < 1:
         raise ValueError(f"{name}: must have at least one element (B+1 with B >= 0), got an empty tensor")
+    check_index_contiguous(cu, name)
     if cu.device != device:
         raise ValueError(f"{name}: is on {cu.device} but the packed tensors are on {device}")
     if isinstance(total, int) and total > INT32_MAX:
         raise ValueError(f"{name}: total rows {total} overflow int32 offsets (max {INT32_MAX})")
     return cu
+
+
+def check_index_contiguous(t: torch.Tensor, name: str) -> None:
+    """A 1-D index tensor (offsets, counts) must have stride 1: the kernels read element ``b`` at
+    ``ptr + b`` (a strided view such as ``cu[::2]`` read the wrong values and corrupted memory)."""
+    if t.dim() == 1 and t.shape[0] > 1 and t.stride(0) != 1:
+        raise ValueError(
+            f"{name}: must be contiguous (stride 1), got stride {t.stride(0)}; call .contiguous() on it"
+        )
 
 
 def check_cu_values(

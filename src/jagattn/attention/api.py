@@ -128,6 +128,14 @@ def make_inputs(
     left, right = _check_window(window)
     if causal:
         right = 0
+    # A side at least as long as every sequence bounds nothing (for every query i of every sequence,
+    # left >= Tk > i + off and right >= Tq >= Lq > Lk - 1 - (i + off)): make it -1, so no backend
+    # adds it to a position. The Triton kernels add the sides to int32 positions, and a large int32
+    # side such as 2**31 - 1 used as "unbounded" overflowed there (wrong outputs). Metadata only.
+    if isinstance(tk, int) and left >= max(tk, 1):
+        left = -1
+    if isinstance(tq, int) and right >= max(tq, 1):
+        right = -1
     scale = d**-0.5 if scale is None else check_float(scale, "scale")
     softcap = check_float(softcap, "softcap")
     if softcap < 0:
@@ -205,6 +213,8 @@ def attention(
         max_seqlen_k: longest key sequence, likewise.
         causal: mask keys after the query, aligned bottom-right (``off = Lk - Lq``).
         window: ``(left, right)`` sliding window, ``-1`` unbounded; ``causal`` sets ``right = 0``.
+            A side at least as large as the rows of k (left) or q (right) bounds nothing and is
+            read as ``-1``.
         scale: score scale, default ``D ** -0.5``.
         softcap: if ``> 0``, scores become ``softcap * tanh(s / softcap)``.
         deterministic: bit-identical gradients across runs (backends that cannot say so).

@@ -223,7 +223,11 @@ def make_inputs(
                 f"(float64 only with float64 q/k/v)"
             )
         if tuple(initial_state.shape) != (n_seqs, hv, dk, dv):
-            raise _shape_error("initial_state", initial_state, f"[N, HV, K, V] = {[n_seqs, hv, dk, dv]}")
+            n_from = (
+                "N = B of the 4-D q" if seq_len is not None else f"N + 1 = {n_seqs + 1} entries in cu_seqlens"
+            )
+            want = f"[N, HV, K, V] = {[n_seqs, hv, dk, dv]} ({n_from})"
+            raise _shape_error("initial_state", initial_state, want)
 
     if seq_len is None:
         check_cu_values(cu_seqlens, "cu_seqlens", total=total)

@@ -43,6 +43,7 @@ from .._core.varlen import (
     check_cu_seqlens,
     check_cu_values,
     check_float,
+    check_index_contiguous,
     check_int,
     check_same_device,
     check_same_dtype,
@@ -133,11 +134,15 @@ def _check_num_targets(num_targets: Any, batch: int, device: torch.device) -> to
             f"num_targets: expected a [B] int32/int64 torch.Tensor or None, got {type(num_targets).__name__}"
         )
     if num_targets.dim() != 1 or num_targets.shape[0] != batch:
-        raise ValueError(f"num_targets: expected shape [B] = [{batch}], got {tuple(num_targets.shape)}")
+        raise ValueError(
+            f"num_targets: expected shape [B] = [{batch}] (B + 1 = {batch + 1} entries in seq_offsets), "
+            f"got {tuple(num_targets.shape)}"
+        )
     if num_targets.dtype not in INDEX_DTYPES:
         raise ValueError(f"num_targets: dtype must be int32 or int64, got {num_targets.dtype}")
     if num_targets.device != device:
         raise ValueError(f"num_targets: is on {num_targets.device} but the packed tensors are on {device}")
+    check_index_contiguous(num_targets, "num_targets")
     return num_targets
 
 
@@ -242,7 +247,7 @@ def make_inputs(
             if lq % batch != 0:
                 raise ValueError(
                     f"delta_q: {lq} rows is not a multiple of the batch size B = {batch} "
-                    f"(delta_q must be [B*Δ, H, Dq] with one uniform Δ)"
+                    f"of seq_offsets (delta_q must be [B*Δ, H, Dq] with one uniform Δ)"
                 )
             delta = lq // batch
         if isinstance(max_seq_len, int) and delta > max_seq_len:
