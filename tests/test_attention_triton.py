@@ -287,6 +287,27 @@ def test_max_seqlen_is_never_used_for_indexing():
     assert torch.equal(good[0], bad[0]) and torch.equal(good[1], bad[1])
 
 
+def test_huge_window_sides_at_the_op_level():
+    """Window sides near 2**31 - 1 reaching the op directly (as with symbolic shapes, where
+    ``make_inputs`` cannot rewrite them) bound nothing: same result as -1 (they overflowed int32
+    positions in the kernels before ``window_args`` capped them), forward and backward."""
+    from jagattn.attention import ops  # noqa: F401
+
+    big = 2**31 - 1
+    q, k, v, _, _, cu, _ = _inputs([37, 5, 70], [37, 5, 70], 2, 1, 16, 16, dtype=torch.float16, seed=19)
+    args = (q, k, v, cu, cu, 70, 70)
+    for unbounded, huge in (((-1, -1), (big, big)), ((-1, 0), (big, 0)), ((-1, -1), (-1, big))):
+        want = torch.ops.jagattn.attention_fwd(*args, *unbounded, 0.25, 0.0, False)
+        got = torch.ops.jagattn.attention_fwd(*args, *huge, 0.25, 0.0, False)
+        assert torch.equal(want[0], got[0]) and torch.equal(want[1], got[1]), huge
+        do = torch.randn_like(want[0])
+        common = (q, k, v, want[0], want[1], None, cu, cu, 70, 70)
+        g_want = torch.ops.jagattn.attention_bwd(do, *common, *unbounded, 0.25, 0.0, False)
+        g_got = torch.ops.jagattn.attention_bwd(do, *common, *huge, 0.25, 0.0, False)
+        for a, b in zip(g_want, g_got, strict=True):
+            assert torch.equal(a, b), huge
+
+
 def test_empty_batch():
     cu = torch.zeros(2, dtype=torch.int32, device=DEVICE)
     q = torch.randn(0, 2, 16, device=DEVICE, dtype=torch.float16, requires_grad=True)

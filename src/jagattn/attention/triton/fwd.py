@@ -274,9 +274,16 @@ def dot_precision(dtype: torch.dtype) -> str:
     return "ieee" if dtype == torch.float32 else "tf32"
 
 
+# Window sides reach the kernels as int32 and are added to int32 positions: a side above this bounds
+# nothing for any sequence under 2**30 tokens, and capping it keeps position + side below 2**31 (a
+# side near 2**31 - 1, a common "unbounded" value, overflowed before). ``make_inputs`` already turns
+# such sides into -1 for concrete shapes; this covers symbolic ones (torch.compile / export).
+WINDOW_CAP = 1 << 30
+
+
 def window_args(window_left: int, window_right: int) -> tuple[bool, bool, int, int]:
     has_left, has_right = window_left >= 0, window_right >= 0
-    return has_left, has_right, max(window_left, 0), max(window_right, 0)
+    return has_left, has_right, min(max(window_left, 0), WINDOW_CAP), min(max(window_right, 0), WINDOW_CAP)
 
 
 def softcap_args(scale: float, softcap: float) -> tuple[bool, float, float, float]:
