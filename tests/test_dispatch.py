@@ -147,6 +147,15 @@ def test_env_var(fake_family, monkeypatch):
     monkeypatch.setenv("JAGATTN_BACKEND", "_fake=nope")
     with pytest.raises(ValueError, match="no backend 'nope' \\(from JAGATTN_BACKEND\\)"):
         dispatch.select("_fake", 1)
+    # names that can never apply are refused, not ignored
+    monkeypatch.setenv("JAGATTN_BACKEND", "tritn")
+    with pytest.raises(ValueError, match="JAGATTN_BACKEND: no family has a backend named 'tritn'"):
+        dispatch.select("_fake", 1)
+    monkeypatch.setenv("JAGATTN_BACKEND", "atention=triton")
+    with pytest.raises(ValueError, match="JAGATTN_BACKEND: unknown family 'atention'"):
+        dispatch.select("_fake", 1)
+    monkeypatch.setenv("JAGATTN_BACKEND", "auto")
+    assert dispatch.select("_fake", 1).name == "fast"
 
 
 def test_explain_table(fake_family):

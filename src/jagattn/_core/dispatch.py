@@ -125,6 +125,19 @@ def _parse_env(value: str) -> dict[str, str]:
     return out
 
 
+def _checked_env(mapping: dict[str, str]) -> dict[str, str]:
+    """``JAGATTN_BACKEND`` names that can never apply raise instead of being ignored: a family-wide
+    name no family has, or a family that does not exist (a typo would otherwise silently leave
+    ``auto`` in charge). A per-family name the family lacks raises where it is used."""
+    for fam, name in mapping.items():
+        if fam == "*":
+            if name != AUTO and not any(name in {b.name for b in bs} for bs in _REGISTRY.values()):
+                raise ValueError(f"JAGATTN_BACKEND: no family has a backend named {name!r}; {_all_names()}")
+        elif fam not in _REGISTRY:
+            raise ValueError(f"JAGATTN_BACKEND: unknown family {fam!r}; known: {sorted(_REGISTRY)}")
+    return mapping
+
+
 def _default_for(family: str) -> tuple[str, str] | None:
     """The overriding backend name for ``auto`` and where it came from, or None."""
     override = _OVERRIDE.get()
@@ -133,7 +146,7 @@ def _default_for(family: str) -> tuple[str, str] | None:
         sources.append((override, "jagattn.use_backend"))
     env = os.environ.get("JAGATTN_BACKEND", "").strip()
     if env:
-        sources.append((_parse_env(env), "JAGATTN_BACKEND"))
+        sources.append((_checked_env(_parse_env(env)), "JAGATTN_BACKEND"))
     names = {b.name for b in _REGISTRY.get(family, ())}
     for mapping, source in sources:
         if family in mapping:
