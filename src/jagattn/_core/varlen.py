@@ -150,7 +150,8 @@ def check_cu_seqlens(cu: Any, name: str, *, total: int, device: torch.device) ->
 def check_index_contiguous(t: torch.Tensor, name: str) -> None:
     """A 1-D index tensor (offsets, counts) must have stride 1: the kernels read element ``b`` at
     ``ptr + b`` (a strided view such as ``cu[::2]`` read the wrong values and corrupted memory)."""
-    if t.dim() == 1 and t.shape[0] > 1 and t.stride(0) != 1:
+    # stride first: a contiguous tensor never reaches the (possibly symbolic) size test
+    if t.dim() == 1 and t.stride(0) != 1 and t.shape[0] > 1:
         raise ValueError(
             f"{name}: must be contiguous (stride 1), got stride {t.stride(0)}; call .contiguous() on it"
         )
