@@ -185,7 +185,7 @@ def probe_gk_kernels(res: dict) -> None:
 
 
 def _gk_kernels_one():
-    from torch.profiler import ProfilerActivity, profile
+    from gated_delta_triton import kernel_times
 
     import jagattn
 
@@ -200,16 +200,7 @@ def _gk_kernels_one():
         return (o,) + torch.autograd.grad(o, leaves, do)
 
     grads = step()
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        for _ in range(3):
-            step()
-        torch.cuda.synchronize()
-    out = {}
-    for ev in prof.key_averages():
-        t_us = getattr(ev, "self_device_time_total", 0) or 0
-        if t_us > 0:
-            out[ev.key[:80]] = t_us / 1e3 / 3
+    out = kernel_times(step, 3, 80)
     out = dict(sorted(out.items(), key=lambda kv: -kv[1]))
     out["total"] = sum(out.values())
     return out, grads

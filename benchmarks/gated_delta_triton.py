@@ -73,6 +73,25 @@ def make(h: int, lengths: list[int], seed: int = 0):
     return q, k, v, g, beta, cu
 
 
+def kernel_times(fn, reps: int = 5, width: int = 70) -> dict[str, float]:
+    """Mean CUDA time (ms) per call of every kernel ``fn`` launches, over ``reps`` profiled calls
+    after one warm-up call; keys are the kernel names cut to ``width`` characters."""
+    from torch.profiler import ProfilerActivity, profile
+
+    fn()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(reps):
+            fn()
+        torch.cuda.synchronize()
+    out: dict[str, float] = {}
+    for ev in prof.key_averages():
+        t_us = getattr(ev, "self_device_time_total", 0) or 0
+        if t_us > 0:
+            out[ev.key[:width]] = t_us / 1e3 / reps
+    return out
+
+
 def _fla():
     try:
         import fla.ops.common.chunk_o as chunk_o
@@ -193,24 +212,14 @@ def breakdown(h: int, kind: str, variant_kernels: list[str] | None = None) -> di
     out["chunk_bwd(total)"] = bench(lambda: tb.chunk_bwd(qn, kn, v, g, beta, None, cu, scale, do, None))
     variants = {}
     # per-kernel times of one forward and one backward (CUDA time from the profiler)
-    from torch.profiler import ProfilerActivity, profile
-
     try:
         whole = (
             ("fwd", lambda: tf.chunk_fwd(qn, kn, v, g, beta, None, cu, scale)),
             ("bwd", lambda: tb.chunk_bwd(qn, kn, v, g, beta, None, cu, scale, do, None)),
         )
         for label, fn in whole:
-            fn()
-            torch.cuda.synchronize()
-            with profile(activities=[ProfilerActivity.CUDA]) as prof:
-                for _ in range(5):
-                    fn()
-                torch.cuda.synchronize()
-            for ev in prof.key_averages():
-                t_us = getattr(ev, "self_device_time_total", 0) or 0
-                if t_us > 0:
-                    variants[f"kernel {label} {ev.key[:60]}"] = t_us / 1e3 / 5
+            for name, ms in kernel_times(fn, 5, 60).items():
+                variants[f"kernel {label} {name}"] = ms
     except Exception as exc:  # the profiler is a diagnostic, never a reason to lose the timings
         variants["profiler"] = f"{type(exc).__name__}: {exc}"
     bwd = lambda: tb.chunk_bwd(qn, kn, v, g, beta, None, cu, scale, do, None)  # noqa: E731

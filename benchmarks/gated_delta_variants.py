@@ -134,9 +134,8 @@ def check(name: str, scratch: str) -> dict:
 def bwd_kernels(h: int, kind: str) -> dict:
     """Per-kernel CUDA time (ms) of one backward through autograd, mean of 5 (the forward outside)."""
     import torch
-    from gated_delta_triton import lengths_for
+    from gated_delta_triton import kernel_times, lengths_for
     from gated_delta_triton import make as make_row
-    from torch.profiler import ProfilerActivity, profile
 
     import jagattn
 
@@ -144,17 +143,7 @@ def bwd_kernels(h: int, kind: str) -> dict:
     leaves = [x.requires_grad_() for x in (q, k, v, g, beta)]
     do = torch.randn_like(v)
     o = jagattn.gated_delta_rule(*leaves, cu_seqlens=cu, use_qk_l2norm=True, backend="triton")[0]
-    o.backward(do, retain_graph=True)
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        for _ in range(5):
-            o.backward(do, retain_graph=True)
-        torch.cuda.synchronize()
-    res = {}
-    for ev in prof.key_averages():
-        t_us = getattr(ev, "self_device_time_total", 0) or 0
-        if t_us > 0:
-            res[ev.key[:70]] = t_us / 1e3 / 5
+    res = kernel_times(lambda: o.backward(do, retain_graph=True), 5, 70)
     res["total"] = sum(res.values())
     return res
 
