@@ -11,6 +11,8 @@ band are never visited. Grid: ``(Tq // BLOCK_M + B, Hq)`` with the varlen schedu
 
 from __future__ import annotations
 
+import os
+
 import torch
 import triton
 import triton.language as tl
@@ -59,94 +61,67 @@ def _prune_fwd(configs, named_args, **kwargs):
 
 
 @triton.jit
-def _attention_fwd_inner(
-    acc,
-    l_i,
-    m_i,
-    q,
-    p_k0,
-    p_v0,
-    n_lo,
-    n_a,
-    n_b,
-    n_hi,
-    o_m,
-    lk,
-    diag,
-    window_left,
-    window_right,
-    qk_scale,
-    softcap_in,
-    softcap_out,
-    stride_kt,
-    stride_vt,
-    D: tl.constexpr,
-    DV: tl.constexpr,
-    BLOCK_D: tl.constexpr,
-    BLOCK_DV: tl.constexpr,
-    BLOCK_N: tl.constexpr,
-    HAS_LEFT: tl.constexpr,
-    HAS_RIGHT: tl.constexpr,
-    HAS_SOFTCAP: tl.constexpr,
-    FOLD_SCALE: tl.constexpr,
+def _fwd_scores(
+    q, p_k0, n0, lk, o_n0, o_d, qk_scale, softcap_in, softcap_out, stride_kt,
+    D: tl.constexpr, BLOCK_D: tl.constexpr, HAS_SOFTCAP: tl.constexpr, FOLD_SCALE: tl.constexpr,
     DOT_PREC: tl.constexpr,
-):
-    """Key blocks ``[n_lo, n_hi)``; those outside ``[n_a, n_b)`` get the element mask.
+):  # fmt: skip
+    """Scores of key block ``n0`` ([BLOCK_M, BLOCK_N], log2 domain unless FOLD_SCALE defers the scale);
+    key rows at or past ``lk`` read as zeros."""
+    m_n = n0 + o_n0 < lk
+    b_k = _load_tile(p_k0 + n0.to(tl.int64) * stride_kt, m_n, o_d < D, True, BLOCK_D != D)
+    s = tl.dot(q, tl.trans(b_k), input_precision=DOT_PREC)
+    if HAS_SOFTCAP:
+        s = softcap_out * _tanh(s * softcap_in)
+    elif not FOLD_SCALE:
+        s = s * qk_scale
+    return s
 
-    One loop with a run-time branch for the edge blocks, not one loop per phase: every
-    software-pipelined loop copy keeps its own buffers and addresses live, and three of them
-    pushed the kernels into register spills.
-    """
-    o_n0 = tl.arange(0, BLOCK_N)
-    o_d = tl.arange(0, BLOCK_D)
-    o_dv = tl.arange(0, BLOCK_DV)
-    for n0 in range(n_lo, n_hi, BLOCK_N):
-        n0 = tl.multiple_of(n0, BLOCK_N)
-        o_n = n0 + o_n0
-        m_n = o_n < lk
-        # [BLOCK_N, BLOCK_D]
-        b_k = _load_tile(p_k0 + n0.to(tl.int64) * stride_kt, m_n, o_d < D, True, BLOCK_D != D)
-        # [BLOCK_M, BLOCK_N]
-        s = tl.dot(q, tl.trans(b_k), input_precision=DOT_PREC)
-        if HAS_SOFTCAP:
-            s = softcap_out * _tanh(s * softcap_in)
-        elif not FOLD_SCALE:
-            s = s * qk_scale
-        if (n0 < n_a) | (n0 >= n_b):
-            vis = m_n[None, :]
-            if HAS_LEFT:
-                vis = vis & (o_n[None, :] >= o_m[:, None] + (diag - window_left))
-            if HAS_RIGHT:
-                vis = vis & (o_n[None, :] <= o_m[:, None] + (diag + window_right))
-            s = tl.where(vis, s, float("-inf"))
-        if FOLD_SCALE:
-            # qk_scale > 0: max commutes with the scale, and exp2's argument is one FMA per score
-            m_new = tl.maximum(m_i, tl.max(s, 1) * qk_scale)
-        else:
-            m_new = tl.maximum(m_i, tl.max(s, 1))
-        # a row with no visible key so far keeps m = -inf; shift by 0 so exp2 gives 0, not NaN
-        m_use = tl.where(m_new == float("-inf"), 0.0, m_new)
-        alpha = tl.math.exp2(m_i - m_use)
-        l_i = l_i * alpha
-        acc = acc * alpha[:, None]
-        m_i = m_new
-        if FOLD_SCALE:
-            p = tl.math.exp2(s * qk_scale - m_use[:, None])
-        else:
-            p = tl.math.exp2(s - m_use[:, None])
-        l_i = l_i + tl.sum(p, 1)
-        # [BLOCK_N, BLOCK_DV]
-        b_v = _load_tile(p_v0 + n0.to(tl.int64) * stride_vt, m_n, o_dv < DV, True, BLOCK_DV != DV)
-        acc = tl.dot(p.to(b_v.dtype), b_v, acc, input_precision=DOT_PREC)
-    return acc, l_i, m_i
+
+@triton.jit
+def _fwd_update(
+    acc, l_i, m_i, s, p_v0, n0, masked, o_m, lk, diag, window_left, window_right, qk_scale, stride_vt,
+    o_n0, o_dv, DV: tl.constexpr, BLOCK_DV: tl.constexpr, HAS_LEFT: tl.constexpr, HAS_RIGHT: tl.constexpr,
+    FOLD_SCALE: tl.constexpr, DOT_PREC: tl.constexpr,
+):  # fmt: skip
+    """One online-softmax step over the scores ``s`` of key block ``n0``; ``masked`` (a run-time flag,
+    or a constexpr in the split loops) applies the element mask."""
+    o_n = n0 + o_n0
+    m_n = o_n < lk
+    if masked:
+        vis = m_n[None, :]
+        if HAS_LEFT:
+            vis = vis & (o_n[None, :] >= o_m[:, None] + (diag - window_left))
+        if HAS_RIGHT:
+            vis = vis & (o_n[None, :] <= o_m[:, None] + (diag + window_right))
+        s = tl.where(vis, s, float("-inf"))
+    if FOLD_SCALE:
+        # qk_scale > 0: max commutes with the scale, and exp2's argument is one FMA per score
+        m_new = tl.maximum(m_i, tl.max(s, 1) * qk_scale)
+    else:
+        m_new = tl.maximum(m_i, tl.max(s, 1))
+    # a row with no visible key so far keeps m = -inf; shift by 0 so exp2 gives 0, not NaN
+    m_use = tl.where(m_new == float("-inf"), 0.0, m_new)
+    alpha = tl.math.exp2(m_i - m_use)
+    l_i = l_i * alpha
+    acc = acc * alpha[:, None]
+    if FOLD_SCALE:
+        p = tl.math.exp2(s * qk_scale - m_use[:, None])
+    else:
+        p = tl.math.exp2(s - m_use[:, None])
+    l_i = l_i + tl.sum(p, 1)
+    # [BLOCK_N, BLOCK_DV]
+    b_v = _load_tile(p_v0 + n0.to(tl.int64) * stride_vt, m_n, o_dv < DV, True, BLOCK_DV != DV)
+    acc = tl.dot(p.to(b_v.dtype), b_v, acc, input_precision=DOT_PREC)
+    return acc, l_i, m_new
 
 
 @triton.autotune(
     configs=_fwd_configs(),
-    key=["D", "DV", "HAS_LEFT", "HAS_RIGHT", "HAS_SOFTCAP", "FOLD_SCALE", "SEQ_BUCKET"],
+    key=["D", "DV", "HAS_LEFT", "HAS_RIGHT", "HAS_SOFTCAP", "FOLD_SCALE", "SEQ_BUCKET", "HEAD_FAST", "SPLIT"],
     prune_configs_by={"early_config_prune": _prune_fwd},
 )
-@triton.jit(do_not_specialize=["B", "GROUP", "window_left", "window_right", "SEQ_BUCKET"])
+@triton.jit(do_not_specialize=["B", "GROUP", "window_left", "window_right", "SEQ_BUCKET", "HQ"])
 def _attention_fwd_kernel(
     Q,
     K,
@@ -172,6 +147,7 @@ def _attention_fwd_kernel(
     softcap_in,
     softcap_out,
     SEQ_BUCKET,
+    HQ,
     D: tl.constexpr,
     DV: tl.constexpr,
     BLOCK_D: tl.constexpr,
@@ -181,6 +157,8 @@ def _attention_fwd_kernel(
     HAS_SOFTCAP: tl.constexpr,
     FOLD_SCALE: tl.constexpr,
     DOT_PREC: tl.constexpr,
+    HEAD_FAST: tl.constexpr,
+    SPLIT: tl.constexpr,
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
 ):
@@ -188,8 +166,14 @@ def _attention_fwd_kernel(
     qk_scale = tl.cast(qk_scale, tl.float32)
     softcap_in = tl.cast(softcap_in, tl.float32)
     softcap_out = tl.cast(softcap_out, tl.float32)
-    i_slot = tl.num_programs(0) - 1 - tl.program_id(0)
-    i_h = tl.program_id(1)
+    if HEAD_FAST:
+        # one grid axis, the heads fastest: every head's heaviest block starts before any lighter one
+        pid = tl.program_id(0)
+        i_h = pid % HQ
+        i_slot = tl.num_programs(0) // HQ - 1 - pid // HQ
+    else:
+        i_slot = tl.num_programs(0) - 1 - tl.program_id(0)
+        i_h = tl.program_id(1)
     # the sequence owning this slot: binary search over CU_Q (inlined, see common.py for why)
     i_b = i_slot * 0
     hi_b = i_b + B
@@ -237,11 +221,53 @@ def _attention_fwd_kernel(
     m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
     l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
     acc = tl.zeros([BLOCK_M, BLOCK_DV], dtype=tl.float32)
-    acc, l_i, m_i = _attention_fwd_inner(
-        acc, l_i, m_i, b_q, p_k0, p_v0, n_start, n_a, n_b, n_stop, o_m, lk, diag, window_left, window_right,
-        qk_scale, softcap_in, softcap_out, stride_kt, stride_vt,
-        D, DV, BLOCK_D, BLOCK_DV, BLOCK_N, HAS_LEFT, HAS_RIGHT, HAS_SOFTCAP, FOLD_SCALE, DOT_PREC,
-    )  # fmt: skip
+    if SPLIT:
+        # one loop per phase, the masks resolved at compile time
+        if HAS_LEFT:
+            for n0 in range(n_start, n_a, BLOCK_N):
+                n0 = tl.multiple_of(n0, BLOCK_N)
+                s = _fwd_scores(
+                    b_q, p_k0, n0, lk, o_n0, o_d, qk_scale, softcap_in, softcap_out, stride_kt,
+                    D, BLOCK_D, HAS_SOFTCAP, FOLD_SCALE, DOT_PREC,
+                )  # fmt: skip
+                acc, l_i, m_i = _fwd_update(
+                    acc, l_i, m_i, s, p_v0, n0, True, o_m, lk, diag, window_left, window_right, qk_scale,
+                    stride_vt, o_n0, o_dv, DV, BLOCK_DV, HAS_LEFT, HAS_RIGHT, FOLD_SCALE, DOT_PREC,
+                )  # fmt: skip
+        for n0 in range(n_a, n_b, BLOCK_N):
+            n0 = tl.multiple_of(n0, BLOCK_N)
+            s = _fwd_scores(
+                b_q, p_k0, n0, lk, o_n0, o_d, qk_scale, softcap_in, softcap_out, stride_kt,
+                D, BLOCK_D, HAS_SOFTCAP, FOLD_SCALE, DOT_PREC,
+            )  # fmt: skip
+            acc, l_i, m_i = _fwd_update(
+                acc, l_i, m_i, s, p_v0, n0, False, o_m, lk, diag, window_left, window_right, qk_scale,
+                stride_vt, o_n0, o_dv, DV, BLOCK_DV, HAS_LEFT, HAS_RIGHT, FOLD_SCALE, DOT_PREC,
+            )  # fmt: skip
+        for n0 in range(n_b, n_stop, BLOCK_N):
+            n0 = tl.multiple_of(n0, BLOCK_N)
+            s = _fwd_scores(
+                b_q, p_k0, n0, lk, o_n0, o_d, qk_scale, softcap_in, softcap_out, stride_kt,
+                D, BLOCK_D, HAS_SOFTCAP, FOLD_SCALE, DOT_PREC,
+            )  # fmt: skip
+            acc, l_i, m_i = _fwd_update(
+                acc, l_i, m_i, s, p_v0, n0, True, o_m, lk, diag, window_left, window_right, qk_scale,
+                stride_vt, o_n0, o_dv, DV, BLOCK_DV, HAS_LEFT, HAS_RIGHT, FOLD_SCALE, DOT_PREC,
+            )  # fmt: skip
+    else:
+        # one loop with a run-time branch for the edge blocks: every software-pipelined loop copy
+        # keeps its own buffers and addresses live (three of them spilled in session 1)
+        for n0 in range(n_start, n_stop, BLOCK_N):
+            n0 = tl.multiple_of(n0, BLOCK_N)
+            s = _fwd_scores(
+                b_q, p_k0, n0, lk, o_n0, o_d, qk_scale, softcap_in, softcap_out, stride_kt,
+                D, BLOCK_D, HAS_SOFTCAP, FOLD_SCALE, DOT_PREC,
+            )  # fmt: skip
+            acc, l_i, m_i = _fwd_update(
+                acc, l_i, m_i, s, p_v0, n0, (n0 < n_a) | (n0 >= n_b), o_m, lk, diag, window_left,
+                window_right, qk_scale, stride_vt, o_n0, o_dv, DV, BLOCK_DV, HAS_LEFT, HAS_RIGHT,
+                FOLD_SCALE, DOT_PREC,
+            )  # fmt: skip
 
     # rows with no visible key: l = 0 -> output 0, lse = -inf
     has_key = l_i > 0.0
@@ -293,6 +319,30 @@ def softcap_args(scale: float, softcap: float) -> tuple[bool, float, float, floa
     return False, scale * LOG2E, 1.0, 1.0
 
 
+def _parse_fwd_flags(env: str | None) -> tuple[bool, bool] | None:
+    if env is None:
+        return None
+    flags = {f.strip() for f in env.split(",") if f.strip()} - {"none"}
+    unknown = flags - {"head_fast", "split"}
+    if unknown:
+        raise ValueError(
+            f"JAGATTN_ATTN_FWD: unknown flags {sorted(unknown)} in {env!r} (head_fast, split, none)"
+        )
+    return "head_fast" in flags, "split" in flags
+
+
+# JAGATTN_ATTN_FWD=<comma list of head_fast, split> or none: the forward's launch flags, for
+# measurements (read once at import, like the autotune switch)
+FWD_FLAGS_OVERRIDE = _parse_fwd_flags(os.environ.get("JAGATTN_ATTN_FWD"))
+
+
+def fwd_schedule(tq, batch, hq, has_left: bool) -> tuple[bool, bool]:
+    """``(HEAD_FAST, SPLIT)`` of the forward launch, from shapes only (no sync)."""
+    if FWD_FLAGS_OVERRIDE is not None:
+        return FWD_FLAGS_OVERRIDE
+    return False, False
+
+
 def attention_fwd(
     q: torch.Tensor,
     k: torch.Tensor,
@@ -330,7 +380,11 @@ def attention_fwd(
     has_left, has_right, wl, wr = window_args(window_left, window_right)
     has_softcap, qk_scale, softcap_in, softcap_out = softcap_args(scale, softcap)
 
+    head_fast, split = fwd_schedule(tq, batch, hq, has_left)
+
     def grid(meta):
+        if head_fast:
+            return (num_slots(tq, batch, meta["BLOCK_M"]) * hq,)
         return (num_slots(tq, batch, meta["BLOCK_M"]), hq)
 
     torch.library.wrap_triton(_attention_fwd_kernel)[grid](
@@ -338,8 +392,9 @@ def attention_fwd(
         q.stride(0), q.stride(1), k.stride(0), k.stride(1), v.stride(0), v.stride(1),
         o.stride(0), o.stride(1), lse.stride(0),
         batch, hq // hkv, wl, wr, qk_scale, softcap_in, softcap_out,
-        seq_bucket(max_seqlen_q, max_seqlen_k),
+        seq_bucket(max_seqlen_q, max_seqlen_k), hq,
         d, dv, head_block(d), head_block(dv),
         has_left, has_right, has_softcap, (not has_softcap) and scale > 0, dot_precision(q.dtype),
+        head_fast, split,
     )  # fmt: skip
     return o, lse
