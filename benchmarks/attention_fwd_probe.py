@@ -1,7 +1,7 @@
 """One device round for the attention forward (issue #4): launch variants against the current default.
 
 For every attention row of the default suite (built exactly as ``jagattn bench`` builds it), each
-candidate (launch flags of ``fwd.fwd_schedule`` and a first-listed tile) runs through the public
+candidate (overrides of ``fwd.fwd_schedule``: the first-listed tile and the grid order) runs through the public
 ``jagattn.attention(..., backend="triton")`` with ``JAGATTN_AUTOTUNE=0``, so dispatch is timed as the
 bench times it. Per row: each candidate's output and lse against the default's (max abs diff and
 whether bit-identical), ``do_bench`` medians (the default timed first and last, to see drift), and
@@ -9,6 +9,10 @@ optionally FlexAttention / torch varlen_attn forward in the same process for the
 timings every candidate passes the SPEC section 5 rule against an fp32 reference on small batches
 (causal, non-causal, window, GQA). Candidates compile in parallel child processes first (Triton's
 disk cache), so the round fits one short device call.
+
+Round 1 (commit af4841f, ``2026-11-21-s5-h200-attention-fwd-round1.*``) compared explicit tiles and
+launch flags; this version compares the schedule ``fwd.fwd_schedule`` picks with its overrides, on
+the suite rows plus equal-length rows around the short-tile threshold.
 
 Usage on the GPU machine:
 ``PYTHONPATH=src python3 benchmarks/attention_fwd_probe.py --out $OUT [--candidates a,b] [--peers flex]``
@@ -30,20 +34,23 @@ os.environ.setdefault("JAGATTN_AUTOTUNE", "0")  # first-listed configs, as the s
 import torch  # noqa: E402
 import triton  # noqa: E402
 
-# name -> (head_fast, split, (BLOCK_M, BLOCK_N, warps, stages)); "default" = what the launcher picks now
-CANDIDATES: dict[str, tuple[bool, bool, tuple[int, int, int, int]] | None] = {
+# name -> (tile, head_fast) overrides of ``fwd.fwd_schedule`` ("short" = 64x64/4 warps/3 stages first,
+# "long" = the 128x64/8 warps/3 stages tile first), or None for the launcher's own choice.
+# Round 1 (commit af4841f) compared explicit tiles and a SPLIT flag (one loop per mask phase, 16-18%
+# slower on every row, removed); this round confirms the chosen schedule.
+CANDIDATES: dict[str, tuple[str, str] | None] = {
     "default": None,
-    "base_128x64w8s3": (False, False, (128, 64, 8, 3)),
-    "head_128x64w8s3": (True, False, (128, 64, 8, 3)),
-    "split_128x64w8s3": (False, True, (128, 64, 8, 3)),
-    "head_split_128x64w8s3": (True, True, (128, 64, 8, 3)),
-    "head_128x64w8s4": (True, False, (128, 64, 8, 4)),
-    "head_128x64w8s2": (True, False, (128, 64, 8, 2)),
-    "base_64x64w4s2": (False, False, (64, 64, 4, 2)),
-    "head_64x64w4s2": (True, False, (64, 64, 4, 2)),
-    "head_64x64w4s3": (True, False, (64, 64, 4, 3)),
-    "head_split_64x64w4s2": (True, True, (64, 64, 4, 2)),
+    "old_long": ("long", "0"),  # the launch before session 5 (same kernel code)
+    "long_head_fast": ("long", "1"),
+    "short_slot_fast": ("short", "0"),
+    "short_head_fast": ("short", "1"),
 }
+# extra rows around SHORT_KEYS_MAX (equal lengths: the longest a short-tile batch can be)
+EXTRA_ROWS = [
+    ("equal3584-hkv16", 32256, 9, 16),
+    ("equal3584-hkv4", 32256, 9, 4),
+    ("equal4096-hkv16", 32768, 8, 16),
+]
 
 SMALL_CASES = [
     # lengths, hq, hkv, d, causal, window
@@ -55,7 +62,7 @@ SMALL_CASES = [
 
 
 class Candidate:
-    """Sets the forward's launch flags and first-listed tile for the calls inside ``with``."""
+    """Sets the forward's schedule overrides for the calls inside ``with``."""
 
     def __init__(self, spec):
         self.spec = spec
@@ -64,17 +71,13 @@ class Candidate:
         from jagattn.attention.triton import fwd
 
         self._fwd = fwd
-        self._saved = (fwd.FWD_FLAGS_OVERRIDE, list(fwd._attention_fwd_kernel.configs))
+        self._saved = (fwd.FWD_TILE_OVERRIDE, fwd.FWD_HEAD_FAST_OVERRIDE)
         if self.spec is not None:
-            head_fast, split, (bm, bn, w, s) = self.spec
-            fwd.FWD_FLAGS_OVERRIDE = (head_fast, split)
-            cfg = triton.Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_warps=w, num_stages=s)
-            # a single config: the autotuner launches it directly (no per-key cache to clear)
-            fwd._attention_fwd_kernel.configs = [cfg]
+            fwd.FWD_TILE_OVERRIDE, fwd.FWD_HEAD_FAST_OVERRIDE = self.spec
         return self
 
     def __exit__(self, *exc):
-        self._fwd.FWD_FLAGS_OVERRIDE, self._fwd._attention_fwd_kernel.configs = self._saved
+        self._fwd.FWD_TILE_OVERRIDE, self._fwd.FWD_HEAD_FAST_OVERRIDE = self._saved
         return False
 
 
@@ -213,6 +216,14 @@ def main() -> None:
 
     fam = cases.AttentionFamily()
     rows = suites.select_rows(["attention"], args.suite)
+    if args.suite == "default":
+        for name, total, n, hkv in EXTRA_ROWS:
+            rows.append(
+                suites.Row(
+                    "attention", name, ("equal", {"total": total, "n": n}),
+                    {"hq": 16, "hkv": hkv, "d": 128, "dv": 128, "causal": True, "window": (-1, -1)},
+                )
+            )  # fmt: skip
     if args.rows:
         wanted = set(args.rows.split(","))
         rows = [r for r in rows if r.name in wanted]

@@ -516,3 +516,68 @@ def test_dkdv_schedule_by_shape(monkeypatch):
     assert (first.kwargs["BLOCK_N"], first.num_warps) == (128, 8)
     first = bwd._prune_dkdv(cfgs, dict(args, LONG_KEYS=0))[0]
     assert (first.kwargs["BLOCK_N"], first.num_warps) == (64, 4)
+
+
+# the forward's launch schedule (``fwd.fwd_schedule``): tile order and grid order change no result
+FWD_FLAG_CASES = [
+    c for c in CASES if c[0] in ("skewed-window-causal", "uniform-window-twosided", "cross-causal")
+]
+
+
+@pytest.mark.parametrize(
+    "schedule", [("long", "1"), ("short", "0"), ("short", "1")], ids=lambda s: "-".join(s)
+)
+def test_forward_schedules_same_result(schedule, monkeypatch):
+    """HEAD_FAST only reorders the programs and SHORT_KEYS only reorders the config list (the
+    interpreter runs its single config): outputs and lse equal the long-tile slot-order launch bit
+    for bit under the interpreter; on a GPU the tiles differ, so there the check is the tolerance rule."""
+    from jagattn.attention.triton import fwd
+
+    for name, lens_q, lens_k, hq, hkv, d, dv, opts in FWD_FLAG_CASES:
+        lens_k = lens_q if lens_k is None else lens_k
+        q, k, v, _, _, cu_q, cu_k = _inputs(lens_q, lens_k, hq, hkv, d, dv, dtype=torch.float16, seed=31)
+        args = (q, k, v, cu_q, cu_k, max(lens_q), max(lens_k))
+        monkeypatch.setattr(fwd, "FWD_TILE_OVERRIDE", "long")
+        monkeypatch.setattr(fwd, "FWD_HEAD_FAST_OVERRIDE", "0")
+        o0, lse0 = jagattn.attention(*args, return_lse=True, backend="triton", **opts)
+        monkeypatch.setattr(fwd, "FWD_TILE_OVERRIDE", schedule[0])
+        monkeypatch.setattr(fwd, "FWD_HEAD_FAST_OVERRIDE", schedule[1])
+        o1, lse1 = jagattn.attention(*args, return_lse=True, backend="triton", **opts)
+        if DEVICE == "cpu":
+            assert torch.equal(o0, o1), name
+            assert torch.equal(lse0, lse1), name
+        _compare(lens_q, lens_k, hq, hkv, d, dv, dtype=torch.float16, seed=32, **opts)
+
+
+def test_fwd_schedule_by_shape(monkeypatch):
+    """The forward tile and grid order chosen from host ints (no sync), and the overrides."""
+    import triton
+
+    from jagattn.attention.triton import fwd
+
+    monkeypatch.setattr(fwd, "FWD_TILE_OVERRIDE", None)
+    monkeypatch.setattr(fwd, "FWD_HEAD_FAST_OVERRIDE", None)
+    assert fwd.fwd_schedule(3019, 3019, -1, 0) == (1, True)  # suite mean 2048: short tile, heads fastest
+    assert fwd.fwd_schedule(8089, 8089, -1, 0) == (0, False)  # skewed: the long sequences carry the work
+    assert fwd.fwd_schedule(10049, 10049, 1024, 0) == (1, True)  # a left window caps the keys
+    assert fwd.fwd_schedule(10049, 10049, -1, 5000) == (0, False)  # a right side alone caps nothing
+    assert fwd.fwd_schedule(10049, 10049, 3000, 2000) == (0, False)  # both sides: 5001 keys
+    assert fwd.fwd_schedule(100, 4096, -1, -1) == (0, False)
+    assert fwd.fwd_schedule(None, None, -1, 0) == (0, False)  # symbolic lengths keep the long tile
+    monkeypatch.setattr(fwd, "FWD_TILE_OVERRIDE", "short")
+    monkeypatch.setattr(fwd, "FWD_HEAD_FAST_OVERRIDE", "0")
+    assert fwd.fwd_schedule(8089, 8089, -1, 0) == (1, False)
+    cfgs = [
+        triton.Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_warps=w, num_stages=s)
+        for bm, bn, w, s in ((128, 64, 8, 3), (128, 64, 8, 2), (64, 64, 4, 3), (64, 64, 4, 2))
+    ]
+    first = fwd._prune_fwd(cfgs, dict(BLOCK_D=128, BLOCK_DV=128, SHORT_KEYS=1))[0]
+    assert (first.kwargs["BLOCK_M"], first.num_warps, first.num_stages) == (64, 4, 3)
+    first = fwd._prune_fwd(cfgs, dict(BLOCK_D=128, BLOCK_DV=128, SHORT_KEYS=0))[0]
+    assert (first.kwargs["BLOCK_M"], first.num_warps) == (128, 8)
+    # head dims above 128 keep the list order: the first tile that fits (128x64, 2 stages)
+    first = fwd._prune_fwd(cfgs, dict(BLOCK_D=256, BLOCK_DV=256, SHORT_KEYS=1))[0]
+    assert (first.kwargs["BLOCK_M"], first.num_stages) == (128, 2)
+    with pytest.raises(ValueError, match="JAGATTN_ATTN_FWD_TILE"):
+        monkeypatch.setenv("JAGATTN_ATTN_FWD_TILE", "medium")
+        fwd._env_override("JAGATTN_ATTN_FWD_TILE", ("short", "long"))

@@ -57,7 +57,17 @@ def _prune_fwd(configs, named_args, **kwargs):
         smem = 2 * (c.num_stages * bn * (bd + bdv) + bm * bd)  # K/V ring + q, bf16
         return smem <= SMEM_LIMIT and bm * bdv // (32 * c.num_warps) <= 128
 
+    # the short tile was measured at head dims <= 128 only (above, its 64 x Dv accumulator alone takes
+    # 128 registers per thread); larger head dims keep the list order
+    if named_args.get("SHORT_KEYS") and max(bd, bdv) <= 128:
+        configs = [c for c in configs if _tile(c) == SHORT_KEYS_TILE] + [
+            c for c in configs if _tile(c) != SHORT_KEYS_TILE
+        ]
     return fitting_configs(configs, fits)
+
+
+def _tile(c) -> tuple[int, int, int, int]:
+    return c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"], c.num_warps, c.num_stages
 
 
 @triton.jit
@@ -85,7 +95,7 @@ def _fwd_update(
     FOLD_SCALE: tl.constexpr, DOT_PREC: tl.constexpr,
 ):  # fmt: skip
     """One online-softmax step over the scores ``s`` of key block ``n0``; ``masked`` (a run-time flag,
-    or a constexpr in the split loops) applies the element mask."""
+    or a constexpr) applies the element mask."""
     o_n = n0 + o_n0
     m_n = o_n < lk
     if masked:
@@ -118,10 +128,20 @@ def _fwd_update(
 
 @triton.autotune(
     configs=_fwd_configs(),
-    key=["D", "DV", "HAS_LEFT", "HAS_RIGHT", "HAS_SOFTCAP", "FOLD_SCALE", "SEQ_BUCKET", "HEAD_FAST", "SPLIT"],
+    key=[
+        "D",
+        "DV",
+        "HAS_LEFT",
+        "HAS_RIGHT",
+        "HAS_SOFTCAP",
+        "FOLD_SCALE",
+        "SEQ_BUCKET",
+        "SHORT_KEYS",
+        "HEAD_FAST",
+    ],
     prune_configs_by={"early_config_prune": _prune_fwd},
 )
-@triton.jit(do_not_specialize=["B", "GROUP", "window_left", "window_right", "SEQ_BUCKET", "HQ"])
+@triton.jit(do_not_specialize=["B", "GROUP", "window_left", "window_right", "SEQ_BUCKET", "SHORT_KEYS", "HQ"])
 def _attention_fwd_kernel(
     Q,
     K,
@@ -147,6 +167,7 @@ def _attention_fwd_kernel(
     softcap_in,
     softcap_out,
     SEQ_BUCKET,
+    SHORT_KEYS,
     HQ,
     D: tl.constexpr,
     DV: tl.constexpr,
@@ -158,7 +179,6 @@ def _attention_fwd_kernel(
     FOLD_SCALE: tl.constexpr,
     DOT_PREC: tl.constexpr,
     HEAD_FAST: tl.constexpr,
-    SPLIT: tl.constexpr,
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
 ):
@@ -221,53 +241,19 @@ def _attention_fwd_kernel(
     m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
     l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
     acc = tl.zeros([BLOCK_M, BLOCK_DV], dtype=tl.float32)
-    if SPLIT:
-        # one loop per phase, the masks resolved at compile time
-        if HAS_LEFT:
-            for n0 in range(n_start, n_a, BLOCK_N):
-                n0 = tl.multiple_of(n0, BLOCK_N)
-                s = _fwd_scores(
-                    b_q, p_k0, n0, lk, o_n0, o_d, qk_scale, softcap_in, softcap_out, stride_kt,
-                    D, BLOCK_D, HAS_SOFTCAP, FOLD_SCALE, DOT_PREC,
-                )  # fmt: skip
-                acc, l_i, m_i = _fwd_update(
-                    acc, l_i, m_i, s, p_v0, n0, True, o_m, lk, diag, window_left, window_right, qk_scale,
-                    stride_vt, o_n0, o_dv, DV, BLOCK_DV, HAS_LEFT, HAS_RIGHT, FOLD_SCALE, DOT_PREC,
-                )  # fmt: skip
-        for n0 in range(n_a, n_b, BLOCK_N):
-            n0 = tl.multiple_of(n0, BLOCK_N)
-            s = _fwd_scores(
-                b_q, p_k0, n0, lk, o_n0, o_d, qk_scale, softcap_in, softcap_out, stride_kt,
-                D, BLOCK_D, HAS_SOFTCAP, FOLD_SCALE, DOT_PREC,
-            )  # fmt: skip
-            acc, l_i, m_i = _fwd_update(
-                acc, l_i, m_i, s, p_v0, n0, False, o_m, lk, diag, window_left, window_right, qk_scale,
-                stride_vt, o_n0, o_dv, DV, BLOCK_DV, HAS_LEFT, HAS_RIGHT, FOLD_SCALE, DOT_PREC,
-            )  # fmt: skip
-        for n0 in range(n_b, n_stop, BLOCK_N):
-            n0 = tl.multiple_of(n0, BLOCK_N)
-            s = _fwd_scores(
-                b_q, p_k0, n0, lk, o_n0, o_d, qk_scale, softcap_in, softcap_out, stride_kt,
-                D, BLOCK_D, HAS_SOFTCAP, FOLD_SCALE, DOT_PREC,
-            )  # fmt: skip
-            acc, l_i, m_i = _fwd_update(
-                acc, l_i, m_i, s, p_v0, n0, True, o_m, lk, diag, window_left, window_right, qk_scale,
-                stride_vt, o_n0, o_dv, DV, BLOCK_DV, HAS_LEFT, HAS_RIGHT, FOLD_SCALE, DOT_PREC,
-            )  # fmt: skip
-    else:
-        # one loop with a run-time branch for the edge blocks: every software-pipelined loop copy
-        # keeps its own buffers and addresses live (three of them spilled in session 1)
-        for n0 in range(n_start, n_stop, BLOCK_N):
-            n0 = tl.multiple_of(n0, BLOCK_N)
-            s = _fwd_scores(
-                b_q, p_k0, n0, lk, o_n0, o_d, qk_scale, softcap_in, softcap_out, stride_kt,
-                D, BLOCK_D, HAS_SOFTCAP, FOLD_SCALE, DOT_PREC,
-            )  # fmt: skip
-            acc, l_i, m_i = _fwd_update(
-                acc, l_i, m_i, s, p_v0, n0, (n0 < n_a) | (n0 >= n_b), o_m, lk, diag, window_left,
-                window_right, qk_scale, stride_vt, o_n0, o_dv, DV, BLOCK_DV, HAS_LEFT, HAS_RIGHT,
-                FOLD_SCALE, DOT_PREC,
-            )  # fmt: skip
+    # one loop with a run-time branch for the edge blocks: every software-pipelined loop copy
+    # keeps its own buffers and addresses live (three of them spilled in session 1)
+    for n0 in range(n_start, n_stop, BLOCK_N):
+        n0 = tl.multiple_of(n0, BLOCK_N)
+        s = _fwd_scores(
+            b_q, p_k0, n0, lk, o_n0, o_d, qk_scale, softcap_in, softcap_out, stride_kt,
+            D, BLOCK_D, HAS_SOFTCAP, FOLD_SCALE, DOT_PREC,
+        )  # fmt: skip
+        acc, l_i, m_i = _fwd_update(
+            acc, l_i, m_i, s, p_v0, n0, (n0 < n_a) | (n0 >= n_b), o_m, lk, diag, window_left,
+            window_right, qk_scale, stride_vt, o_n0, o_dv, DV, BLOCK_DV, HAS_LEFT, HAS_RIGHT,
+            FOLD_SCALE, DOT_PREC,
+        )  # fmt: skip
 
     # rows with no visible key: l = 0 -> output 0, lse = -inf
     has_key = l_i > 0.0
@@ -319,28 +305,57 @@ def softcap_args(scale: float, softcap: float) -> tuple[bool, float, float, floa
     return False, scale * LOG2E, 1.0, 1.0
 
 
-def _parse_fwd_flags(env: str | None) -> tuple[bool, bool] | None:
-    if env is None:
+# the forward schedule by shape (``fwd_schedule``), from one H200 round (Triton 3.6, bf16, D=128,
+# benchmarks/results/2026-11-21-s5-h200-attention-fwd-round1.json)
+SHORT_KEYS_TILE = (64, 64, 4, 3)
+SHORT_KEYS_MAX = 4096
+
+
+def _env_override(name: str, choices: tuple[str, ...]) -> str | None:
+    val = os.environ.get(name)
+    if val is None or val == "":
         return None
-    flags = {f.strip() for f in env.split(",") if f.strip()} - {"none"}
-    unknown = flags - {"head_fast", "split"}
-    if unknown:
-        raise ValueError(
-            f"JAGATTN_ATTN_FWD: unknown flags {sorted(unknown)} in {env!r} (head_fast, split, none)"
-        )
-    return "head_fast" in flags, "split" in flags
+    if val not in choices:
+        raise ValueError(f"{name}: expected one of {choices}, got {val!r}")
+    return val
 
 
-# JAGATTN_ATTN_FWD=<comma list of head_fast, split> or none: the forward's launch flags, for
-# measurements (read once at import, like the autotune switch)
-FWD_FLAGS_OVERRIDE = _parse_fwd_flags(os.environ.get("JAGATTN_ATTN_FWD"))
+# for measurements, read once at import (like the autotune switch): JAGATTN_ATTN_FWD_TILE=short|long,
+# JAGATTN_ATTN_FWD_HEAD_FAST=0|1
+FWD_TILE_OVERRIDE = _env_override("JAGATTN_ATTN_FWD_TILE", ("short", "long"))
+FWD_HEAD_FAST_OVERRIDE = _env_override("JAGATTN_ATTN_FWD_HEAD_FAST", ("0", "1"))
 
 
-def fwd_schedule(tq, batch, hq, has_left: bool) -> tuple[bool, bool]:
-    """``(HEAD_FAST, SPLIT)`` of the forward launch, from shapes only (no sync)."""
-    if FWD_FLAGS_OVERRIDE is not None:
-        return FWD_FLAGS_OVERRIDE
-    return False, False
+def fwd_schedule(max_seqlen_q, max_seqlen_k, window_left: int, window_right: int) -> tuple[int, bool]:
+    """``(SHORT_KEYS, HEAD_FAST)`` of the forward launch, from host ints only (no sync).
+
+    SHORT_KEYS (at most ``SHORT_KEYS_MAX - 1`` keys visible to any query: ``max_seqlen_k``, capped by
+    a left window) puts the 64x64 tile on 4 warps with 3 stages first in the config list (two
+    programs per SM; the 128x64 tile on 8 warps runs one) and launches the grid with the heads
+    fastest (HEAD_FAST), so every head's heaviest blocks start before any lighter one. Symbolic max
+    lengths (torch.compile with dynamic shapes) keep the long tile. A wrong ``max_seqlen`` changes
+    only the speed.
+    Measured on an H200 (fwd ms, first-listed tiles, 128x64/8 warps -> 64x64/4 warps head-fast):
+    causal mean 512 Hkv 16 / 4: 0.400 / 0.407 -> 0.324 / 0.326; mean 2048 Hkv 16 / 4: 0.790 / 0.792
+    -> 0.784 / 0.735; non-causal mean 2048: 1.338 -> 1.336; window (1024, 0) mean 8192: 0.796 ->
+    0.746. Not taken: the short tile on mean 8192 (10-12% slower) and skewed (6%, whose max length is
+    8089; the mean is ~1000 but the long sequences carry the work), and head-fast with the long tile
+    (within noise on every row).
+    """
+    short = 0
+    if isinstance(max_seqlen_q, int) and isinstance(max_seqlen_k, int):
+        keys = max_seqlen_k
+        if window_left >= 0 and window_right >= 0:
+            keys = min(keys, window_left + window_right + 1)
+        elif window_left >= 0:
+            keys = min(keys, window_left + 1)
+        short = int(keys < SHORT_KEYS_MAX)
+    if FWD_TILE_OVERRIDE is not None:
+        short = int(FWD_TILE_OVERRIDE == "short")
+    head_fast = bool(short)
+    if FWD_HEAD_FAST_OVERRIDE is not None:
+        head_fast = FWD_HEAD_FAST_OVERRIDE == "1"
+    return short, head_fast
 
 
 def attention_fwd(
@@ -380,7 +395,7 @@ def attention_fwd(
     has_left, has_right, wl, wr = window_args(window_left, window_right)
     has_softcap, qk_scale, softcap_in, softcap_out = softcap_args(scale, softcap)
 
-    head_fast, split = fwd_schedule(tq, batch, hq, has_left)
+    short_keys, head_fast = fwd_schedule(max_seqlen_q, max_seqlen_k, window_left, window_right)
 
     def grid(meta):
         if head_fast:
@@ -392,9 +407,9 @@ def attention_fwd(
         q.stride(0), q.stride(1), k.stride(0), k.stride(1), v.stride(0), v.stride(1),
         o.stride(0), o.stride(1), lse.stride(0),
         batch, hq // hkv, wl, wr, qk_scale, softcap_in, softcap_out,
-        seq_bucket(max_seqlen_q, max_seqlen_k), hq,
+        seq_bucket(max_seqlen_q, max_seqlen_k), short_keys, hq,
         d, dv, head_block(d), head_block(dv),
         has_left, has_right, has_softcap, (not has_softcap) and scale > 0, dot_precision(q.dtype),
-        head_fast, split,
+        head_fast,
     )  # fmt: skip
     return o, lse
