@@ -6,7 +6,9 @@ reading kv head ``h // group`` in place. The key range of a tile is split into m
 blocks and an unmasked middle (``common._block_ranges``); key blocks outside the causal/window
 band are never visited. Grid: ``(Tq // BLOCK_M + B, Hq)`` with the varlen schedule of
 ``common`` (no max_seqlen, no sync), slots walked in reverse so that the heaviest causal tiles
-(the last query blocks of each sequence) start first.
+(the last query blocks of each sequence) start first; with HEAD_FAST one axis of
+``(Tq // BLOCK_M + B) * Hq`` programs, the heads fastest. ``fwd_schedule`` picks the first-listed
+tile and the grid order from host ints (see there and the family README).
 """
 
 from __future__ import annotations
@@ -31,10 +33,11 @@ from .common import (
 
 
 def _fwd_configs() -> list[triton.Config]:
-    # measured on an H200 (Triton 3.6, D=128, bf16): 128x64/8 warps wins from mean 2048 up,
-    # 64x64/4 warps on short sequences and the window row. Lost on every row: 128x128 (255
-    # registers), 128x32 capped at 128 registers (two programs per SM), and a lazy rescale (skip
-    # acc *= alpha unless a row max grows by 2^8; it needs a block-wide max and a branch per step).
+    # measured on an H200 (Triton 3.6, D=128, bf16): 128x64/8 warps wins on long keys (mean 8192,
+    # skewed), 64x64/4 warps/3 stages (two programs per SM) below 4096 keys: fwd_schedule moves it
+    # first there (SHORT_KEYS). Lost on every row: 128x128 (255 registers), 128x32 capped at 128
+    # registers (two programs per SM), a lazy rescale (skip acc *= alpha unless a row max grows by
+    # 2^8; it needs a block-wide max and a branch per step), one loop per mask phase (16-18%).
     gpu = [
         triton.Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_warps=w, num_stages=s)
         for bm, bn, w, s in (
