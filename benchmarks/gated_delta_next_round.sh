@@ -21,7 +21,7 @@ if compgen -G ".whl/*.whl" >/dev/null; then
     .whl/*.whl || echo "wheel install failed; FLA will be n/a" >&2
 fi
 export PYTHONPATH="$PWD/src:/tmp/site${PYTHONPATH:+:$PYTHONPATH}"
-unset JAGATTN_GD_WY_OPS JAGATTN_GD_CONFIG JAGATTN_GD_SAVE_T JAGATTN_GD_KKT
+unset JAGATTN_GD_CONFIG JAGATTN_GD_SAVE_T JAGATTN_GD_KKT
 {
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv
   python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)"
@@ -36,14 +36,11 @@ timeout 150 python3 -m pytest tests/test_gated_delta_triton.py -m gpu -q -x -rA 
 echo "pytest rc=${PIPESTATUS[0]}" | tee -a "$OUT/log"
 fi
 
-# name | WY_OPS | CONFIG | SAVE_T ; the default first (its process also times FLA and saves the
+# name | (unused since session 5) | CONFIG | SAVE_T ; the default first (its process also times FLA and saves the
 # reference outputs for the others)
 VARIANTS=(
   "default|||"
-  "wy-kv|kv||"
-  "wy-all|all||"
-  "wy-all-bc64|all|bwd_wy=64,8,64,1|"
-  "wy-stages1||bwd_wy=32,4,32,1|"
+  "wy-stages2||bwd_wy=64,4,2|"
   "dqkwg-stages1||bwd_dqkwg=32,4,1,128|"
   "save-t-fp32|||fp32"
   "save-t-input|||input"
@@ -55,8 +52,8 @@ for spec in "${VARIANTS[@]}"; do
   per=$(( budget < 75 ? budget : 75 ))
   extra=""
   [ "$name" = "default" ] && extra="--fla" && per=$(( budget < 110 ? budget : 110 ))
-  echo "== (b,c) $name WY_OPS=$wy CONFIG=$cfg SAVE_T=$savet (limit $per s, $(left) s left)" | tee -a "$OUT/log"
-  JAGATTN_GD_WY_OPS=${wy:-f32} JAGATTN_GD_CONFIG=$cfg JAGATTN_GD_SAVE_T=$savet \
+  echo "== (b,c) $name CONFIG=$cfg SAVE_T=$savet (limit $per s, $(left) s left)" | tee -a "$OUT/log"
+  JAGATTN_GD_CONFIG=$cfg JAGATTN_GD_SAVE_T=$savet \
     timeout "$per" python3 benchmarks/gated_delta_variants.py --name "$name" --out "$OUT" --scratch /tmp $extra \
     2>&1 | tee -a "$OUT/variant-$name.log" | grep -v '^ ' | cut -c1-400
   echo "$name rc=${PIPESTATUS[0]}" | tee -a "$OUT/log"

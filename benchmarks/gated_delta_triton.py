@@ -131,7 +131,18 @@ def _time(fwd_fn, leaves, do):
     return t_fwd, t_all, peak, finite, grads
 
 
-def bench_row(name: str, h: int, kind: str, fla=None) -> dict:
+def _profile_fwd_bwd(fwd_fn, leaves, do) -> dict[str, float]:
+    """Per-kernel CUDA ms of one fwd+bwd through the public function (the kernels of both passes)."""
+
+    def fwd_bwd():
+        fwd_fn().backward(do)
+        for x in leaves:
+            x.grad = None
+
+    return dict(sorted(kernel_times(fwd_bwd, 5, 60).items(), key=lambda kv: -kv[1]))
+
+
+def bench_row(name: str, h: int, kind: str, fla=None, profile: bool = False) -> dict:
     lengths = lengths_for(kind)
     q, k, v, g, beta, cu = make(h, lengths)
     leaves = [x.requires_grad_() for x in (q, k, v, g, beta)]
@@ -189,6 +200,16 @@ def bench_row(name: str, h: int, kind: str, fla=None) -> dict:
             f" | x{res['speedup_fwd']:.2f} fwd x{res['speedup_bwd']:.2f} bwd | rel diff {agree}"
         )
     print(line, flush=True)
+    if profile:
+        # which stage loses: every kernel of one fwd+bwd, ours and FLA's, same inputs
+        res["kernels_ours"] = _profile_fwd_bwd(fwd, leaves, do)
+        if fla is not None:
+            res["kernels_fla"] = _profile_fwd_bwd(fla_fwd, leaves, do)
+        for who in ("kernels_ours", "kernels_fla"):
+            if who in res:
+                print(f"  {who} (ms per fwd+bwd, total {sum(res[who].values()):.3f}):")
+                for k_, v_ in res[who].items():
+                    print(f"    {v_:7.3f}  {k_}", flush=True)
     return res
 
 
@@ -234,7 +255,10 @@ def breakdown(h: int, kind: str, variant_kernels: list[str] | None = None) -> di
         if variant_kernels is not None and kern not in variant_kernels:
             continue
         for cfg in common.CANDIDATES[kern]:
-            if kern in ("fwd_h", "bwd_dhu") and cfg[2] != 2 or kern == "fwd_kkt_solve" and cfg[0] == 1:
+            # the sequential passes: BV >= 32 at <= 4 warps and >= 2 stages (the rest lost in session 2)
+            if kern in ("fwd_h", "bwd_dhu") and (cfg[0] < 32 or cfg[1] > 4 or cfg[2] < 2):
+                continue
+            if kern == "fwd_kkt_solve" and cfg[0] == 1:
                 continue
             common.CONFIG_OVERRIDE[kern] = cfg
             try:
@@ -260,6 +284,9 @@ def main() -> None:
     ap.add_argument("--no-fla", action="store_true")
     ap.add_argument("--no-breakdown", action="store_true")
     ap.add_argument("--breakdown-rows", default="H16-8seqs,H16-1seq")
+    ap.add_argument(
+        "--profile-rows", default="H16-8seqs", help="rows with a per-kernel profile, ours and FLA"
+    )
     ap.add_argument("--variants", help="kernels whose launch-config variants are timed (default: all listed)")
     args = ap.parse_args()
     env = {
@@ -284,7 +311,7 @@ def main() -> None:
     for name, h, kind in ROWS:
         if args.rows != "all" and name not in args.rows.split(","):
             continue
-        results.append(bench_row(name, h, kind, fla))
+        results.append(bench_row(name, h, kind, fla, profile=name in args.profile_rows.split(",")))
         dump()
     if not args.no_breakdown:
         for label, h, kind in (("H16-8seqs", 16, "equal:8"), ("H16-1seq", 16, "equal:1")):

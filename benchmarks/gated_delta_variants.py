@@ -1,9 +1,8 @@
 """One opt-in gated delta variant on the GPU: correctness against the default, then timing.
 
 The variant is chosen by the environment of this process (read at import), as
-``benchmarks/gated_delta_next_round.sh`` sets it: ``JAGATTN_GD_WY_OPS`` (kv | all: WY backward dot
-operands in the input dtype), ``JAGATTN_GD_CONFIG`` (e.g. ``bwd_wy=32,4,32,1``: launch-config
-candidates), ``JAGATTN_GD_SAVE_T`` (fp32 | input: T kept from the forward). Everything goes through
+``benchmarks/gated_delta_next_round.sh`` sets it: ``JAGATTN_GD_CONFIG`` (e.g. ``bwd_wy=64,4,2``:
+launch-config candidates), ``JAGATTN_GD_SAVE_T`` (fp32 | input: T kept from the forward). Everything goes through
 the public function with autograd (``backend="triton"``), so the keep-T path is the one measured.
 
 1. check (``gated_delta_config_sweep.py`` style): on a small odd case (H2, HV4, lengths 0..700,
@@ -32,7 +31,7 @@ NAMES = ["o", "ht", "dq", "dk", "dv", "dg", "db", "dh0"]
 
 
 def env_variant() -> dict:
-    return {k: os.environ.get(k, "") for k in ("JAGATTN_GD_WY_OPS", "JAGATTN_GD_CONFIG", "JAGATTN_GD_SAVE_T")}
+    return {k: os.environ.get(k, "") for k in ("JAGATTN_GD_CONFIG", "JAGATTN_GD_SAVE_T")}
 
 
 def make(h, hv, lengths, seed=0):

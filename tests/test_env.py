@@ -23,7 +23,7 @@ from jagattn._core import alloc, triton_utils, varlen
 from jagattn._core.env import env_choice, env_flag, env_positive_int
 from jagattn.attention.triton import bwd as attn_bwd
 from jagattn.gated_delta import ops as gd_ops
-from jagattn.gated_delta.triton import chunk_bwd, chunk_fwd, common
+from jagattn.gated_delta.triton import chunk_fwd, common
 
 VAR = "JAGATTN_TEST_SWITCH"
 PKG = Path(jagattn.__file__).parent
@@ -238,7 +238,6 @@ IMPORT_TIME = [
     ("hstu/triton/schedule.py", "JAGATTN_HSTU_COMPACT", "ENABLED", False, ("1", True), "on", "0, 1"),
     (chunk_fwd, "JAGATTN_GD_KKT", "KKT_VARIANT", "blocks16", ("dot64", "dot64"), "dot32", "blocks16, dot64"),
     (chunk_fwd, "JAGATTN_GD_WU", "WU_VARIANT", "loop", ("tiles", "tiles"), "tile", "loop, tiles"),
-    (chunk_bwd, "JAGATTN_GD_WY_OPS", "WY_OPS", "f32", ("kv", "kv"), "bf16", "f32, kv, all"),
     (gd_ops, "JAGATTN_GD_SAVE_T", "SAVE_T", "", ("input", "input"), "fp16", None),
 ]
 
@@ -264,8 +263,8 @@ def test_gd_config(monkeypatch):
     var = "JAGATTN_GD_CONFIG"
     monkeypatch.delenv(var, raising=False)
     assert _import_read(common, var, CONFIG_OVERRIDE={})["CONFIG_OVERRIDE"] == {}
-    monkeypatch.setenv(var, " bwd_wy=64, 8,64,1 ; fwd_h=32,4,2;")
-    want = {"bwd_wy": (64, 8, 64, 1), "fwd_h": (32, 4, 2)}
+    monkeypatch.setenv(var, " bwd_dqkwg=64, 8,3,64 ; fwd_h=32,4,2;")
+    want = {"bwd_dqkwg": (64, 8, 3, 64), "fwd_h": (32, 4, 2)}
     assert _import_read(common, var, CONFIG_OVERRIDE={})["CONFIG_OVERRIDE"] == want
     assert common.parse_config_override("bwd_wy=32,4,32") == {"bwd_wy": (32, 4, 32)}
     assert common.parse_config_override(" ; ") == {}
@@ -279,7 +278,7 @@ def test_gd_config(monkeypatch):
         ("fwd_h=32,four,2", r"fwd_h takes 3 integers \(got 'fwd_h=32,four,2'\)"),
         ("fwd_h=32,4,2,", r"fwd_h takes 3 integers"),
         ("fwd_h=32,4", r"fwd_h takes 3 integers"),
-        ("bwd_wy=32,4", r"bwd_wy takes 3 or 4 integers"),
+        ("bwd_wy=32,4", r"bwd_wy takes 3 integers"),
         ("bwd_dqkwg=32,8,3", r"bwd_dqkwg takes 4 integers"),
     ):
         with pytest.raises(ValueError, match=rf"^JAGATTN_GD_CONFIG.*{msg}"):

@@ -161,7 +161,7 @@ def test_triton_backward_tiles_and_key_blocks(device):
         seed=11,
         device=device,
     )
-    common.CONFIG_OVERRIDE.update(bwd_dqkwg=(16, 4, 1, 16), bwd_wy=(16, 4, 16))
+    common.CONFIG_OVERRIDE.update(bwd_dqkwg=(16, 4, 1, 16), bwd_wy=(16, 4, 1))
     try:
         check_against_reference(case, torch.float16)
     finally:
@@ -482,26 +482,22 @@ def test_gpu_every_launch_config_same_result():
 # ---------------------------------------------------------------------------------------------
 # opt-in variants for the next device round (off by default; benchmarks/gated_delta_next_round.sh)
 
-# name -> (chunk_bwd.WY_OPS, CONFIG_OVERRIDE, ops.SAVE_T); the device script forces the same ones
-# through JAGATTN_GD_WY_OPS / JAGATTN_GD_CONFIG / JAGATTN_GD_SAVE_T
+# name -> (CONFIG_OVERRIDE, ops.SAVE_T); the device script forces the same ones through
+# JAGATTN_GD_CONFIG / JAGATTN_GD_SAVE_T
 VARIANTS = {
-    "wy-kv": ("kv", {}, ""),
-    "wy-all": ("all", {}, ""),  # default tiles (32, 4): T / M stay fp32 in the [64, 64] x [64, 32] dots
-    "wy-all-bc64": ("all", {"bwd_wy": (64, 8, 64, 1)}, ""),  # every listed dot in the input dtype
-    "stages1": ("f32", {"bwd_wy": (32, 4, 32, 1), "bwd_dqkwg": (32, 4, 1, 128)}, ""),
-    "save-t-fp32": ("f32", {}, "fp32"),
-    "save-t-input": ("f32", {}, "input"),
+    "stages1": ({"bwd_wy": (32, 4, 1), "bwd_dqkwg": (32, 4, 1, 128)}, ""),
+    "save-t-fp32": ({}, "fp32"),
+    "save-t-input": ({}, "input"),
 }
 
 
 @pytest.fixture
 def force_variant(monkeypatch):
     from jagattn.gated_delta import ops
-    from jagattn.gated_delta.triton import chunk_bwd, common
+    from jagattn.gated_delta.triton import common
 
     def force(name):
-        wy_ops, cfg, save_t = VARIANTS[name]
-        monkeypatch.setattr(chunk_bwd, "WY_OPS", wy_ops)
+        cfg, save_t = VARIANTS[name]
         monkeypatch.setattr(common, "CONFIG_OVERRIDE", dict(cfg))
         monkeypatch.setattr(ops, "SAVE_T", save_t)
 

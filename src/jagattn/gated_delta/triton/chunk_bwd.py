@@ -13,11 +13,12 @@ state leaving the chunk (notation of ``chunk_fwd.py``)::
 
 Kernels: ``dv_local`` (per chunk), ``dhu`` (sequential in reverse, per sequence, head and V block),
 ``dqkwg`` (per chunk, head and key block, loops over V; the gate gradient as one partial sum per key
-block) and ``wy`` (per chunk and head, over column tiles: dW from dU and the saved states, the WY
-backward, the sum of the partial gate gradients and its reverse cumsum; no dw buffer). dq/dk are
+block) and ``wy`` (per chunk and head, over column tiles: dW from dU and the saved states, once, the
+WY backward, the sum of the partial gate gradients and its reverse cumsum; no dw buffer). dq/dk are
 produced per value head in fp32 and summed over the GVA group.
-Every transposed operand of a ``tl.dot`` is a loaded tensor (see ``common.py``): matrices needed in
-both orientations are computed twice rather than transposed.
+Every transposed operand of a ``tl.dot`` is a loaded tensor (see ``common.py``); where a product is
+needed transposed (``M^T K``, ``dPm^T Q``), the transpose of the swapped product is taken after the dot
+and only added to an accumulator.
 """
 
 from __future__ import annotations
@@ -27,17 +28,18 @@ import triton
 import triton.language as tl
 
 from ..._core.alloc import new_empty
-from ..._core.env import env_choice
 from .chunk_fwd import _prepare, _state_pass
 from .common import (
     BT,
     _c,
     _dot_f32_lhs,
+    _dot_lhs_f32_rhs,
     _exp,
     _seq_of_slot,
     block_k,
     dot_precision,
     exact_exp,
+    inter_dtype,
     launch_config,
     num_slots,
 )
@@ -186,7 +188,7 @@ def _gated_delta_bwd_dhu_kernel(
         b_du = tl.load(DUL + p_v, mask=m_tv, other=0.0) + tl.dot(
             b_kd, _c(b_dh, dt, DOT_PREC), input_precision=DOT_PREC
         )
-        tl.store(DU + p_v, b_du, mask=m_tv)
+        tl.store(DU + p_v, b_du.to(DU.dtype.element_ty), mask=m_tv)
 
         b_q = tl.load(Q + p_qk, mask=m_tk, other=0.0)
         b_w = tl.load(W + (rows[:, None] * HV + i_hv) * K + o_k[None, :], mask=m_tk, other=0.0)
@@ -215,8 +217,10 @@ def _gated_delta_bwd_dqkwg_kernel(
     GH,
     GC,
     DO,
+    DU,
     DQ,
     DK,
+    DW,
     DG,
     CU,
     N,
@@ -251,9 +255,9 @@ def _gated_delta_bwd_dqkwg_kernel(
     p_state = (i_s.to(tl.int64) * HV + i_hv) * K * V
 
     b_dp = tl.zeros([BT, BT], dtype=tl.float32)  # [t, s] dO_t . U_s
-    b_dpt = tl.zeros([BT, BT], dtype=tl.float32)  # [s, t]
     b_dq = tl.zeros([BT, BK], dtype=tl.float32)
     b_dk = tl.zeros([BT, BK], dtype=tl.float32)
+    b_dw = tl.zeros([BT, BK], dtype=tl.float32)  # -dW = dU S0^T, for the WY backward
     for i_v in range(tl.cdiv(V, BV)):
         o_v = i_v * BV + tl.arange(0, BV)
         m_v = o_v < V
@@ -270,9 +274,10 @@ def _gated_delta_bwd_dqkwg_kernel(
         b_do = _c(b_do, dt, DOT_PREC)
         b_vn = _c(b_vn, dt, DOT_PREC)
         b_dp += tl.dot(b_do, tl.trans(b_vn), input_precision=DOT_PREC)
-        b_dpt += tl.dot(b_vn, tl.trans(b_do), input_precision=DOT_PREC)
         b_dq += tl.dot(b_do, tl.trans(b_h), input_precision=DOT_PREC)
         b_dk += tl.dot(b_vn, tl.trans(b_dh), input_precision=DOT_PREC)
+        b_du = _c(tl.load(DU + p_v, mask=m_tv, other=0.0), dt, DOT_PREC)
+        b_dw += tl.dot(b_du, tl.trans(b_h), input_precision=DOT_PREC)
 
     p_qk = (rows[:, None] * H + i_h) * K + o_k[None, :]
     m_tk = m_t[:, None] & m_k[None, :]
@@ -291,73 +296,28 @@ def _gated_delta_bwd_dqkwg_kernel(
     b_gh = tl.load(GH + (i_s.to(tl.int64) * HV + i_hv) * NG + o_g, mask=m_g, other=0.0)
     dg_last = _exp(g_last, EXACT_EXP) * tl.sum(b_gh, 0) + tl.sum(b_kdk, 0)
 
-    # intra-chunk terms, [t, s] and [s, t] orientations computed separately; with a key block, P and
-    # P^T are this block's part of Q K^T (the gate term is linear in them: partial sums add up)
+    # intra-chunk terms; with a key block, P is this block's part of Q K^T (the gate term is linear in
+    # it: partial sums add up). dK's term dPm^T Q is the transpose of Q^T dPm: a transposed dot result
+    # that is only added, never fed to another dot (see ``common.py``)
     causal = (o_t[:, None] >= o_t[None, :]) & m_t[:, None]
     e_ts = _exp(tl.where(causal, b_g[:, None] - b_g[None, :], 0.0), EXACT_EXP)
     b_p = tl.where(causal, tl.dot(b_q, tl.trans(b_k), input_precision=DOT_PREC) * e_ts, 0.0) * scale
     b_dpm = tl.where(causal, b_dp * e_ts, 0.0) * scale
-    causal_t = (o_t[None, :] >= o_t[:, None]) & m_t[None, :]
-    e_st = _exp(tl.where(causal_t, b_g[None, :] - b_g[:, None], 0.0), EXACT_EXP)
-    b_pt = tl.where(causal_t, tl.dot(b_k, tl.trans(b_q), input_precision=DOT_PREC) * e_st, 0.0) * scale
-    b_dpmt = tl.where(causal_t, b_dpt * e_st, 0.0) * scale
     b_dq += _dot_f32_lhs(b_dpm, b_k, DOT_PREC)
-    b_dk += _dot_f32_lhs(b_dpmt, b_q, DOT_PREC)
-    b_dg += tl.sum(b_dp * b_p, 1) - tl.sum(b_dpt * b_pt, 1)
+    b_dk += tl.trans(_dot_lhs_f32_rhs(tl.trans(b_q), b_dpm, DOT_PREC))
+    b_dpp = b_dp * b_p  # G_t - G_s: + for the row t, - for the column s
+    b_dg += tl.sum(b_dpp, 1) - tl.sum(b_dpp, 0)
     b_dg += tl.where(rows == last, dg_last, 0.0)
 
     p_out = (rows[:, None] * HV + i_hv) * K + o_k[None, :]
     tl.store(DQ + p_out, b_dq, mask=m_tk)
     tl.store(DK + p_out, b_dk, mask=m_tk)
+    tl.store(DW + p_out, (-b_dw).to(DW.dtype.element_ty), mask=m_tk)
     tl.store(DG + i_kb * TH + rows * HV + i_hv, b_dg, mask=m_t)
 
 
 # ---------------------------------------------------------------------------------------------
 # WY backward, dw, dbeta, dv and the reverse cumsum of the gate gradient
-
-
-@triton.jit
-def _wy_dw(
-    DU,
-    HBUF,
-    rows,
-    m_t,
-    i_hv,
-    p_state,
-    o_k,
-    m_k,
-    HV: tl.constexpr,
-    V: tl.constexpr,
-    BT: tl.constexpr,
-    BC: tl.constexpr,
-    BV: tl.constexpr,
-    TRANSPOSED: tl.constexpr,
-    DOT_PREC: tl.constexpr,
-):
-    """Key columns ``o_k`` of ``dW = -dU S0^T``: ``[BT, BC]``, or its transpose ``[BC, BT]`` by its own
-    dots (a transposed dot result must not feed another dot, see ``common.py``). dU is fp32, rounded to
-    the intermediate dtype for the tensor cores as the state ``S0`` is stored."""
-    dt = HBUF.dtype.element_ty
-    if TRANSPOSED:
-        acc = tl.zeros([BC, BT], dtype=tl.float32)
-    else:
-        acc = tl.zeros([BT, BC], dtype=tl.float32)
-    for i_v in range(tl.cdiv(V, BV)):
-        o_v = i_v * BV + tl.arange(0, BV)
-        m_v = o_v < V
-        b_du = tl.load(
-            DU + (rows[:, None] * HV + i_hv) * V + o_v[None, :], mask=m_t[:, None] & m_v[None, :], other=0.0
-        )
-        b_h = tl.load(
-            HBUF + p_state + o_k[:, None] * V + o_v[None, :], mask=m_k[:, None] & m_v[None, :], other=0.0
-        )
-        b_du = _c(b_du, dt, DOT_PREC)
-        b_h = _c(b_h, dt, DOT_PREC)
-        if TRANSPOSED:
-            acc += tl.dot(b_h, tl.trans(b_du), input_precision=DOT_PREC)
-        else:
-            acc += tl.dot(b_du, tl.trans(b_h), input_precision=DOT_PREC)
-    return -acc
 
 
 @triton.jit
@@ -367,7 +327,7 @@ def _gated_delta_bwd_wy_kernel(
     BETA,
     GC,
     AINV,
-    HBUF,
+    DW,
     DU,
     DK,
     DGP,
@@ -384,31 +344,25 @@ def _gated_delta_bwd_wy_kernel(
     BT: tl.constexpr,
     NKB: tl.constexpr,
     BC: tl.constexpr,
-    BV: tl.constexpr,
     DOT_PREC: tl.constexpr,
     EXACT_EXP: tl.constexpr,
-    WY_OPS: tl.constexpr,
-    HALF_LHS64: tl.constexpr,
 ):
     """Per chunk and value head, over ``[BT, BC]`` column tiles so that only ``[BT, BT]`` matrices stay
-    live (the earlier whole-row version held five ``[BT, K]`` fp32 tiles: 255 registers, spills and
-    229 KB of shared memory on sm_90):
+    live (a whole-row version held five ``[BT, K]`` fp32 tiles: 255 registers, spills and 229 KB of
+    shared memory on sm_90):
 
-    1. key tiles: ``dW`` (from dU and the saved state, no dw buffer), ``D += dW (exp(G) K)^T`` and its
-       transpose by its own dots, ``KK = K K^T``;
-    2. value tiles: ``D += dU V^T`` (and transpose), ``dV = beta T^T dU``, the dU part of dbeta;
-    3. ``dT = D * beta_j``, ``dA = -T^T dT T^T`` in both orientations, ``M = dA_ts exp(G_t - G_s) beta_t``
-       (strictly lower) plus its transpose: the gradient of ``K K^T``;
-    4. key tiles again (dW recomputed): ``dK += beta exp(G) T^T dW + M K``, the dW parts of dbeta, dG;
-    then the reverse cumsum of dG inside the chunk.
-
-    ``WY_OPS`` (opt-in, ``chunk_bwd.WY_OPS``; 0 = the default fp32/tf32 operands): 1 gives the four
-    ``[BT, BC] x [BC, BT]`` dots of D (dU V^T, dW K^T and their transposes) operands in the input dtype
-    (K, V exact; dU and dW rounded as ``_wy_dw`` already rounds dU), the gate factor ``exp(G_j)``
-    applied after the dot; 2 also rounds T and dT to the input dtype in the ``[BT, BT] x [BT, BT]`` dots
-    of dA. ``HALF_LHS64`` (only with 2, never for a column tile < 64 at 4 warps: that is the Triton 3.6
-    Hopper miscompile of a masked [64, 64] tile cast to 16 bits as the left operand of a [64, 16/32]
-    one) also rounds T / M in the ``[BT, BT] x [BT, BC]`` dots of dV, T^T dW and M K.
+    1. key tiles: ``D += dW (exp(G) K)^T`` (dW from ``dqkwg``), ``KK += K K^T``;
+    2. value tiles: ``D += dU V^T``, ``dV = beta T^T dU``, the dU part of dbeta;
+    3. ``dT = D * beta_j``, ``dA = -T^T dT T^T``, ``M = dA_ts exp(G_t - G_s) beta_t`` (strictly lower):
+       the gradient of ``K K^T`` is ``M + M^T``, its gate part ``rowsum(M * KK) - colsum(M * KK)``;
+    4. key tiles again: ``dK += beta exp(G) T^T dW + M K + M^T K`` (``M^T K`` as the transpose of
+       ``K^T M``: a transposed dot result that is only added, never fed to a dot, see ``common.py``) in
+       one read-modify-write of DK, and the dW parts of dbeta and dG;
+    then the reverse cumsum of dG inside the chunk. The ``[BT, BC] x [BC, BT]`` products of D take their
+    operands in the intermediate dtype (dW, dU are stored in it; K, V exact; the gate after the dot), the
+    products with T and M are fp32 (tf32 for bf16 inputs). Session 4's version recomputed dW from the
+    states three times and every ``[BT, BT]`` product in both orientations (1.75 ms of the 4.8 ms
+    backward on H16 8 x 4096).
     """
     i_s, row0, eos = _chunk_of_slot(CU, N, BT)
     if row0 >= eos:
@@ -419,7 +373,6 @@ def _gated_delta_bwd_wy_kernel(
     rows = (row0 + o_t).to(tl.int64)
     m_t = (row0 + o_t) < eos
     o_c = tl.arange(0, BC)
-    p_state = (i_s.to(tl.int64) * HV + i_hv) * K * V
 
     # T may come from the forward in the input dtype (ops.SAVE_T="input"); a no-op cast for fp32
     b_a = tl.load(AINV + (rows[:, None] * HV + i_hv) * BT + o_t[None, :], mask=m_t[:, None], other=0.0).to(
@@ -428,121 +381,69 @@ def _gated_delta_bwd_wy_kernel(
     b_beta = tl.load(BETA + rows * HV + i_hv, mask=m_t, other=0.0).to(tl.float32)
     b_g = tl.load(GC + rows * HV + i_hv, mask=m_t, other=0.0)
     b_eg = tl.where(m_t, _exp(b_g, EXACT_EXP), 0.0)
-    dt = K_.dtype.element_ty
+    b_f = b_beta * b_eg
 
     b_d = tl.zeros([BT, BT], dtype=tl.float32)  # [i, j] = dT_ij / beta_j
-    b_dt = tl.zeros([BT, BT], dtype=tl.float32)  # [j, i]
-    b_kk = tl.zeros([BT, BT], dtype=tl.float32)  # symmetric: serves [t, s] and [s, t]
+    b_kk = tl.zeros([BT, BT], dtype=tl.float32)  # symmetric
+    b_db = tl.zeros([BT], dtype=tl.float32)
+    b_dg = tl.zeros([BT], dtype=tl.float32)
     for i_k in range(tl.cdiv(K, BC)):
         o_k = i_k * BC + o_c
         m_k = o_k < K
-        b_k = tl.load(
-            K_ + (rows[:, None] * H + i_h) * K + o_k[None, :], mask=m_t[:, None] & m_k[None, :], other=0.0
-        )
+        m_tk = m_t[:, None] & m_k[None, :]
+        b_k = tl.load(K_ + (rows[:, None] * H + i_h) * K + o_k[None, :], mask=m_tk, other=0.0)
         b_kk += tl.dot(b_k, tl.trans(b_k), input_precision=DOT_PREC)
-        if WY_OPS == 0:  # the default keeps the statement order that passed on the H200
-            b_keg = b_k.to(tl.float32) * b_eg[:, None]
-        b_dw = _wy_dw(DU, HBUF, rows, m_t, i_hv, p_state, o_k, m_k, HV, V, BT, BC, BV, False, DOT_PREC)
-        b_dwt = _wy_dw(DU, HBUF, rows, m_t, i_hv, p_state, o_k, m_k, HV, V, BT, BC, BV, True, DOT_PREC)
-        if WY_OPS >= 1:
-            # D_ij += sum_c dW_ic k_jc exp(G_j): K enters in its own dtype, the gate after the dot
-            b_d += tl.dot(b_dw.to(dt), tl.trans(b_k), input_precision=DOT_PREC) * b_eg[None, :]
-            b_dt += tl.dot(b_k, b_dwt.to(dt), input_precision=DOT_PREC) * b_eg[:, None]
-        else:
-            b_d += tl.dot(b_dw, tl.trans(b_keg), input_precision=DOT_PREC)
-            b_dt += tl.dot(b_keg, b_dwt, input_precision=DOT_PREC)
+        b_dwh = tl.load(DW + (rows[:, None] * HV + i_hv) * K + o_k[None, :], mask=m_tk, other=0.0)
+        # D_ij += sum_c dW_ic k_jc exp(G_j)
+        b_d += tl.dot(b_dwh, tl.trans(b_k.to(b_dwh.dtype)), input_precision=DOT_PREC) * b_eg[None, :]
 
-    b_db = tl.zeros([BT], dtype=tl.float32)
     for i_v in range(tl.cdiv(V, BC)):
         o_v = i_v * BC + o_c
         m_v = o_v < V
         p_v = (rows[:, None] * HV + i_hv) * V + o_v[None, :]
         m_tv = m_t[:, None] & m_v[None, :]
-        b_du = tl.load(DU + p_v, mask=m_tv, other=0.0)
-        if WY_OPS >= 1:
-            b_vh = tl.load(V_ + p_v, mask=m_tv, other=0.0).to(dt)
-            b_duh = b_du.to(dt)
-            b_d += tl.dot(b_duh, tl.trans(b_vh), input_precision=DOT_PREC)
-            b_dt += tl.dot(b_vh, tl.trans(b_duh), input_precision=DOT_PREC)
-            b_v = b_vh.to(tl.float32)
-        else:
-            b_v = tl.load(V_ + p_v, mask=m_tv, other=0.0).to(tl.float32)
-            b_d += tl.dot(b_du, tl.trans(b_v), input_precision=DOT_PREC)
-            b_dt += tl.dot(b_v, tl.trans(b_du), input_precision=DOT_PREC)
-        if HALF_LHS64:
-            b_tdu = tl.dot(tl.trans(b_a.to(dt)), b_du.to(dt), input_precision=DOT_PREC)
-        else:
-            b_tdu = tl.dot(tl.trans(b_a), b_du, input_precision=DOT_PREC)
+        b_duh = tl.load(DU + p_v, mask=m_tv, other=0.0)
+        b_vh = tl.load(V_ + p_v, mask=m_tv, other=0.0)
+        b_d += tl.dot(b_duh, tl.trans(b_vh.to(b_duh.dtype)), input_precision=DOT_PREC)
+        b_v = b_vh.to(tl.float32)
+        b_tdu = tl.dot(tl.trans(b_a), b_duh.to(tl.float32), input_precision=DOT_PREC)
         tl.store(DV + p_v, (b_tdu * b_beta[:, None]).to(DV.dtype.element_ty), mask=m_tv)
         b_db += tl.sum(b_tdu * b_v, 1)
 
-    # dA = -T^T dT T^T on the strictly lower part of A (A_ts = beta_t exp(G_t - G_s) k_t.k_s), and its
-    # transpose -T dT^T T by its own dots
+    # dA = -T^T dT T^T on the strictly lower part of A (A_ts = beta_t exp(G_t - G_s) k_t.k_s)
     strict = (o_t[:, None] > o_t[None, :]) & m_t[:, None]
-    if WY_OPS >= 2:
-        b_ah = b_a.to(dt)
-        b_da = -tl.dot(
-            tl.dot(tl.trans(b_ah), (b_d * b_beta[None, :]).to(dt), input_precision=DOT_PREC).to(dt),
-            tl.trans(b_ah),
-            input_precision=DOT_PREC,
-        )
-    else:
-        b_da = -tl.dot(
-            tl.dot(tl.trans(b_a), b_d * b_beta[None, :], input_precision=DOT_PREC),
-            tl.trans(b_a),
-            input_precision=DOT_PREC,
-        )
+    b_da = -tl.dot(
+        tl.dot(tl.trans(b_a), b_d * b_beta[None, :], input_precision=DOT_PREC),
+        tl.trans(b_a),
+        input_precision=DOT_PREC,
+    )
     e_ts = _exp(tl.where(strict, b_g[:, None] - b_g[None, :], 0.0), EXACT_EXP)
     b_dm = tl.where(strict, b_da * e_ts, 0.0)  # d(beta_t kk_ts) before beta
     b_db += tl.sum(b_dm * b_kk, 1)
-    b_dm = b_dm * b_beta[:, None]  # gradient w.r.t. kk_ts
-    b_dg = tl.sum(b_dm * b_kk, 1)
+    b_dm = b_dm * b_beta[:, None]  # gradient w.r.t. kk_ts (t > s)
+    # G_t - G_s: + for the row t, - for the column s
+    b_dmkk = b_dm * b_kk
+    b_dg += tl.sum(b_dmkk, 1) - tl.sum(b_dmkk, 0)
     for i_kb in tl.static_range(NKB):  # partial gate gradients of dqkwg's key blocks
         b_dg += tl.load(DGP + i_kb * TH + rows * HV + i_hv, mask=m_t, other=0.0)
-    strict_t = (o_t[None, :] > o_t[:, None]) & m_t[None, :]
-    if WY_OPS >= 2:
-        b_ah = b_a.to(dt)
-        b_dat = -tl.dot(
-            tl.dot(b_ah, (b_dt * b_beta[:, None]).to(dt), input_precision=DOT_PREC).to(dt),
-            b_ah,
-            input_precision=DOT_PREC,
-        )
-    else:
-        b_dat = -tl.dot(
-            tl.dot(b_a, b_dt * b_beta[:, None], input_precision=DOT_PREC), b_a, input_precision=DOT_PREC
-        )
-    e_st = _exp(tl.where(strict_t, b_g[None, :] - b_g[:, None], 0.0), EXACT_EXP)
-    b_dmt = tl.where(strict_t, b_dat * e_st, 0.0) * b_beta[None, :]  # [s, t] = b_dm[t, s]
-    b_dg -= tl.sum(b_dmt * b_kk, 1)
-    b_m = b_dm + b_dmt  # d/dK of sum(M * K K^T) = (M + M^T) K
 
-    b_f = b_beta * b_eg
+    # dK += beta exp(G) T^T dW + M K + M^T K, one read-modify-write of DK per tile (dW read again)
     for i_k in range(tl.cdiv(K, BC)):
         o_k = i_k * BC + o_c
         m_k = o_k < K
         m_tk = m_t[:, None] & m_k[None, :]
-        b_kh = tl.load(K_ + (rows[:, None] * H + i_h) * K + o_k[None, :], mask=m_tk, other=0.0)
-        b_k = b_kh.to(tl.float32)
-        b_dw = _wy_dw(DU, HBUF, rows, m_t, i_hv, p_state, o_k, m_k, HV, V, BT, BC, BV, False, DOT_PREC)
-        if HALF_LHS64:
-            b_tdw = tl.dot(tl.trans(b_a.to(dt)), b_dw.to(dt), input_precision=DOT_PREC)
-        else:
-            b_tdw = tl.dot(tl.trans(b_a), b_dw, input_precision=DOT_PREC)
+        b_k = tl.load(K_ + (rows[:, None] * H + i_h) * K + o_k[None, :], mask=m_tk, other=0.0).to(tl.float32)
+        p_kv = (rows[:, None] * HV + i_hv) * K + o_k[None, :]
+        b_dw = tl.load(DW + p_kv, mask=m_tk, other=0.0).to(tl.float32)
+        b_tdw = tl.dot(tl.trans(b_a), b_dw, input_precision=DOT_PREC)
         b_tdwk = tl.sum(b_tdw * b_k, 1)
         b_db += b_tdwk * b_eg
         b_dg += b_tdwk * b_f
-        p_kv = (rows[:, None] * HV + i_hv) * K + o_k[None, :]
-        # the default branch keeps the expression (and so the code) that passed on the H200
-        if HALF_LHS64:
-            b_mk = tl.dot(b_m.to(dt), b_kh, input_precision=DOT_PREC)
-            b_dk = tl.load(DK + p_kv, mask=m_tk, other=0.0) + b_tdw * b_f[:, None] + b_mk
-        else:
-            b_dk = (
-                tl.load(DK + p_kv, mask=m_tk, other=0.0)
-                + b_tdw * b_f[:, None]
-                + tl.dot(b_m, b_k, input_precision=DOT_PREC)
-            )
-        tl.store(DK + p_kv, b_dk, mask=m_tk)
+        # d/dK of sum(M * K K^T) = M K + M^T K
+        b_mk = tl.dot(b_dm, b_k, input_precision=DOT_PREC) + tl.trans(
+            tl.dot(tl.trans(b_k), b_dm, input_precision=DOT_PREC)
+        )
+        tl.store(DK + p_kv, tl.load(DK + p_kv, mask=m_tk, other=0.0) + b_tdw * b_f[:, None] + b_mk, mask=m_tk)
 
     # g_t enters every G_t' with t' >= t in the chunk
     b_dg = tl.where(m_t, b_dg, 0.0)
@@ -553,18 +454,6 @@ def _gated_delta_bwd_wy_kernel(
 
 # ---------------------------------------------------------------------------------------------
 # launcher
-
-# Opt-in operand precision of the WY backward (see ``_gated_delta_bwd_wy_kernel``), for the device
-# measurement of the next round: "f32" (default: fp32 operands, tf32 for bf16 inputs), "kv" (the D
-# dots in the input dtype), "all" (also T and dT). Read at import; tests set the attribute.
-WY_OPS_LEVELS = {"f32": 0, "kv": 1, "all": 2}
-WY_OPS = env_choice("JAGATTN_GD_WY_OPS", tuple(WY_OPS_LEVELS), "f32")
-
-
-def wy_ops_flags(bc: int, warps: int) -> tuple[int, bool]:
-    """``(WY_OPS, HALF_LHS64)`` constexprs of the wy launch for column tile ``bc`` at ``warps``."""
-    level = WY_OPS_LEVELS[WY_OPS]
-    return level, level >= 2 and not (bc < 64 and warps == 4)
 
 
 def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=None):
@@ -586,7 +475,9 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=
     exact = exact_exp(q.dtype)
     gc, ainv, w, u = _prepare(k, v, g, beta, cu, saved=saved)
 
-    du = new_empty((t, hv, dv_), dtype=torch.float32, device=dev)
+    # the full dU in the intermediate dtype (bf16 for bf16 inputs): its readers (dqkwg, wy) round it
+    # to that dtype for the tensor cores, and it holds the memory dW needs at the backward's peak
+    du = new_empty((t, hv, dv_), dtype=inter_dtype(k.dtype), device=dev)
     # not updated in place: dhu reads the local dv and writes the full one to another buffer (an
     # in-place variant, with a barrier between the tile's load and store, crashed in dhu on H200)
     du_local = new_empty((t, hv, dv_), dtype=torch.float32, device=dev)
@@ -655,6 +546,7 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=
     bkb = min(bkb, bk)
     nkb = triton.cdiv(dk_, bkb)
     dgp = new_empty((nkb, t, hv), dtype=torch.float32, device=dev)
+    dw = new_empty((t, hv, dk_), dtype=inter_dtype(k.dtype), device=dev)  # -dW, see dqkwg
     if ns > 0:
         torch.library.wrap_triton(_gated_delta_bwd_dqkwg_kernel)[(ns, hv, nkb)](
             q,
@@ -665,8 +557,10 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=
             gh,
             gc,
             do,
+            du,
             dq,
             dk,
+            dw,
             dgp,
             cu,
             n,
@@ -686,26 +580,19 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=
             num_warps=warps,
             num_stages=stages,
         )
-    del vnew, dhbuf, gh  # read by dqkwg only; the states stay for dW in the WY backward
+    del vnew, dhbuf, gh, hbuf  # read by dqkwg only
     dv = new_empty((t, hv, dv_), dtype=v.dtype, device=dev)
     db = new_empty((t, hv), dtype=torch.float32, device=dev)
     dg = new_empty((t, hv), dtype=torch.float32, device=dev)
     if ns > 0:
-        cfg = launch_config("bwd_wy", n_programs=ns * hv, v=dv_)
-        bc, warps, bv = cfg[:3]
-        # a 4th entry sets num_stages (opt-in candidates); without it Triton's default, as before
-        extra = {"num_stages": cfg[3]} if len(cfg) > 3 else {}
-        # every constexpr is passed, defaults included: Inductor's wrap_triton needs the full
-        # argument list (a missing default made torch.compile fail on the H200)
-        wy_ops, half_lhs64 = wy_ops_flags(bc, warps)
-        extra.update(WY_OPS=wy_ops, HALF_LHS64=half_lhs64)
+        bc, warps, stages = launch_config("bwd_wy", n_programs=ns * hv, v=dv_)
         torch.library.wrap_triton(_gated_delta_bwd_wy_kernel)[(ns, hv)](
             k,
             v,
             beta,
             gc,
             ainv,
-            hbuf,
+            dw,
             du,
             dk,
             dgp,
@@ -722,13 +609,12 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=
             BT=BT,
             NKB=nkb,
             BC=bc,
-            BV=bv,
             DOT_PREC=prec,
             EXACT_EXP=exact,
             num_warps=warps,
-            **extra,
+            num_stages=stages,
         )
-    del hbuf, ainv, du, dgp
+    del ainv, du, dw, dgp
     grp = hv // h
     if grp > 1:
         dq = dq.view(t, h, grp, dk_).sum(2)

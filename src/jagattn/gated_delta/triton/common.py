@@ -120,6 +120,16 @@ def _dot_f32_lhs(a, b, DOT_PREC: tl.constexpr):
         return tl.dot(a.to(b.dtype), b, input_precision=DOT_PREC)
 
 
+@triton.jit
+def _dot_lhs_f32_rhs(a, b, DOT_PREC: tl.constexpr):
+    """``a @ b`` for a half/fp32 ``a`` and an fp32 ``b`` (a masked score matrix): ``_dot_f32_lhs`` with
+    the fp32 operand on the right."""
+    if DOT_PREC == "ieee":
+        return tl.dot(a.to(tl.float32), b, input_precision=DOT_PREC)
+    else:
+        return tl.dot(a, b.to(a.dtype), input_precision=DOT_PREC)
+
+
 # Launch configs (BV, num_warps, num_stages) are chosen by the launchers from the shapes (below),
 # not by triton.autotune: the best V split depends on how many (sequence, head) programs run, which
 # an autotune key of constexpr shapes cannot see. ``CONFIG_OVERRIDE`` (kernel name -> config) is
@@ -138,10 +148,14 @@ CONFIG_OVERRIDE: dict = {}
 # were off in a few elements by a bf16 rounding step. The same configs at 8 warps were bitwise equal
 # to the default (sweep and probes of 2026-11-21). This is what the earlier per-config sweep hit.
 CANDIDATES = {
-    "fwd_h": [(bv, w, s) for bv in (16, 32, 64) for w in (4, 8) for s in (1, 2)],
+    # the sequential passes: the launcher picks BV from the program count at 4 warps and 2 stages; the
+    # deeper pipelines and 2 warps (session 5) are for the device sweep
+    "fwd_h": [(bv, w, s) for bv in (16, 32, 64) for w in (4, 8) for s in (1, 2)]
+    + [(32, 4, 3), (32, 4, 4), (64, 4, 3), (32, 2, 2), (32, 2, 3), (64, 2, 3)],
     "fwd_o": [(bv, w, s) for bv in (64, 128) for w in (4, 8) for s in (1, 2)],
     "bwd_dv_local": [(bv, w, s) for bv in (64, 128) for w in (4, 8) for s in (1, 2)],
-    "bwd_dhu": [(bv, w, s) for bv in (16, 32, 64) for w in (4, 8) for s in (1, 2)],
+    "bwd_dhu": [(bv, w, s) for bv in (16, 32, 64) for w in (4, 8) for s in (1, 2)]
+    + [(32, 4, 3), (32, 4, 4), (64, 4, 3), (32, 2, 2), (32, 2, 3), (64, 2, 3)],
     "fwd_recurrent": [(bv, w, 1) for bv in (16, 32, 64) for w in (4, 8)],
     # (inverse by powers instead of forward substitution, num_warps, unused)
     "fwd_kkt_solve": [(p, w, 1) for p in (0, 1) for w in (1, 2, 4)],
@@ -161,22 +175,18 @@ CANDIDATES = {
         (64, 4, 1, 128),
         (64, 4, 1, 64),
     ],
-    # (BC: column tile, num_warps, BV: V tile of the dW recompute[, num_stages: Triton's default 3 when
-    # absent]); first = default. H200 bwd totals, H16 8x4096 (ms): (32,4,32) 4.64, (32,4,64) 4.80,
-    # (64,8,32) 5.16, (64,8,64) 5.34. The 4-entry ones are opt-in for the next device round (never
-    # measured): one or two stages (less shared memory per program: more programs per SM).
+    # (BC: column tile, num_warps, num_stages); first = default. H200 bwd totals of the session-5 kernel
+    # with two DK updates, H16 8x4096 (ms): (64,4,1) 3.71, (64,4,2) 3.75, (32,4,2) 3.78, (32,4,1) 3.84,
+    # (16,4,1) 4.16, (64,8,1) 4.18, (64,8,2) 4.19, (32,8,2) 4.54
     "bwd_wy": [
-        (32, 4, 32),
-        (32, 4, 64),
-        (64, 8, 32),
-        (64, 4, 64),
-        (64, 8, 64),
-        (32, 8, 32),
-        (32, 4, 32, 1),
-        (32, 4, 32, 2),
-        (64, 4, 64, 1),
-        (64, 8, 64, 1),
-        (16, 4, 16, 1),
+        (64, 4, 1),
+        (32, 4, 2),
+        (64, 4, 2),
+        (64, 8, 2),
+        (32, 4, 1),
+        (32, 8, 2),
+        (64, 8, 1),
+        (16, 4, 1),
     ],
 }
 
@@ -219,7 +229,8 @@ def _num_sms(index: int) -> int:
 
 
 def launch_config(kernel: str, *, n_programs: int, v: int, device_index: int = 0) -> tuple[int, ...]:
-    """``(BV, num_warps, num_stages)`` of one launch (``bwd_dqkwg`` and ``bwd_wy``: see ``CANDIDATES``). ``n_programs`` counts the programs of the grid
+    """``(BV, num_warps, num_stages)`` of one launch (``bwd_dqkwg`` and ``bwd_wy``: see ``CANDIDATES``).
+    ``n_programs`` counts the programs of the grid
     before the V split; sequential kernels (state passes) take the widest V block that still fills
     the GPU twice, since their programs are latency-bound chains over the chunks."""
     if kernel in CONFIG_OVERRIDE:
@@ -235,12 +246,15 @@ def launch_config(kernel: str, *, n_programs: int, v: int, device_index: int = 0
     if kernel == "fwd_recurrent":
         return (min(32, max(16, triton.next_power_of_2(v))), 4, 1)
     if kernel in ("fwd_h", "bwd_dhu"):
+        # fwd_h: BV 64 is 22% faster than 32 on H16 8 x 4096 (128 programs; H200, session 5), so it
+        # only needs to fill the GPU once; bwd_dhu measured equal at 32 and 64 keeps the 2x rule
+        fill = 1 if kernel == "fwd_h" else 2
         if not isinstance(n_programs, int):
             # symbolic batch (compile/export with dynamic dims): a count-dependent choice would add guards
             return (min(32, max(16, triton.next_power_of_2(v))), 4, 2)
         sms = _num_sms(device_index)
         bv = 64
-        while bv > 16 and n_programs * triton.cdiv(v, bv) < 2 * sms:
+        while bv > 16 and n_programs * triton.cdiv(v, bv) < fill * sms:
             bv //= 2
         return (min(bv, max(16, triton.next_power_of_2(v))), 4, 2)
     raise KeyError(kernel)
