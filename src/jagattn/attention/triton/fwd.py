@@ -13,13 +13,12 @@ tile and the grid order from host ints (see there and the family README).
 
 from __future__ import annotations
 
-import os
-
 import torch
 import triton
 import triton.language as tl
 
 from ..._core.alloc import new_empty
+from ..._core.env import env_choice
 from ..._core.triton_utils import configs
 from .common import (
     LOG2E,
@@ -308,25 +307,17 @@ def softcap_args(scale: float, softcap: float) -> tuple[bool, float, float, floa
     return False, scale * LOG2E, 1.0, 1.0
 
 
-# the forward schedule by shape (``fwd_schedule``), from one H200 round (Triton 3.6, bf16, D=128,
-# benchmarks/results/2026-11-21-s5-h200-attention-fwd-round1.json)
+# the forward schedule by shape (``fwd_schedule``), from two H200 rounds (Triton 3.6, bf16, D=128,
+# benchmarks/results/2026-11-21-s5-h200-attention-fwd-round{1,2}.json): the short tile won at max
+# lengths up to 3019 (2.5-7%) and lost at 3584 (2-3%, equal lengths) and above; the bound sits between
 SHORT_KEYS_TILE = (64, 64, 4, 3)
-SHORT_KEYS_MAX = 4096
-
-
-def _env_override(name: str, choices: tuple[str, ...]) -> str | None:
-    val = os.environ.get(name)
-    if val is None or val == "":
-        return None
-    if val not in choices:
-        raise ValueError(f"{name}: expected one of {choices}, got {val!r}")
-    return val
+SHORT_KEYS_MAX = 3072
 
 
 # for measurements, read once at import (like the autotune switch): JAGATTN_ATTN_FWD_TILE=short|long,
 # JAGATTN_ATTN_FWD_HEAD_FAST=0|1
-FWD_TILE_OVERRIDE = _env_override("JAGATTN_ATTN_FWD_TILE", ("short", "long"))
-FWD_HEAD_FAST_OVERRIDE = _env_override("JAGATTN_ATTN_FWD_HEAD_FAST", ("0", "1"))
+FWD_TILE_OVERRIDE = env_choice("JAGATTN_ATTN_FWD_TILE", ("short", "long"), None)
+FWD_HEAD_FAST_OVERRIDE = env_choice("JAGATTN_ATTN_FWD_HEAD_FAST", ("0", "1"), None)
 
 
 def fwd_schedule(max_seqlen_q, max_seqlen_k, window_left: int, window_right: int) -> tuple[int, bool]:
@@ -341,9 +332,9 @@ def fwd_schedule(max_seqlen_q, max_seqlen_k, window_left: int, window_right: int
     Measured on an H200 (fwd ms, first-listed tiles, 128x64/8 warps -> 64x64/4 warps head-fast):
     causal mean 512 Hkv 16 / 4: 0.400 / 0.407 -> 0.324 / 0.326; mean 2048 Hkv 16 / 4: 0.790 / 0.792
     -> 0.784 / 0.735; non-causal mean 2048: 1.338 -> 1.336; window (1024, 0) mean 8192: 0.796 ->
-    0.746. Not taken: the short tile on mean 8192 (10-12% slower) and skewed (6%, whose max length is
-    8089; the mean is ~1000 but the long sequences carry the work), and head-fast with the long tile
-    (within noise on every row).
+    0.746. Not taken: the short tile on mean 8192 (10-12% slower), skewed (6%, whose max length is
+    8089; the mean is ~1000 but the long sequences carry the work) and equal lengths of 3584 (2-3%,
+    round 2), and head-fast with the long tile (within noise on every row).
     """
     short = 0
     if isinstance(max_seqlen_q, int) and isinstance(max_seqlen_k, int):
