@@ -13,9 +13,10 @@ state leaving the chunk (notation of ``chunk_fwd.py``)::
 
 Kernels: ``dv_local`` (per chunk), ``dhu`` (sequential in reverse, per sequence, head and V block),
 ``dqkwg`` (per chunk, head and key block, loops over V; the gate gradient as one partial sum per key
-block) and ``wy`` (per chunk and head, over column tiles: dW from dU and the saved states, once, the
-WY backward, the sum of the partial gate gradients and its reverse cumsum; no dw buffer). dq/dk are
-produced per value head in fp32 and summed over the GVA group.
+block; also ``dW = -dU S0^T`` from the states it loads anyway, stored in the intermediate dtype) and
+``wy`` (per chunk and head, over column tiles: the WY backward from dW and dU, the sum of the partial
+gate gradients and its reverse cumsum). dq/dk are produced per value head in fp32 and summed over the
+GVA group.
 Every transposed operand of a ``tl.dot`` is a loaded tensor (see ``common.py``); where a product is
 needed transposed (``M^T K``, ``dPm^T Q``), the transpose of the swapped product is taken after the dot
 and only added to an accumulator.
