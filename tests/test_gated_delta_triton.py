@@ -161,7 +161,7 @@ def test_triton_backward_tiles_and_key_blocks(device):
         seed=11,
         device=device,
     )
-    common.CONFIG_OVERRIDE.update(bwd_dqkwg=(16, 4, 1, 16), bwd_wy=(16, 4, 1))
+    common.CONFIG_OVERRIDE.update(bwd_dqkwg=(16, 4, 1, 16), bwd_wy=(16, 8, 1))
     try:
         check_against_reference(case, torch.float16)
     finally:
@@ -485,7 +485,7 @@ def test_gpu_every_launch_config_same_result():
 # name -> (CONFIG_OVERRIDE, ops.SAVE_T); the device script forces the same ones through
 # JAGATTN_GD_CONFIG / JAGATTN_GD_SAVE_T
 VARIANTS = {
-    "stages1": ({"bwd_wy": (32, 4, 1), "bwd_dqkwg": (32, 4, 1, 128)}, ""),
+    "stages1": ({"bwd_wy": (32, 8, 2), "bwd_dqkwg": (32, 4, 1, 128)}, ""),
     "save-t-fp32": ({}, "fp32"),
     "save-t-input": ({}, "input"),
 }

@@ -1,0 +1,59 @@
+"""Device diagnostic (session 6): gated delta with T and the w/u / WY-backward tensor-core operands in
+bf16 (branch s5-next-bf16-t, switch ``triton.common.LOWP_T``) against the SPEC section 5 rule on the
+production gpu-test cases. Prints, per case and variant, every output's error ratios
+``err / (2 * ref_err + floor)`` for max-abs and rms (> 1 fails the rule). Run from a tree that has
+``LOWP_T``: ``PYTHONPATH=<that tree>/src python3 benchmarks/gd_lowp_t_diag.py``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
+from jagattn import testing  # noqa: E402
+from jagattn.gated_delta.triton import common  # noqa: E402
+from test_gated_delta_triton import _rand_lengths, make_case, run_reference, run_triton  # noqa: E402
+
+CASES = {
+    "32k-single": ([32768], 1, 1),
+    "32k-8seqs-gva2": (_rand_lengths(32768, 8, 0), 1, 2),
+}
+SMOKE = "--smoke" in sys.argv  # CPU interpreter, tiny fp16 cases: checks this script, not the kernels
+DEV, DT = ("cpu", torch.float16) if SMOKE else ("cuda", torch.bfloat16)
+if SMOKE:
+    CASES = {"smoke-single": ([130], 1, 1), "smoke-gva2": ([63, 65], 1, 2)}
+VARIANTS = {"none": (False, False), "wu": (True, False), "wy": (False, True), "both": (True, True)}
+
+
+def main() -> None:
+    print("jagattn", testing.__file__, flush=True)
+    for cname, (lengths, h, hv) in CASES.items():
+        t0 = time.time()
+        d = 32 if SMOKE else 128
+        case = make_case(lengths, h, hv, d, d, dtype=DT, with_init=True, l2=True, seed=7, device=DEV)
+        gold = run_reference(case, cast=torch.float32)
+        lowp = run_reference(case, cast=DT, compute_dtype=DT)
+        print(f"{cname}: references in {time.time() - t0:.1f} s", flush=True)
+        for vname, (wu, wy) in VARIANTS.items():
+            common.LOWP_T["wu"], common.LOWP_T["wy"] = wu, wy
+            got = run_triton(case)
+            parts = []
+            worst = 0.0
+            for name in gold:
+                e = testing.errors(got[name], gold[name])
+                r = testing.errors(lowp[name], gold[name])
+                floor = 1e-5 * testing.rms(gold[name])
+                rm = e.max_abs / (2 * r.max_abs + floor)
+                rr = e.rms / (2 * r.rms + floor)
+                worst = max(worst, rm, rr)
+                parts.append(f"{name} {rm:.2f}/{rr:.2f}")
+            verdict = "PASS" if worst <= 1.0 else "FAIL"
+            print(f"  {cname:16s} {vname:5s} {verdict} worst {worst:.2f} | " + "  ".join(parts), flush=True)
+
+
+if __name__ == "__main__":
+    main()
