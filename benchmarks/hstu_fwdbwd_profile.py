@@ -23,14 +23,15 @@ from jagattn.bench.cases import HstuFamily
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", default="recsys,B256-N1024")
+    ap.add_argument("--cprofile", action="store_true", help="also a cProfile of 50 host-side fwd+bwd calls")
     args = ap.parse_args()
     fam = HstuFamily()
     rows = {r.name.split("/")[-1]: r for r in suites.select_rows(["hstu"], "default")}
     for name in args.rows.split(","):
-        profile_row(fam, name, rows[name])
+        profile_row(fam, name, rows[name], args.cprofile)
 
 
-def profile_row(fam: HstuFamily, name: str, row) -> None:
+def profile_row(fam: HstuFamily, name: str, row, with_cprofile: bool) -> None:
     p = fam.build(row, torch.device("cuda"), torch.bfloat16)
     leaves = p.leaves()
     grads = [leaves[n] for n in ("q", "k", "v")]
@@ -73,6 +74,21 @@ def profile_row(fam: HstuFamily, name: str, row) -> None:
         torch.cuda.synchronize()
         ms[f"host_{label}"] = host
     print("   ms:", {k: round(v, 4) for k, v in ms.items()}, flush=True)
+    if with_cprofile:  # where the host time goes (Python: ours, torch.library, Triton's launcher)
+        import cProfile
+        import pstats
+
+        torch.cuda.synchronize()
+        prof_py = cProfile.Profile()
+        prof_py.enable()
+        for _ in range(50):
+            for g in grads:
+                g.grad = None
+            fwdbwd()
+        prof_py.disable()
+        torch.cuda.synchronize()
+        pstats.Stats(prof_py).sort_stats("tottime").print_stats(25)
+        pstats.Stats(prof_py).sort_stats("cumtime").print_stats(25)
     torch.cuda.set_sync_debug_mode("warn")
     fwdbwd()
     torch.cuda.set_sync_debug_mode(0)
