@@ -229,6 +229,53 @@ def test_triton_without_final_state_gradient(device):
         testing.check_close(f"d{n}", a, gd, lw)
 
 
+@pytest.mark.parametrize("with_init", [False, True], ids=["no-init", "init"])
+def test_triton_unused_outputs_cost_no_gradient_buffers(with_init, monkeypatch, device):
+    # The final state nobody differentiates reaches the backward op as None (autograd's zero-filled
+    # [N, HV, K, V] gradient is switched off), and without an initial state the op neither computes
+    # nor allocates d_initial_state (an empty [0] tensor); the gradients still follow the SPEC rule.
+    from jagattn.gated_delta import ops
+
+    case = make_case([70, 0, 64, 5], 1, 2, 16, 16, dtype=torch.float16, with_init=with_init, l2=True, seed=12,
+                     device=device)  # fmt: skip
+    seen = []
+    inner = ops.gated_delta_bwd
+
+    def spy(*args):
+        out = inner(*args)
+        seen.append((args[8] is None, tuple(out[5].shape)))
+        return out
+
+    monkeypatch.setattr(ops, "gated_delta_bwd", spy)
+    leaves = _leaves(case)
+    o, fs = triton_call(
+        *(case[n] for n in ("q", "k", "v", "g", "beta")),
+        cu_seqlens=case["cu_seqlens"], initial_state=case["initial_state"], use_qk_l2norm=True,
+    )  # fmt: skip
+    assert fs is None
+    got = torch.autograd.grad((o.double() * case["do"].double()).sum(), list(leaves.values()))
+    n_seqs, hv, dk, dv = 4, 2, 16, 16
+    assert seen == [(True, (n_seqs, hv, dk, dv) if with_init else (0,))]
+
+    def ref(cast):
+        lv = {
+            n: (x.detach().to(cast) if cast == torch.float64 else x.detach()).requires_grad_()
+            for n, x in leaves.items()
+        }
+        ro, _ = gated_delta_reference(
+            lv["q"], lv["k"], lv["v"], lv["g"], lv["beta"], case["cu_seqlens"],
+            initial_state=lv.get("initial_state"), use_qk_l2norm=True,
+            compute_dtype=None if cast == torch.float64 else torch.float16,
+        )  # fmt: skip
+        return ro, torch.autograd.grad((ro.double() * case["do"].double()).sum(), list(lv.values()))
+
+    gold_o, gold = ref(torch.float64)
+    low_o, low = ref(torch.float16)
+    testing.check_close("o", o, gold_o, low_o)
+    for n, a, gd, lw in zip(leaves, got, gold, low, strict=True):
+        testing.check_close(f"d{n}", a, gd, lw)
+
+
 @settings(max_examples=int(os.environ.get("GD_PROPERTY_EXAMPLES", "4")), deadline=None)
 @given(
     # >= 48 tokens: below that the max-abs of the input-dtype run's error over a handful of

@@ -7,7 +7,10 @@ body cannot run on fake tensors under the interpreter) and ``register_autograd``
 Outputs have a fixed arity: the forward always returns ``(o, final_state)`` and the backward
 always returns all six gradients (seven with ``gk``); ``initial_state`` and the final-state gradient are optional
 *inputs* (``Tensor?``), which switch kernel variants (``USE_INITIAL_STATE``,
-``USE_FINAL_STATE_GRADIENT``) rather than output signatures. Nothing but the inputs is saved for
+``USE_FINAL_STATE_GRADIENT``) rather than output signatures. Autograd's zero-filling of unused output
+gradients is off (``set_materialize_grads(False)``), so an unused final state costs no gradient buffer,
+and the scalar-gate backward returns an empty ``[0]`` d_initial_state when there is no initial state
+(never computed, never allocated; autograd returns None for it anyway). Nothing but the inputs is saved for
 the backward, which recomputes the chunk intermediates (smallest memory; see triton/chunk_bwd.py).
 
 Opt-in (``JAGATTN_GD_SAVE_T=fp32|input``, for the next device measurement; off by default):
@@ -62,6 +65,21 @@ def _qk_grads(q, k, dq, dk, use_qk_l2norm: bool) -> tuple[torch.Tensor, torch.Te
 def _state_like(q: torch.Tensor, v: torch.Tensor, cu_seqlens: torch.Tensor) -> torch.Tensor:
     """A fake ``[N, HV, K, V]`` fp32 state (final state, d_initial_state)."""
     return v.new_empty((cu_seqlens.shape[0] - 1, v.shape[1], q.shape[2], v.shape[2]), dtype=torch.float32)
+
+
+def _dh0_like(q: torch.Tensor, v: torch.Tensor, cu_seqlens: torch.Tensor, initial_state) -> torch.Tensor:
+    """Fake ``d_initial_state`` of the scalar-gate backward: ``[N, HV, K, V]`` fp32 with an initial
+    state, an empty ``[0]`` without one (``chunk_bwd`` then neither computes nor allocates it)."""
+    if initial_state is None:
+        return v.new_empty((0,), dtype=torch.float32)
+    return _state_like(q, v, cu_seqlens)
+
+
+def _no_materialized_grads(ctx) -> None:
+    # An output nobody differentiates (usually the final state) gets None instead of autograd's
+    # materialised zeros: the backward then skips the final-state gradient path, and the [N, HV, K, V]
+    # fp32 zeros (64 MiB on 64 sequences x 16 heads at K = V = 128) are never allocated.
+    ctx.set_materialize_grads(False)
 
 
 def _do_or_zeros(do: torch.Tensor | None, q: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
@@ -134,10 +152,11 @@ def _(q, k, v, g, beta, initial_state, cu_seqlens, scale, use_qk_l2norm):
 
 @gated_delta_bwd.register_fake
 def _(q, k, v, g, beta, initial_state, cu_seqlens, do, dht, scale, use_qk_l2norm):
-    return (*(x.new_empty(x.shape) for x in (q, k, v, g, beta)), _state_like(q, v, cu_seqlens))
+    return (*(x.new_empty(x.shape) for x in (q, k, v, g, beta)), _dh0_like(q, v, cu_seqlens, initial_state))
 
 
 def _setup_context(ctx, inputs, output) -> None:
+    _no_materialized_grads(ctx)
     q, k, v, g, beta, initial_state, cu_seqlens, scale, use_qk_l2norm = inputs
     ctx.save_for_backward(q, k, v, g, beta, initial_state, cu_seqlens)
     ctx.scale = scale
@@ -269,6 +288,7 @@ def _(q, k, v, g, beta, gk, initial_state, cu_seqlens, do, dht, scale, use_qk_l2
 
 
 def _setup_context_gk(ctx, inputs, output) -> None:
+    _no_materialized_grads(ctx)
     q, k, v, g, beta, gk, initial_state, cu_seqlens, scale, use_qk_l2norm = inputs
     ctx.save_for_backward(q, k, v, g, beta, gk, initial_state, cu_seqlens)
     ctx.scale = scale
@@ -364,10 +384,11 @@ def gated_delta_bwd_keep_t(
 
 @gated_delta_bwd_keep_t.register_fake
 def _(q, k, v, g, beta, initial_state, cu_seqlens, gc, ainv, do, dht, scale, use_qk_l2norm):
-    return (*(x.new_empty(x.shape) for x in (q, k, v, g, beta)), _state_like(q, v, cu_seqlens))
+    return (*(x.new_empty(x.shape) for x in (q, k, v, g, beta)), _dh0_like(q, v, cu_seqlens, initial_state))
 
 
 def _setup_context_keep_t(ctx, inputs, output) -> None:
+    _no_materialized_grads(ctx)
     q, k, v, g, beta, initial_state, cu_seqlens, scale, use_qk_l2norm, _ = inputs
     _, _, gc, ainv = output
     ctx.save_for_backward(q, k, v, g, beta, initial_state, cu_seqlens, gc, ainv)

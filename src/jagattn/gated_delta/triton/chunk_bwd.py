@@ -477,7 +477,7 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=
     (opt-in, ``ops.SAVE_T``); ``kkt_solve`` is then skipped and only W, U~ are recomputed.
 
     Returns ``(dq [T, H, K] fp32, dk [T, H, K] fp32, dv [T, HV, V] v.dtype, dg [T, HV] fp32,
-    dbeta [T, HV] fp32, dh0 [N, HV, K, V] fp32)``.
+    dbeta [T, HV] fp32, dh0 [N, HV, K, V] fp32, or ``[0]`` without ``initial_state``)``.
     """
     t, h, dk_ = q.shape
     hv, dv_ = v.shape[1], v.shape[2]
@@ -488,6 +488,12 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=
     prec = dot_precision(q.dtype)
     exact = exact_exp(q.dtype)
     gc, ainv, w, u = _prepare(k, v, g, beta, cu, saved=saved)
+    if prec != "ieee" and ainv.dtype != k.dtype:
+        # W and U~ are recomputed: from here on only wy reads T, and for bf16 inputs it rounds T to
+        # bf16 for the tensor cores anyway (on the GPU with the same round-to-nearest-even as this cast,
+        # so the results are unchanged; Triton's CPU interpreter truncates instead), so the fp32 copy
+        # ([T, HV, 64], 128 MiB on the 32768-token 16-head rows) is not kept to the backward's peak
+        ainv = ainv.to(k.dtype)
 
     # the full dU in the intermediate dtype (bf16 for bf16 inputs): its readers (dqkwg, wy) round it
     # to that dtype for the tensor cores, and it holds the memory dW needs at the backward's peak
@@ -496,7 +502,10 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=
     # in-place variant, with a barrier between the tile's load and store, crashed in dhu on H200)
     du_local = new_empty((t, hv, dv_), dtype=torch.float32, device=dev)
     dhbuf = new_empty((ns, hv, dk_, dv_), dtype=torch.float32, device=dev)
-    dh0 = new_empty((n, hv, dk_, dv_), dtype=torch.float32, device=dev)
+    # no initial state: nothing reads dh0, so it is neither stored nor allocated ([N, HV, K, V] fp32 at
+    # the backward's peak: 64 MiB on 64 sequences x 16 heads at K = V = 128)
+    store_dh0 = initial_state is not None
+    dh0 = new_empty((n, hv, dk_, dv_) if store_dh0 else (0,), dtype=torch.float32, device=dev)
     if ns > 0:
         bv, warps, stages = launch_config("bwd_dv_local", n_programs=ns * hv, v=dv_)
         torch.library.wrap_triton(_gated_delta_bwd_dv_local_kernel)[(ns, hv, triton.cdiv(dv_, bv))](
@@ -531,7 +540,7 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=
             du_local,
             du,
             dht if dht is not None else gc,
-            dh0,
+            dh0 if store_dh0 else gc,
             dhbuf,
             cu,
             n,
@@ -544,7 +553,7 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=
             BK=bk,
             BV=bv,
             USE_FINAL_STATE_GRADIENT=dht is not None,
-            STORE_DH0=True,
+            STORE_DH0=store_dh0,
             DOT_PREC=prec,
             EXACT_EXP=exact,
             num_warps=warps,
