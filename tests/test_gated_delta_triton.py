@@ -496,6 +496,32 @@ def test_gpu_compile_fullgraph():
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("with_init", [False, True], ids=["no-init", "init"])
+def test_gpu_compile_unused_final_state(with_init):
+    # only o feeds the loss: the final state's gradient reaches the backward as None (no materialised
+    # zeros) and, without an initial state, no dh0 is produced; compiled == eager, bit for bit
+    case = make_case(
+        [100, 0, 300], 2, 4, 64, 64, dtype=torch.bfloat16, with_init=with_init, l2=True, seed=8, device="cuda"
+    )
+    names = [n for n in ("q", "k", "v", "g", "beta", "initial_state") if case[n] is not None]
+
+    def f(*xs):
+        o, _ = jagattn.gated_delta_rule(
+            *xs[:5], cu_seqlens=case["cu_seqlens"], initial_state=xs[5] if with_init else None,
+            use_qk_l2norm=True, backend="triton",
+        )  # fmt: skip
+        return o
+
+    def run(fn):
+        xs = [case[n].detach().clone().requires_grad_() for n in names]
+        o = fn(*xs)
+        return [o.detach(), *torch.autograd.grad((o.float() * case["do"].float()).sum(), xs)]
+
+    for name, a, b in zip(["o", *names], run(torch.compile(f, fullgraph=True)), run(f), strict=True):
+        torch.testing.assert_close(a, b, rtol=0, atol=0, msg=name)
+
+
+@pytest.mark.gpu
 def test_gpu_every_launch_config_same_result():
     # Every candidate launch config must give the default config's result up to rounding: its error
     # against the fp32 reference at most 1.5x the default's (a race or a config-dependent mask shows
