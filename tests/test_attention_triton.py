@@ -337,6 +337,37 @@ def test_reasons_are_metadata_only_and_honest():
         jagattn.attention(q64, q64, q64, cu, backend="triton")
 
 
+def test_unused_lse_reaches_the_backward_as_none(monkeypatch):
+    # return_lse=False: autograd passes None for lse's gradient (no zero-filled [Hq, Tq] buffer) and
+    # the delta pass takes HAS_DLSE=False; the gradients equal those of an explicit zero dlse bit for bit
+    from jagattn.attention.triton import bwd as bwd_mod
+
+    q, k, v, do, _, cu, _ = _inputs(
+        [37, 0, 70, 5], [37, 0, 70, 5], 4, 2, 16, 16, dtype=torch.float16, seed=23
+    )
+    seen = []
+    inner = bwd_mod.attention_bwd
+
+    def spy(*args):
+        seen.append(args[6] is None)
+        return inner(*args)
+
+    monkeypatch.setattr(bwd_mod, "attention_bwd", spy)
+
+    def grads(return_lse):
+        qq, kk, vv = (t.detach().clone().requires_grad_(True) for t in (q, k, v))
+        out = jagattn.attention(
+            qq, kk, vv, cu, cu, 70, 70, causal=True, return_lse=return_lse, backend="triton"
+        )
+        loss = (out[0] * do).sum() + (out[1] * 0.0).sum() if return_lse else (out * do).sum()
+        return torch.autograd.grad(loss, (qq, kk, vv))
+
+    unused, zero_dlse = grads(False), grads(True)
+    assert seen == [True, False]
+    for name, a, b in zip("qkv", unused, zero_dlse, strict=True):
+        assert torch.equal(a, b), f"d{name}"
+
+
 def test_ops_schema_and_autograd_registration():
     """Full opcheck needs a GPU (fake tracing cannot run the interpreter); see the gpu test."""
     from jagattn.attention import ops  # noqa: F401

@@ -93,6 +93,9 @@ def attention_bwd(
 
 
 def _setup_context(ctx, inputs, output) -> None:
+    # an unused lse (return_lse=False) reaches the backward as None, not as autograd's zero-filled
+    # [Hq, Tq] fp32 gradient: no fill kernel, and the delta pass skips the dlse read (HAS_DLSE=False)
+    ctx.set_materialize_grads(False)
     q, k, v, cu_q, cu_k, max_q, max_k, wl, wr, scale, softcap, deterministic = inputs
     o, lse = output
     ctx.save_for_backward(q, k, v, o, lse, cu_q, cu_k)
