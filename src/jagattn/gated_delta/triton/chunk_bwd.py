@@ -363,9 +363,9 @@ def _gated_delta_bwd_wy_kernel(
     operands in the intermediate dtype (dW, dU are stored in it; K, V exact; the gate after the dot). The
     products with T, dA and M take bf16 operands for bf16 inputs (as FLA; session 6: 0.955 -> 0.722 ms
     per fwd+bwd on H16 8 x 4096, every gpu-test case inside the SPEC rule with its error ratios
-    unchanged) and fp32 operands for fp16/fp32 inputs (exact products). Session 4's version recomputed dW from the
-    states three times and every ``[BT, BT]`` product in both orientations (1.75 ms of the 4.8 ms
-    backward on H16 8 x 4096).
+    unchanged) and fp32 operands for fp16/fp32 inputs (exact products). Session 4's version recomputed
+    dW from the states three times and every ``[BT, BT]`` product in both orientations (1.75 ms of the
+    4.8 ms backward on H16 8 x 4096).
     """
     i_s, row0, eos = _chunk_of_slot(CU, N, BT)
     if row0 >= eos:
@@ -377,8 +377,8 @@ def _gated_delta_bwd_wy_kernel(
     m_t = (row0 + o_t) < eos
     o_c = tl.arange(0, BC)
 
-    # T may come from the forward in the input dtype (ops.SAVE_T="input"); a no-op cast for fp32
-    # the tensor-core operand of T: the input dtype for bf16 inputs (as FLA), fp32 otherwise
+    # the tensor-core operand of T: the input dtype for bf16 inputs (as FLA), fp32 otherwise; T arrives
+    # in bf16 for bf16 inputs (cast by chunk_bwd, or kept so by ops.SAVE_T="input"), else fp32
     dt = K_.dtype.element_ty
     b_a = _c(
         tl.load(AINV + (rows[:, None] * HV + i_hv) * BT + o_t[None, :], mask=m_t[:, None], other=0.0),
@@ -488,13 +488,14 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=
     prec = dot_precision(q.dtype)
     exact = exact_exp(q.dtype)
     gc, ainv, w, u = _prepare(k, v, g, beta, cu, saved=saved)
-    if prec != "ieee" and ainv.dtype != k.dtype:
+    if saved is None and prec != "ieee" and ainv.dtype != k.dtype:
         # W and U~ are recomputed: from here on only wy reads T, and for bf16 inputs it rounds T to
         # bf16 for the tensor cores anyway (on the GPU with the same round-to-nearest-even as this cast,
         # so the results are unchanged; Triton's CPU interpreter truncates instead), so the fp32 copy
         # ([T, HV, 64], 128 MiB on the 32768-token 16-head rows) is not kept to the backward's peak.
         # Cost: one cast pass over T (estimated ~0.05 ms on H16 8 x 4096, not yet measured); the wu
-        # kernel storing a bf16 copy while T is in its registers would save the re-read.
+        # kernel storing a bf16 copy while T is in its registers would save the re-read. Not for a T
+        # the forward kept (ops.SAVE_T): autograd holds that one anyway, a copy would only add memory.
         ainv = ainv.to(k.dtype)
 
     # the full dU in the intermediate dtype (bf16 for bf16 inputs): its readers (dqkwg, wy) round it
