@@ -229,24 +229,28 @@ def test_triton_without_final_state_gradient(device):
         testing.check_close(f"d{n}", a, gd, lw)
 
 
+@pytest.mark.parametrize("save_t", ["off", "auto"])
 @pytest.mark.parametrize("with_init", [False, True], ids=["no-init", "init"])
-def test_triton_unused_outputs_cost_no_gradient_buffers(with_init, monkeypatch, device):
+def test_triton_unused_outputs_cost_no_gradient_buffers(with_init, save_t, monkeypatch, device):
     # The final state nobody differentiates reaches the backward op as None (autograd's zero-filled
     # [N, HV, K, V] gradient is switched off), and without an initial state the op neither computes
     # nor allocates d_initial_state (an empty [0] tensor); the gradients still follow the SPEC rule.
+    # Both backward ops: the recomputing one ("off") and the one taking the forward's T (the default).
     from jagattn.gated_delta import ops
 
     case = make_case([70, 0, 64, 5], 1, 2, 16, 16, dtype=torch.float16, with_init=with_init, l2=True, seed=12,
                      device=device)  # fmt: skip
+    monkeypatch.setattr(ops, "SAVE_T", save_t)
     seen = []
-    inner = ops.gated_delta_bwd
+    name, dht_index = ("gated_delta_bwd", 8) if save_t == "off" else ("gated_delta_bwd_keep_t", 10)
+    inner = getattr(ops, name)
 
     def spy(*args):
         out = inner(*args)
-        seen.append((args[8] is None, tuple(out[5].shape)))
+        seen.append((args[dht_index] is None, tuple(out[5].shape)))
         return out
 
-    monkeypatch.setattr(ops, "gated_delta_bwd", spy)
+    monkeypatch.setattr(ops, name, spy)
     leaves = _leaves(case)
     o, fs = triton_call(
         *(case[n] for n in ("q", "k", "v", "g", "beta")),
@@ -553,12 +557,13 @@ def test_gpu_every_launch_config_same_result():
 
 
 # ---------------------------------------------------------------------------------------------
-# opt-in variants for the next device round (off by default; benchmarks/gated_delta_next_round.sh)
+# launch variants (benchmarks/gated_delta_next_round.sh) and what the forward keeps of T
 
 # name -> (CONFIG_OVERRIDE, ops.SAVE_T); the device script forces the same ones through
-# JAGATTN_GD_CONFIG / JAGATTN_GD_SAVE_T
+# JAGATTN_GD_CONFIG / JAGATTN_GD_SAVE_T. "save-t-fp32" is what the default ("auto") does with grads.
 VARIANTS = {
-    "stages1": ({"bwd_wy": (32, 8, 2), "bwd_dqkwg": (32, 4, 1, 128)}, ""),
+    "stages1": ({"bwd_wy": (32, 8, 2), "bwd_dqkwg": (32, 4, 1, 128)}, "auto"),
+    "save-t-off": ({}, "off"),
     "save-t-fp32": ({}, "fp32"),
     "save-t-input": ({}, "input"),
 }
@@ -587,27 +592,58 @@ def test_triton_opt_in_variant_matches_reference(variant, dtype, force_variant, 
     check_against_reference(case, dtype)
 
 
-def test_triton_save_t_fp32_is_bitwise_default(force_variant, monkeypatch, device):
-    # T kept in fp32 is the value the backward would recompute (same kernel, same inputs): every
-    # output must equal the default path's bit for bit, and the keep-T op must really be in use
-    from jagattn.gated_delta import ops
-
-    case = make_case([63, 0, 65, 1], 1, 2, 32, 16, dtype=torch.float16, with_init=True, l2=True, seed=32,
-                     device=device)  # fmt: skip
-    base = run_triton(case)
-    calls = []
-    force_variant("save-t-fp32")
-    inner = ops.gated_delta_fwd_keep_t
+def _count_calls(monkeypatch, module, name: str) -> list[int]:
+    calls: list[int] = []
+    inner = getattr(module, name)
 
     def counting(*args):
         calls.append(1)
         return inner(*args)
 
-    monkeypatch.setattr(ops, "gated_delta_fwd_keep_t", counting)
+    monkeypatch.setattr(module, name, counting)
+    return calls
+
+
+@pytest.mark.parametrize("mode", ["save-t-fp32", "stages1"], ids=["fp32", "auto"])
+def test_triton_save_t_fp32_is_bitwise_recompute(mode, force_variant, monkeypatch, device):
+    # T kept in fp32 is the value the backward would recompute (same kernel, same inputs): every
+    # output must equal the recomputing path's ("off") bit for bit, and the keep-T op must really be in
+    # use, also under the default "auto" (stages1 keeps "auto"; its launch configs give the same bits)
+    from jagattn.gated_delta import ops
+
+    case = make_case([63, 0, 65, 1], 1, 2, 32, 16, dtype=torch.float16, with_init=True, l2=True, seed=32,
+                     device=device)  # fmt: skip
+    force_variant("save-t-off")
+    plain_calls = _count_calls(monkeypatch, ops, "gated_delta_fwd")
+    base = run_triton(case)
+    assert plain_calls == [1]
+    force_variant(mode)
+    calls = _count_calls(monkeypatch, ops, "gated_delta_fwd_keep_t")
     got = run_triton(case)
     assert calls == [1]
     for name in base:
         assert torch.equal(got[name], base[name]), name
+
+
+def test_triton_save_t_auto_keeps_nothing_without_grad(monkeypatch, device):
+    # "auto" keeps T only when a backward can follow: under no_grad (and with no input requiring grad)
+    # the plain forward op runs and nothing extra is allocated for autograd
+    from jagattn.gated_delta import ops
+
+    monkeypatch.setattr(ops, "SAVE_T", "auto")
+    case = make_case(
+        [63, 1], 1, 1, 16, 16, dtype=torch.float16, with_init=False, l2=True, seed=33, device=device
+    )
+    args = [case[n].detach() for n in ("q", "k", "v", "g", "beta")]
+    keep = _count_calls(monkeypatch, ops, "gated_delta_fwd_keep_t")
+    plain = _count_calls(monkeypatch, ops, "gated_delta_fwd")
+    jagattn.gated_delta_rule(*args, cu_seqlens=case["cu_seqlens"], use_qk_l2norm=True, backend="triton")
+    with torch.no_grad():
+        args[0].requires_grad_()
+        jagattn.gated_delta_rule(*args, cu_seqlens=case["cu_seqlens"], use_qk_l2norm=True, backend="triton")
+    assert keep == [] and plain == [1, 1]
+    jagattn.gated_delta_rule(*args, cu_seqlens=case["cu_seqlens"], use_qk_l2norm=True, backend="triton")
+    assert keep == [1] and plain == [1, 1]
 
 
 @pytest.mark.gpu

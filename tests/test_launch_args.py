@@ -207,9 +207,9 @@ CASES = [
     (_attention_case, ("head_major_off",)),
     (_hstu_case, (False, False)),
     (_hstu_case, (True, True)),
-    (_gated_delta_case, (False, "", "blocks16", "loop")),
+    (_gated_delta_case, (False, "off", "blocks16", "loop")),
     (_gated_delta_case, (False, "fp32", "dot64", "tiles")),
-    (_gated_delta_case, (True, "", "blocks16", "loop")),
+    (_gated_delta_case, (True, "auto", "blocks16", "loop")),
 ]
 
 

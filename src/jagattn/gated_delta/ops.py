@@ -10,14 +10,16 @@ always returns all six gradients (seven with ``gk``); ``initial_state`` and the 
 ``USE_FINAL_STATE_GRADIENT``) rather than output signatures. Autograd's zero-filling of unused output
 gradients is off (``set_materialize_grads(False)``), so an unused final state costs no gradient buffer,
 and the scalar-gate backward returns an empty ``[0]`` d_initial_state when there is no initial state
-(never computed, never allocated; autograd returns None for it anyway). Nothing but the inputs is saved for
-the backward, which recomputes the chunk intermediates (smallest memory; see triton/chunk_bwd.py).
+(never computed, never allocated; autograd returns None for it anyway). Besides the inputs, the forward saves only
+the gate cumsum and T (below); the backward recomputes the other chunk intermediates (see triton/chunk_bwd.py).
 
-Opt-in (``JAGATTN_GD_SAVE_T=fp32|input``, for the next device measurement; off by default):
+Keeping T (``JAGATTN_GD_SAVE_T=auto|off|fp32|input``, default ``auto``):
 ``jagattn::gated_delta_fwd_keep_t`` / ``_bwd_keep_t`` also return / take the chunk gate cumsum and the
 WY inverse T ``[T, HV, 64]`` (fp32 or the input dtype), so the backward skips ``kkt_solve``;
-``chunked_fwd`` (what the backend calls) picks that op when the variable is set. Cost: ``T * HV * 64 * 4`` bytes (2 for "input") held from the forward
-to the backward, e.g. 134 MB (67 MB) on the 32768-token, 16-head rows, plus ``T * HV * 4`` for G.
+``chunked_fwd`` (what the backend calls) picks that op when :func:`keep_t_mode` says so (``auto``: fp32
+whenever a backward can follow). Cost: ``T * HV * 64 * 4`` bytes (2 for "input") held from the forward
+to the backward, e.g. 134 MB (67 MB) on the 32768-token, 16-head rows, plus ``T * HV * 4`` for G; the
+backward's dq buffer in bf16 (``chunk_bwd``) pays for it at the backward's peak.
 """
 
 from __future__ import annotations
@@ -408,16 +410,32 @@ def _backward_keep_t(ctx, do, dht, _dgc, _dainv):
 
 gated_delta_fwd_keep_t.register_autograd(_backward_keep_t, setup_context=_setup_context_keep_t)
 
-SAVE_T_CHOICES = ("", "fp32", "input")
-SAVE_T = env_choice("JAGATTN_GD_SAVE_T", SAVE_T_CHOICES, "")
+SAVE_T_CHOICES = ("auto", "off", "fp32", "input")
+SAVE_T = env_choice("JAGATTN_GD_SAVE_T", SAVE_T_CHOICES, "auto")
+
+
+def keep_t_mode(*tensors: torch.Tensor | None) -> str:
+    """``"off"``, ``"fp32"`` or ``"input"``: what the forward keeps of T for the backward.
+
+    ``auto`` (the default) keeps T in fp32 when a backward can follow (grad mode on and an input
+    that requires grad): the backward then skips ``kkt_solve`` and the cast of a recomputed T, and
+    its W, U~ are bitwise the forward's. Without a backward nothing extra is kept (inference memory
+    unchanged). ``input`` rounds the kept T to bf16/fp16: the backward's W, U~ then differ from the
+    forward's, which fails SPEC section 5 on one 32k-token sequence (session 6), so it stays opt-in.
+    """
+    if SAVE_T != "auto":
+        return SAVE_T
+    needs_grad = torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in tensors)
+    return "fp32" if needs_grad else "off"
 
 
 def chunked_fwd(q, k, v, g, beta, initial_state, cu_seqlens, scale: float, use_qk_l2norm: bool):
-    """The chunked forward the backend runs: ``gated_delta_fwd``, or with ``SAVE_T`` set
-    (``JAGATTN_GD_SAVE_T``) ``gated_delta_fwd_keep_t``, whose T autograd keeps for the backward."""
-    if SAVE_T:
+    """The chunked forward the backend runs: ``gated_delta_fwd_keep_t``, whose T autograd keeps for
+    the backward, when :func:`keep_t_mode` says so, else ``gated_delta_fwd``."""
+    mode = keep_t_mode(q, k, v, g, beta, initial_state)
+    if mode != "off":
         o, final_state, _, _ = gated_delta_fwd_keep_t(
-            q, k, v, g, beta, initial_state, cu_seqlens, scale, use_qk_l2norm, SAVE_T == "input"
+            q, k, v, g, beta, initial_state, cu_seqlens, scale, use_qk_l2norm, mode == "input"
         )
         return o, final_state
     return gated_delta_fwd(q, k, v, g, beta, initial_state, cu_seqlens, scale, use_qk_l2norm)

@@ -15,8 +15,8 @@ Kernels: ``dv_local`` (per chunk), ``dhu`` (sequential in reverse, per sequence,
 ``dqkwg`` (per chunk, head and key block, loops over V; the gate gradient as one partial sum per key
 block; also ``dW = -dU S0^T`` from the states it loads anyway, stored in the intermediate dtype) and
 ``wy`` (per chunk and head, over column tiles: the WY backward from dW and dU, the sum of the partial
-gate gradients and its reverse cumsum). dq/dk are produced per value head in fp32 and summed over the
-GVA group.
+gate gradients and its reverse cumsum). dq/dk are produced per value head in fp32 (dq in bf16 for bf16
+inputs without GVA) and summed over the GVA group.
 Every transposed operand of a ``tl.dot`` is a loaded tensor (see ``common.py``); where a product is
 needed transposed (``M^T K``, ``dPm^T Q``), the transpose of the swapped product is taken after the dot
 and only added to an accumulator.
@@ -311,7 +311,7 @@ def _gated_delta_bwd_dqkwg_kernel(
     b_dg += tl.where(rows == last, dg_last, 0.0)
 
     p_out = (rows[:, None] * HV + i_hv) * K + o_k[None, :]
-    tl.store(DQ + p_out, b_dq, mask=m_tk)
+    tl.store(DQ + p_out, b_dq.to(DQ.dtype.element_ty), mask=m_tk)
     tl.store(DK + p_out, b_dk, mask=m_tk)
     tl.store(DW + p_out, (-b_dw).to(DW.dtype.element_ty), mask=m_tk)
     tl.store(DG + i_kb * TH + rows * HV + i_hv, b_dg, mask=m_t)
@@ -476,7 +476,7 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=
     ``saved``: ``(gc [T, HV] fp32, T^-1 [T, HV, BT] fp32 or input dtype)`` kept by the forward
     (opt-in, ``ops.SAVE_T``); ``kkt_solve`` is then skipped and only W, U~ are recomputed.
 
-    Returns ``(dq [T, H, K] fp32, dk [T, H, K] fp32, dv [T, HV, V] v.dtype, dg [T, HV] fp32,
+    Returns ``(dq [T, H, K] fp32, or bf16 for bf16 inputs without GVA, dk [T, H, K] fp32, dv [T, HV, V] v.dtype, dg [T, HV] fp32,
     dbeta [T, HV] fp32, dh0 [N, HV, K, V] fp32, or ``[0]`` without ``initial_state``)``.
     """
     t, h, dk_ = q.shape
@@ -566,7 +566,12 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=
     # the state pass runs after dhu so it can form sum(S0 * dS) from its exact fp32 state
     hbuf, vnew, _, gh = _state_pass(k, w, u, gc, initial_state, cu, store_final=False, dhbuf=dhbuf)
     del w, u  # free before the per-chunk gradient buffers are allocated (peak memory)
-    dq = new_empty((t, hv, dk_), dtype=torch.float32, device=dev)
+    grp = hv // h
+    # dq is final after dqkwg (only the l2norm backward or the cast to q's dtype follow), so without a
+    # group sum it is stored in the intermediate dtype: for bf16 inputs that halves the buffer alive at
+    # the backward's peak (128 MiB on the 32768-token 16-head rows, what pays for keeping T, ops.SAVE_T)
+    # and its write + read. dk stays fp32: wy adds its WY terms to it.
+    dq = new_empty((t, hv, dk_), dtype=inter_dtype(k.dtype) if grp == 1 else torch.float32, device=dev)
     dk = new_empty((t, hv, dk_), dtype=torch.float32, device=dev)
     bv, warps, stages, bkb = launch_config("bwd_dqkwg", n_programs=ns * hv, v=dv_)
     bkb = min(bkb, bk)
@@ -641,7 +646,6 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=
             num_stages=stages,
         )
     del ainv, du, dw, dgp
-    grp = hv // h
     if grp > 1:
         dq = dq.view(t, h, grp, dk_).sum(2)
         dk = dk.view(t, h, grp, dk_).sum(2)
