@@ -559,31 +559,34 @@ def test_gpu_every_launch_config_same_result():
 # ---------------------------------------------------------------------------------------------
 # launch variants (benchmarks/gated_delta_next_round.sh) and what the forward keeps of T
 
-# name -> (CONFIG_OVERRIDE, ops.SAVE_T); the device script forces the same ones through
-# JAGATTN_GD_CONFIG / JAGATTN_GD_SAVE_T. "save-t-fp32" is what the default ("auto") does with grads.
+# name -> (CONFIG_OVERRIDE, ops.SAVE_T, chunk_fwd.WU_LOWP); the device script forces the same ones
+# through JAGATTN_GD_CONFIG / JAGATTN_GD_SAVE_T / JAGATTN_GD_WU_LOWP. "save-t-fp32" is what the default
+# ("auto") does with grads. "wu-lowp-u" only changes bf16 runs (GPU; the CPU cases are fp32/fp16).
 VARIANTS = {
-    "stages1": ({"bwd_wy": (32, 8, 2), "bwd_dqkwg": (32, 4, 1, 128)}, "auto"),
-    "save-t-off": ({}, "off"),
-    "save-t-fp32": ({}, "fp32"),
-    "save-t-input": ({}, "input"),
+    "stages1": ({"bwd_wy": (32, 8, 2), "bwd_dqkwg": (32, 4, 1, 128)}, "auto", "off"),
+    "save-t-off": ({}, "off", "off"),
+    "save-t-fp32": ({}, "fp32", "off"),
+    "save-t-input": ({}, "input", "off"),
+    "wu-lowp-u": ({}, "auto", "u"),
 }
 
 
 @pytest.fixture
 def force_variant(monkeypatch):
     from jagattn.gated_delta import ops
-    from jagattn.gated_delta.triton import common
+    from jagattn.gated_delta.triton import chunk_fwd, common
 
     def force(name):
-        cfg, save_t = VARIANTS[name]
+        cfg, save_t, wu_lowp = VARIANTS[name]
         monkeypatch.setattr(common, "CONFIG_OVERRIDE", dict(cfg))
         monkeypatch.setattr(ops, "SAVE_T", save_t)
+        monkeypatch.setattr(chunk_fwd, "WU_LOWP", wu_lowp)
 
     return force
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=["fp32", "fp16"])
-@pytest.mark.parametrize("variant", list(VARIANTS))
+@pytest.mark.parametrize("variant", [v for v in VARIANTS if VARIANTS[v][2] == "off"])  # wu-lowp: bf16 only
 def test_triton_opt_in_variant_matches_reference(variant, dtype, force_variant, device):
     # several key/value column tiles (dk 32, dv 48) and odd lengths; the SPEC rule on every output
     cfg = dict(lengths=[63, 0, 65, 1, 70], h=1, hv=2, dk=32, dv=48, with_init=True, l2=True)

@@ -396,9 +396,14 @@ def _gated_delta_fwd_wu_loop_kernel(
     BC: tl.constexpr,
     DOT_PREC: tl.constexpr,
     EXACT_EXP: tl.constexpr,
+    LOWP_W: tl.constexpr,
+    LOWP_U: tl.constexpr,
 ):
     """``W = T (beta exp(G) * K)`` and ``U~ = T (beta * V)`` per chunk and value head, ``T`` loaded
-    once and applied to ``[BT, BC]`` column tiles in turn (same products as the tiled kernel)."""
+    once and applied to ``[BT, BC]`` column tiles in turn (same products as the tiled kernel).
+
+    ``LOWP_W`` / ``LOWP_U`` (bf16 inputs only, opt-in ``WU_LOWP``): that product takes T and its right
+    operand rounded to the input dtype (bf16 tensor cores, as FLA) instead of tf32 with fp32 T."""
     i_s = tl.program_id(0)
     i_hv = tl.program_id(1)
     i_n, i_t = _seq_of_slot(CU, i_s, N, BT)
@@ -420,18 +425,26 @@ def _gated_delta_fwd_wu_loop_kernel(
     b_f = tl.where(m_t, b_beta * _exp(b_g, EXACT_EXP), 0.0)
     o_c = tl.arange(0, BC)
     w_dt = W.dtype.element_ty
+    dt = K_.dtype.element_ty
     for i_c in range(0, tl.cdiv(K, BC)):
         o_k = i_c * BC + o_c
         m = m_t[:, None] & (o_k < K)[None, :]
         b_k = tl.load(K_ + (rows[:, None] * H + i_h) * K + o_k[None, :], mask=m, other=0.0)
-        b_w = tl.dot(b_a, b_k.to(tl.float32) * b_f[:, None], input_precision=DOT_PREC)
+        b_x = b_k.to(tl.float32) * b_f[:, None]
+        if LOWP_W:
+            b_w = tl.dot(b_a.to(dt), b_x.to(dt))
+        else:
+            b_w = tl.dot(b_a, b_x, input_precision=DOT_PREC)
         tl.store(W + (rows[:, None] * HV + i_hv) * K + o_k[None, :], b_w.to(w_dt), mask=m)
     for i_c in range(0, tl.cdiv(V, BC)):
         o_v = i_c * BC + o_c
         m = m_t[:, None] & (o_v < V)[None, :]
         p_v = (rows[:, None] * HV + i_hv) * V + o_v[None, :]
         b_y = tl.load(V_ + p_v, mask=m, other=0.0).to(tl.float32) * b_beta[:, None]
-        b_u = tl.dot(b_a, b_y, input_precision=DOT_PREC)
+        if LOWP_U:
+            b_u = tl.dot(b_a.to(dt), b_y.to(dt))
+        else:
+            b_u = tl.dot(b_a, b_y, input_precision=DOT_PREC)
         tl.store(U + p_v, b_u.to(w_dt), mask=m)
 
 
@@ -651,6 +664,9 @@ def _prepare(k, v, g, beta, cu, saved=None):
             wu, grid = _gated_delta_fwd_wu_loop_kernel, (ns, hv)
         else:
             wu, grid = _gated_delta_fwd_wu_kernel, (ns, hv, triton.cdiv(dk, bc) + triton.cdiv(dv, bc))
+        # every parameter passed explicitly (Inductor's launcher needs them all, defaults included)
+        lowp = WU_VARIANT == "loop" and prec != "ieee" and WU_LOWP != "off"
+        extra = {"LOWP_W": lowp and WU_LOWP == "wu", "LOWP_U": lowp} if WU_VARIANT == "loop" else {}
         torch.library.wrap_triton(wu)[grid](
             k,
             v,
@@ -670,6 +686,7 @@ def _prepare(k, v, g, beta, cu, saved=None):
             DOT_PREC=prec,
             EXACT_EXP=exact,
             num_warps=4,
+            **extra,
         )
     return gc, ainv, w, u
 
@@ -680,6 +697,14 @@ WU_BLOCK = 64  # column tile of the w/u kernel
 KKT_VARIANT = env_choice("JAGATTN_GD_KKT", ("blocks16", "dot64"), "blocks16")
 # w/u: "loop" (T loaded once per chunk and head, column tiles in a loop) or "tiles" (a program per tile)
 WU_VARIANT = env_choice("JAGATTN_GD_WU", ("loop", "tiles"), "loop")
+# Opt-in, bf16 inputs, "loop" only, for the next device round (never run on a GPU yet, session 7):
+# "u" computes U~ = T (beta V) on bf16 tensor cores (T rounded to bf16), W keeps tf32 with fp32 T;
+# "wu" rounds both (session 6's branch s5-next-bf16-t: wu 0.572 -> 0.372 ms per fwd+bwd on H16
+# 8 x 4096, but dg 1.74x over the SPEC rule on one 32k-token sequence). The hope for "u": an error in
+# U~ adds to the values (the contractive state update damps it), an error in W multiplies the state
+# (I - W K^T) in every chunk and compounds. The CPU interpreter's bf16 dot is unusable: GPU-only check
+# (benchmarks/gd_lowp_t_diag.py).
+WU_LOWP = env_choice("JAGATTN_GD_WU_LOWP", ("off", "u", "wu"), "off")
 
 
 def _state_pass(k, w, u, gc, initial_state, cu, *, store_final: bool, dhbuf=None):
