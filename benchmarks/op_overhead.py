@@ -10,7 +10,9 @@ synchronize at the end, after a warm-up that compiles and autotunes):
 - ``make_inputs``: validation alone, on the host;
 - the peer op where one exists (torch ``varlen_attn``), for scale;
 
-each without and with autograd (inputs requiring grad: the op records its backward node).
+each without and with autograd (inputs requiring grad: the op records its backward node), first with the
+ops' eager fast path (``jagattn._core.library.eager_call``, the default) and then through the
+``torch.library`` dispatcher (``JAGATTN_EAGER_FAST=0``).
 
 Usage (GPU machine, repo root): ``PYTHONPATH=src python3 benchmarks/op_overhead.py [--json PATH]``
 """
@@ -26,6 +28,7 @@ import torch
 
 import jagattn
 from jagattn import testing
+from jagattn._core import library
 from jagattn._core.dispatch import select
 from jagattn._core.varlen import cu_seqlens_from_lengths
 from jagattn.attention import api as attention_api
@@ -121,14 +124,29 @@ def main(argv=None) -> int:
     ap.add_argument("-n", type=int, default=300, help="calls per measurement")
     args = ap.parse_args(argv)
     rows = []
-    for grad in (False, True):
-        ctx = torch.enable_grad() if grad else torch.no_grad()
-        with ctx:
-            for op, fns in cases(grad):
-                for layer, fn in fns.items():
-                    us = _per_call_us(fn, args.n)
-                    rows.append({"op": op, "layer": layer, "autograd": grad, "us_per_call": round(us, 1)})
-                    print(f"{op:18s} {layer:18s} autograd={grad!s:5s} {us:8.1f} us/call", flush=True)
+    for fast in (True, False):
+        library.EAGER_FAST = fast  # JAGATTN_EAGER_FAST: the ops' eager fast path, then the dispatcher
+        for grad in (False, True):
+            ctx = torch.enable_grad() if grad else torch.no_grad()
+            with ctx:
+                for op, fns in cases(grad):
+                    if op.endswith("peer") and not fast:
+                        continue  # no jagattn op inside: measured once
+                    for layer, fn in fns.items():
+                        us = _per_call_us(fn, args.n)
+                        rows.append(
+                            {
+                                "op": op,
+                                "layer": layer,
+                                "autograd": grad,
+                                "eager_fast": fast,
+                                "us_per_call": round(us, 1),
+                            }
+                        )
+                        print(
+                            f"{op:18s} {layer:18s} autograd={grad!s:5s} fast={fast!s:5s} {us:8.1f} us/call",
+                            flush=True,
+                        )
     if args.json:
         meta = {
             "gpu": torch.cuda.get_device_name(),

@@ -236,6 +236,7 @@ IMPORT_TIME = [
     # module, variable, attribute, default, a valid value and its reading, a bad value, allowed values
     ("hstu/ops.py", "JAGATTN_HSTU_ATOMIC_DQ", "ATOMIC_DQ_DEFAULT", False, ("1", True), "yes", "0, 1"),
     ("hstu/triton/schedule.py", "JAGATTN_HSTU_COMPACT", "ENABLED", False, ("1", True), "on", "0, 1"),
+    ("_core/library.py", "JAGATTN_EAGER_FAST", "EAGER_FAST", True, ("0", False), "off", "0, 1"),
     (
         "attention/triton/fwd.py",
         "JAGATTN_ATTN_FWD_TILE",

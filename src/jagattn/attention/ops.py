@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import torch
 
-from .._core.library import qualname
+from .._core.library import eager_call, qualname, register_eager
 from .triton import bwd as _bwd
 from .triton import fwd as _fwd
 
@@ -106,8 +106,10 @@ def _backward(ctx, do, dlse):
     q, k, v, o, lse, cu_q, cu_k = ctx.saved_tensors
     if do is None:
         do = torch.zeros_like(o)
-    dq, dk, dv = torch.ops.jagattn.attention_bwd(do, q, k, v, o, lse, dlse, cu_q, cu_k, *ctx.flags)
+    dq, dk, dv = eager_call(attention_bwd, do, q, k, v, o, lse, dlse, cu_q, cu_k, *ctx.flags)
     return dq, dk, dv, None, None, None, None, None, None, None, None, None
 
 
 attention_fwd.register_autograd(_backward, setup_context=_setup_context)
+register_eager(attention_fwd, _setup_context, _backward)
+register_eager(attention_bwd)

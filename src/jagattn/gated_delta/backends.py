@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from .._core.dispatch import Backend, register_family
+from .._core.library import eager_call
 from .._core.triton_utils import backend_unavailable_reason, device_reasons
 from .reference import gated_delta_reference
 
@@ -80,7 +81,8 @@ class TritonBackend(Backend):
         from . import ops
 
         if self.use_recurrent(inputs):
-            return ops.gated_delta_fwd_recurrent(
+            return eager_call(
+                ops.gated_delta_fwd_recurrent,
                 inputs.q,
                 inputs.k,
                 inputs.v,
@@ -94,7 +96,8 @@ class TritonBackend(Backend):
             )
         if inputs.has_gk:
             # per-key gates: their own chunked kernels (triton/chunk_gk.py); g is folded into gk there
-            return ops.gated_delta_fwd_gk(
+            return eager_call(
+                ops.gated_delta_fwd_gk,
                 inputs.q,
                 inputs.k,
                 inputs.v,

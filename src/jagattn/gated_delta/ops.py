@@ -28,7 +28,7 @@ import torch
 from torch.library import triton_op
 
 from .._core.env import env_choice
-from .._core.library import qualname
+from .._core.library import eager_call, qualname, register_eager
 from .triton.chunk_bwd import chunk_bwd
 from .triton.chunk_fwd import chunk_fwd
 from .triton.chunk_gk import chunk_bwd_gk, chunk_fwd_gk
@@ -167,14 +167,15 @@ def _setup_context(ctx, inputs, output) -> None:
 
 
 def _backward(ctx, do, dht):
-    q, k, v, g, beta, initial_state, cu_seqlens = ctx.saved_tensors
-    dq, dk, dv, dg, db, dh0 = gated_delta_bwd(
-        q, k, v, g, beta, initial_state, cu_seqlens, _do_or_zeros(do, q, v), dht, ctx.scale, ctx.use_qk_l2norm
-    )
+    saved = ctx.saved_tensors  # q, k, v, g, beta, initial_state, cu_seqlens
+    do = _do_or_zeros(do, saved[0], saved[2])
+    dq, dk, dv, dg, db, dh0 = eager_call(gated_delta_bwd, *saved, do, dht, ctx.scale, ctx.use_qk_l2norm)
     return dq, dk, dv, dg, db, (dh0 if ctx.has_initial_state else None), None, None, None
 
 
 gated_delta_fwd.register_autograd(_backward, setup_context=_setup_context)
+register_eager(gated_delta_fwd, _setup_context, _backward)
+register_eager(gated_delta_bwd)
 
 
 @triton_op(qualname("gated_delta_fwd_recurrent"), mutates_args=())
@@ -208,6 +209,9 @@ def gated_delta_fwd_recurrent(
 @gated_delta_fwd_recurrent.register_fake
 def _(q, k, v, g, beta, gk, initial_state, cu_seqlens, scale, use_qk_l2norm):
     return v.new_empty(v.shape), _state_like(q, v, cu_seqlens)
+
+
+register_eager(gated_delta_fwd_recurrent)  # forward only: with gradients the dispatcher path
 
 
 # ---------------------------------------------------------------------------------------------
@@ -299,25 +303,17 @@ def _setup_context_gk(ctx, inputs, output) -> None:
 
 
 def _backward_gk(ctx, do, dht):
-    q, k, v, g, beta, gk, initial_state, cu_seqlens = ctx.saved_tensors
-    dq, dk, dv, dg, db, dgk, dh0 = gated_delta_bwd_gk(
-        q,
-        k,
-        v,
-        g,
-        beta,
-        gk,
-        initial_state,
-        cu_seqlens,
-        _do_or_zeros(do, q, v),
-        dht,
-        ctx.scale,
-        ctx.use_qk_l2norm,
+    saved = ctx.saved_tensors  # q, k, v, g, beta, gk, initial_state, cu_seqlens
+    do = _do_or_zeros(do, saved[0], saved[2])
+    dq, dk, dv, dg, db, dgk, dh0 = eager_call(
+        gated_delta_bwd_gk, *saved, do, dht, ctx.scale, ctx.use_qk_l2norm
     )
     return dq, dk, dv, dg, db, dgk, (dh0 if ctx.has_initial_state else None), None, None, None
 
 
 gated_delta_fwd_gk.register_autograd(_backward_gk, setup_context=_setup_context_gk)
+register_eager(gated_delta_fwd_gk, _setup_context_gk, _backward_gk)
+register_eager(gated_delta_bwd_gk)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -402,13 +398,28 @@ def _setup_context_keep_t(ctx, inputs, output) -> None:
 def _backward_keep_t(ctx, do, dht, _dgc, _dainv):
     q, k, v, g, beta, initial_state, cu_seqlens, gc, ainv = ctx.saved_tensors
     do = _do_or_zeros(do, q, v)
-    dq, dk, dv, dg, db, dh0 = gated_delta_bwd_keep_t(
-        q, k, v, g, beta, initial_state, cu_seqlens, gc, ainv, do, dht, ctx.scale, ctx.use_qk_l2norm
+    dq, dk, dv, dg, db, dh0 = eager_call(
+        gated_delta_bwd_keep_t,
+        q,
+        k,
+        v,
+        g,
+        beta,
+        initial_state,
+        cu_seqlens,
+        gc,
+        ainv,
+        do,
+        dht,
+        ctx.scale,
+        ctx.use_qk_l2norm,
     )
     return dq, dk, dv, dg, db, (dh0 if ctx.has_initial_state else None), None, None, None, None
 
 
 gated_delta_fwd_keep_t.register_autograd(_backward_keep_t, setup_context=_setup_context_keep_t)
+register_eager(gated_delta_fwd_keep_t, _setup_context_keep_t, _backward_keep_t)
+register_eager(gated_delta_bwd_keep_t)
 
 SAVE_T_CHOICES = ("auto", "off", "fp32", "input")
 SAVE_T = env_choice("JAGATTN_GD_SAVE_T", SAVE_T_CHOICES, "auto")
@@ -434,8 +445,18 @@ def chunked_fwd(q, k, v, g, beta, initial_state, cu_seqlens, scale: float, use_q
     the backward, when :func:`keep_t_mode` says so, else ``gated_delta_fwd``."""
     mode = keep_t_mode(q, k, v, g, beta, initial_state)
     if mode != "off":
-        o, final_state, _, _ = gated_delta_fwd_keep_t(
-            q, k, v, g, beta, initial_state, cu_seqlens, scale, use_qk_l2norm, mode == "input"
+        o, final_state, _, _ = eager_call(
+            gated_delta_fwd_keep_t,
+            q,
+            k,
+            v,
+            g,
+            beta,
+            initial_state,
+            cu_seqlens,
+            scale,
+            use_qk_l2norm,
+            mode == "input",
         )
         return o, final_state
-    return gated_delta_fwd(q, k, v, g, beta, initial_state, cu_seqlens, scale, use_qk_l2norm)
+    return eager_call(gated_delta_fwd, q, k, v, g, beta, initial_state, cu_seqlens, scale, use_qk_l2norm)

@@ -13,6 +13,7 @@ import torch
 
 from .._core import triton_utils
 from .._core.dispatch import Backend, register_family
+from .._core.library import eager_call
 from .reference import hstu_reference_from_inputs
 
 if TYPE_CHECKING:
@@ -69,8 +70,8 @@ class TritonBackend(Backend):
             inputs.min_full_attn_seq_len,
         )
         if inputs.cached:
-            return ops.hstu_cached_fwd(inputs.q, *common)
-        return ops.hstu_fwd(inputs.q, *common, inputs.deterministic)
+            return eager_call(ops.hstu_cached_fwd, inputs.q, *common)
+        return eager_call(ops.hstu_fwd, inputs.q, *common, inputs.deterministic)
 
 
 class ReferenceBackend(Backend):

@@ -19,7 +19,7 @@ from torch.library import triton_op
 
 from .._core.alloc import new_empty
 from .._core.env import env_flag
-from .._core.library import qualname
+from .._core.library import eager_call, qualname, register_eager
 from .triton.bwd import _launch_bwd
 from .triton.fwd import _launch
 
@@ -111,11 +111,13 @@ def _backward(ctx, do: torch.Tensor):
     q, k, v, seq_offsets, num_targets = ctx.saved_tensors
     if do.stride(-1) != 1:
         do = do.contiguous()
-    dq, dk, dv = hstu_bwd(do, q, k, v, seq_offsets, num_targets, *ctx.params)
+    dq, dk, dv = eager_call(hstu_bwd, do, q, k, v, seq_offsets, num_targets, *ctx.params)
     return dq, dk, dv, None, None, None, None, None, None, None, None, None
 
 
 hstu_fwd.register_autograd(_backward, setup_context=_setup_context)
+register_eager(hstu_fwd, _setup_context, _backward)
+register_eager(hstu_bwd)
 
 
 @triton_op(qualname("hstu_cached_fwd"), mutates_args=())
@@ -160,3 +162,4 @@ def _cached_setup(ctx, inputs, output) -> None:
 
 
 hstu_cached_fwd.register_autograd(_cached_backward, setup_context=_cached_setup)
+register_eager(hstu_cached_fwd, _cached_setup, _cached_backward)
