@@ -162,13 +162,12 @@ def test_unregistered_callable_is_just_called():
     assert seen == [(1, None)]
 
 
-@pytest.mark.parametrize("name", ["hstu", "gated_delta"])
+@pytest.mark.parametrize("name", ["attention", "hstu", "gated_delta"])
 def test_compiled_call_keeps_the_registered_op(name, fast, device):
     # under dynamo (fullgraph, no graph break) eager_call must hand over to the registered op, whose
     # autograd formula then backs the compiled graph; results equal the eager fast path's. The "eager"
-    # backend: Inductor and AOT tracing need real GPU kernels (covered by the gpu compile tests). Not
-    # attention here: its op has no explicit fake impl (triton_op traces the body), and tracing the
-    # interpreter's kernel with fake tensors fails on the CPU with or without the fast path
+    # backend: Inductor and AOT tracing need real GPU kernels (covered by the gpu compile tests).
+    # (attention failed here on the CPU before its explicit fake impls: triton_op traced the body)
     fast(True)
     torch._dynamo.reset()
     leaves, call = CASES[name](testing.generator(11), device)

@@ -2,8 +2,9 @@
 
 ``jagattn::attention_fwd`` returns ``(o, lse)``; ``jagattn::attention_bwd`` returns
 ``(dq, dk, dv)``. Both are ``triton_op`` s: their Python bodies only allocate and launch
-``wrap_triton`` kernels, so torch.compile/Inductor sees the kernels themselves, and the same
-bodies traced with FakeTensors are the fake (meta) implementations that ``triton_op`` registers.
+``wrap_triton`` kernels, so torch.compile/Inductor sees the kernels themselves. The fake (meta)
+implementations are explicit (shapes and dtypes only): tracing the bodies with FakeTensors worked on
+a GPU, but not through the CPU interpreter's launcher, and cost a trace per compile.
 The forward op carries the backward's flags (``deterministic``) so autograd can pass them on;
 the gradient of ``lse`` is supported (it enters the backward through ``delta``).
 """
@@ -45,6 +46,15 @@ def attention_fwd(
         window_right,
         scale,
         softcap,
+    )
+
+
+@attention_fwd.register_fake
+def _(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, wl, wr, scale, softcap, deterministic):
+    # explicit shapes: tracing the body with fake tensors also works on a GPU, but the CPU interpreter's
+    # launcher touches data pointers (torch.compile on CPU failed before this), and it is cheaper
+    return q.new_empty((q.shape[0], q.shape[1], v.shape[2])), q.new_empty(
+        (q.shape[1], q.shape[0]), dtype=torch.float32
     )
 
 
@@ -108,6 +118,11 @@ def _backward(ctx, do, dlse):
         do = torch.zeros_like(o)
     dq, dk, dv = eager_call(attention_bwd, do, q, k, v, o, lse, dlse, cu_q, cu_k, *ctx.flags)
     return dq, dk, dv, None, None, None, None, None, None, None, None, None
+
+
+@attention_bwd.register_fake
+def _(do, q, k, v, o, lse, dlse, cu_q, cu_k, max_q, max_k, wl, wr, scale, softcap, deterministic):
+    return q.new_empty(q.shape), k.new_empty(k.shape), v.new_empty(v.shape)
 
 
 attention_fwd.register_autograd(_backward, setup_context=_setup_context)
