@@ -177,3 +177,30 @@ def test_compiled_call_keeps_the_registered_op(name, fast, device):
     assert fn.endswith("_eagerBackward") and "_eager" not in c_fn, (fn, c_fn)
     for a, b in zip(c_out + c_grads, out + grads, strict=True):
         assert torch.equal(a, b)
+
+
+def test_device_guard_decision(monkeypatch):
+    # which calls get a device guard: only a plain CUDA tensor on another device of a multi-GPU machine
+    # (decided from the first tensor argument; the public APIs check every tensor shares its device)
+    assert library._other_cuda_device((3, torch.ones(1), None)) is None  # CPU tensor
+    assert library._other_cuda_device((3, None)) is None  # no tensor
+    meta = torch.ones(1, device="meta")
+    assert library._other_cuda_device((meta,)) is None
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs two CUDA GPUs (kind nvidia-h200-x2)")
+@pytest.mark.parametrize("fast_on", [True, False], ids=["fast", "dispatcher"])
+def test_gpu_inputs_on_a_non_current_device(fast_on, fast):
+    # inputs on cuda:1 while cuda:0 is current: the kernels must run on cuda:1 (Triton launches on the
+    # current device), forward and backward, equal to the same call made with cuda:1 current
+    fast(fast_on)
+    leaves, call = _hstu_case(testing.generator(21), "cuda:1")
+    with torch.cuda.device(1):
+        ref_out, ref_grads, _ = _run(leaves, call, True)
+    torch.cuda.set_device(0)
+    out, grads, _ = _run(leaves, call, True)
+    torch.cuda.synchronize(1)
+    for a, b in zip(out + grads, ref_out + ref_grads, strict=True):
+        assert a.device == torch.device("cuda:1")
+        assert torch.equal(a, b)

@@ -96,10 +96,38 @@ def _plain_eager(args: tuple) -> bool:
     return True
 
 
+def _other_cuda_device(args: tuple) -> torch.device | None:
+    """The device of the first tensor argument when it is a CUDA device other than the current one.
+
+    Triton launches on the current device's stream, and neither the dispatcher nor the fast path sets
+    a device guard: inputs on ``cuda:1`` while ``cuda:0`` is current would be read by a kernel on the
+    wrong GPU. The public APIs check that every tensor shares one device, so the first one decides."""
+    for a in args:
+        if isinstance(a, torch.Tensor):
+            # plain tensors only (fake ones trace, they launch nothing); one GPU: nothing to guard
+            if (
+                type(a) not in (torch.Tensor, torch.nn.Parameter)
+                or not a.is_cuda
+                or torch.cuda.device_count() < 2
+            ):
+                return None
+            return a.device if a.device.index != torch.cuda.current_device() else None
+    return None
+
+
 def eager_call(op: Any, *args: Any) -> Any:
-    """``op(*args)``, through the fast path when it applies (see above); bitwise the same results."""
-    if torch.compiler.is_compiling():  # first: dynamo folds it, and never traces the lookup below
+    """``op(*args)``, through the fast path when it applies (see above); bitwise the same results.
+    Eager calls run on the inputs' CUDA device (a device guard when it is not the current one)."""
+    if torch.compiler.is_compiling():  # first: dynamo folds it; Inductor's wrapper guards its own launches
         return op(*args)
+    device = _other_cuda_device(args)
+    if device is not None:
+        with torch.cuda.device(device):
+            return _eager_call(op, args)
+    return _eager_call(op, args)
+
+
+def _eager_call(op: Any, args: tuple) -> Any:
     entry = _FAST.get(id(op))
     if entry is None or entry[0] is not op or not EAGER_FAST or not _plain_eager(args):
         return op(*args)
