@@ -519,3 +519,16 @@ def test_gpu_compact_schedule_heavy_tailed_lengths(monkeypatch, compact):
     for atomic in (False, True):  # the dQ kernel (default) and the opt-in atomic dQ
         monkeypatch.setattr(ops, "ATOMIC_DQ_DEFAULT", atomic)
         _check_against_reference(q, k, v, do, cu_seqlens(lens, "cuda"), N, alpha=1 / 128, num_targets=nt)
+
+
+def test_autotune_key_separates_mean_lengths():
+    # the recsys row (B=128, max 2048, lognormal mean ~400) must not share tuned tiles with the dense
+    # B=128 N=2048 row: both have AUTOTUNE_LEN 2048, their AUTOTUNE_MEAN differs
+    from jagattn.hstu.triton import bwd, fwd
+
+    assert "AUTOTUNE_MEAN" in fwd._KEY and "AUTOTUNE_MEAN" in bwd._KEY
+    assert fwd.autotune_mean(49854, 128) == 512
+    assert fwd.autotune_mean(248035, 128) == 2048
+    assert fwd.autotune_mean(0, 0) == 1 and fwd.autotune_mean(5, 0) == 8
+    sym = torch.fx.experimental.symbolic_shapes.ShapeEnv().create_unbacked_symint()
+    assert fwd.autotune_mean(sym, 4) == 0  # symbolic (dynamic compile): constant, no guard

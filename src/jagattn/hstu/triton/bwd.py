@@ -23,7 +23,7 @@ import triton
 import triton.language as tl
 
 from ..._core.triton_utils import next_power_of_2
-from .fwd import _load_rows, fast_sigmoid, precision_of, tuning_configs, window_first
+from .fwd import _load_rows, autotune_mean, fast_sigmoid, precision_of, tuning_configs, window_first
 from .mask import _ids, _last_pos_id_le, _phases, _silu_a_ds, _visible
 from .schedule import _find, make_schedule, use_compact
 
@@ -129,6 +129,7 @@ def _hstu_bwd_kernel(
     H,
     MAX_ROWS,
     AUTOTUNE_LEN,
+    AUTOTUNE_MEAN,
     DQ_DIM: tl.constexpr,
     DV_DIM: tl.constexpr,
     ATOMIC_DQ: tl.constexpr,
@@ -420,7 +421,7 @@ def _cfg(bm: int, bn: int, warps: int, stages: int) -> triton.Config:
 
 
 _KEY = [
-    "AUTOTUNE_LEN", "DQ_DIM", "DV_DIM", "ATOMIC_DQ", "HAS_CTX", "HAS_TARGETS", "HAS_WINDOW", "HAS_FULL", "COMPACT",
+    "AUTOTUNE_LEN", "AUTOTUNE_MEAN", "DQ_DIM", "DV_DIM", "ATOMIC_DQ", "HAS_CTX", "HAS_TARGETS", "HAS_WINDOW", "HAS_FULL", "COMPACT",
 ]  # fmt: skip
 _INTERPRETER = _cfg(16, 32, 4, 1)
 # D <= 128, ordered by the H200 sweep (B=256 N=1024): 64 query rows x 128 keys, 8 warps, 3 stages won for
@@ -505,7 +506,7 @@ def _launch_bwd(
         do.stride(0), do.stride(1), dq_t.stride(0), dq_t.stride(1), dk.stride(0), dk.stride(1),
         dv.stride(0), dv.stride(1),
         float(alpha), float(inv_scale), int(contextual_seq_len), int(max_attn_len), int(min_full_attn_seq_len),
-        batch, h, max_seq_len, next_power_of_2(max(max_seq_len, 1)),
+        batch, h, max_seq_len, next_power_of_2(max(max_seq_len, 1)), autotune_mean(k.shape[0], batch),
         DQ_DIM=dq_dim, DV_DIM=dv_dim, ATOMIC_DQ=atomic,
         HAS_CTX=contextual_seq_len > 0, HAS_TARGETS=num_targets is not None,
         HAS_WINDOW=max_attn_len > 0, HAS_FULL=min_full_attn_seq_len > 0, COMPACT=compact,

@@ -136,6 +136,7 @@ def _hstu_fwd_kernel(
     H,
     MAX_ROWS,
     AUTOTUNE_LEN,
+    AUTOTUNE_MEAN,
     DQ: tl.constexpr,
     DV: tl.constexpr,
     MODE: tl.constexpr,
@@ -395,6 +396,16 @@ def _hstu_fwd_kernel(
         tl.store(p_o, acc.to(OUT.dtype.element_ty), mask=m_r[:, None] & m_dv[None, :])
 
 
+def autotune_mean(total_rows, batch) -> int:
+    """Autotune key part ``AUTOTUNE_MEAN``: the mean sequence length rounded up to a power of two, so a
+    heavy-tailed batch (the recsys row: max 2048, mean ~400) is tuned apart from a dense one with the same
+    ``max_seq_len`` (``AUTOTUNE_LEN``) instead of reusing its tiles. 0 for symbolic sizes (torch.compile
+    with dynamic shapes): a value computed from them would add a guard per total length."""
+    if not isinstance(total_rows, int) or not isinstance(batch, int):
+        return 0
+    return next_power_of_2(max(1, total_rows // max(batch, 1)))
+
+
 def tuning_configs(gpu: list[triton.Config], interpreter: triton.Config) -> list[triton.Config]:
     """Autotune configs; ``JAGATTN_HSTU_AUTOTUNE=0`` (or ``JAGATTN_AUTOTUNE=0``) keeps only the first
     GPU config (fast compiles for tests on the device, where every flag combination would otherwise
@@ -409,7 +420,7 @@ def _cfg(bm: int, bn: int, warps: int, stages: int) -> triton.Config:
 
 
 _KEY = [
-    "AUTOTUNE_LEN", "DQ", "DV", "MODE", "IS_CACHED", "HAS_CTX", "HAS_TARGETS", "HAS_WINDOW", "HAS_FULL", "COMPACT",
+    "AUTOTUNE_LEN", "AUTOTUNE_MEAN", "DQ", "DV", "MODE", "IS_CACHED", "HAS_CTX", "HAS_TARGETS", "HAS_WINDOW", "HAS_FULL", "COMPACT",
     "PACKED",
 ]  # fmt: skip
 _INTERPRETER = _cfg(32, 16, 4, 1)
@@ -547,7 +558,7 @@ def _launch(
         do_t.stride(0), do_t.stride(1), out.stride(0), out.stride(1),
         float(alpha), float(inv_scale), int(contextual_seq_len), int(max_attn_len), int(min_full_attn_seq_len),
         int(delta or 0), batch, h, rows,
-        next_power_of_2(max(rows, 1)),
+        next_power_of_2(max(rows, 1)), autotune_mean(q.shape[0], batch),
         DQ=dq_dim, DV=dv_dim, MODE=mode, IS_CACHED=delta is not None,
         HAS_CTX=contextual_seq_len > 0, HAS_TARGETS=num_targets is not None,
         HAS_WINDOW=max_attn_len > 0, HAS_FULL=min_full_attn_seq_len > 0, COMPACT=compact,
