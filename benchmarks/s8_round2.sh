@@ -1,4 +1,4 @@
-# Prepared in session 7 for session 8's second device call (kind nvidia-h200, carry ["peers"], timeout_s 500):
+# Prepared in session 7 for session 8's second device call (kind nvidia-h200, carry ["peers/gr"], timeout_s 500):
 # the eager fast path (jagattn._core.library.eager_call, default on; JAGATTN_EAGER_FAST=0 = the dispatcher),
 # never run on a GPU. (1) host overhead per layer, fast and dispatcher (benchmarks/op_overhead.py); (2) the
 # host-bound HSTU recsys row against GR in one run, with the fast path and without (session 6: fwd 0.91x
