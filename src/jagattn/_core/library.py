@@ -88,7 +88,7 @@ def register_eager(op: Any, setup_context: Callable | None = None, backward: Cal
 
 def _plain_eager(args: tuple) -> bool:
     function_mode, dispatch_stack, functorch = _HOOKS
-    if torch.compiler.is_compiling() or function_mode() or dispatch_stack() > 0 or functorch():
+    if function_mode() or dispatch_stack() > 0 or functorch():  # (eager_call checked compiling first)
         return False
     for a in args:
         if isinstance(a, torch.Tensor) and type(a) is not torch.Tensor and type(a) is not torch.nn.Parameter:
