@@ -36,7 +36,7 @@ def qualname(name: str) -> str:
 # FlopCounterMode, ...), functorch transforms, ops without a fast entry (e.g. a test's spy) and
 # ``JAGATTN_EAGER_FAST=0``.
 
-_FAST: dict[int, tuple[object, Callable[..., Any], type | None]] = {}
+_FAST: dict[int, tuple[Callable[..., Any], type | None]] = {}  # id(op) -> (body, autograd.Function)
 EAGER_FAST = env_flag("JAGATTN_EAGER_FAST", True)
 # private torch hooks the fast path needs; on a torch without one of them it is simply never taken
 _C = torch._C
@@ -70,20 +70,16 @@ def register_eager(op: Any, setup_context: Callable | None = None, backward: Cal
     function = None
     if setup_context is not None and backward is not None:
         name = str(getattr(op, "_name", "op")).replace(":", "_")
-
-        def forward(*args):
-            return impl(*args)
-
         function = type(
             f"{name}_eager",
             (torch.autograd.Function,),
             {
-                "forward": staticmethod(forward),
+                "forward": staticmethod(impl),
                 "setup_context": staticmethod(setup_context),
                 "backward": staticmethod(backward),
             },
         )
-    _FAST[id(op)] = (op, impl, function)
+    _FAST[id(op)] = (impl, function)  # registered ops live as long as their module: ids stay unique
 
 
 def _plain_eager(args: tuple) -> bool:
@@ -129,9 +125,9 @@ def eager_call(op: Any, *args: Any) -> Any:
 
 def _eager_call(op: Any, args: tuple) -> Any:
     entry = _FAST.get(id(op))
-    if entry is None or entry[0] is not op or not EAGER_FAST or not _plain_eager(args):
+    if entry is None or not EAGER_FAST or not _plain_eager(args):
         return op(*args)
-    _, impl, function = entry
+    impl, function = entry
     if torch.is_grad_enabled() and any(isinstance(a, torch.Tensor) and a.requires_grad for a in args):
         if function is None:
             return op(*args)  # no autograd formula of ours: let the dispatcher say so

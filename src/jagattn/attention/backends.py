@@ -14,6 +14,7 @@ import torch
 
 from .._core import triton_utils
 from .._core.dispatch import Backend, register_family
+from .._core.library import eager_call
 from .adapters import FlashAttnBackend, TorchVarlenBackend
 from .reference import attention_reference
 
@@ -73,7 +74,6 @@ class TritonBackend(Backend):
         return reasons
 
     def __call__(self, inputs: AttentionInputs):
-        from .._core.library import eager_call
         from . import ops
 
         left, right = inputs.window

@@ -396,23 +396,10 @@ def _setup_context_keep_t(ctx, inputs, output) -> None:
 
 
 def _backward_keep_t(ctx, do, dht, _dgc, _dainv):
-    q, k, v, g, beta, initial_state, cu_seqlens, gc, ainv = ctx.saved_tensors
-    do = _do_or_zeros(do, q, v)
+    saved = ctx.saved_tensors  # q, k, v, g, beta, initial_state, cu_seqlens, gc, ainv
+    do = _do_or_zeros(do, saved[0], saved[2])
     dq, dk, dv, dg, db, dh0 = eager_call(
-        gated_delta_bwd_keep_t,
-        q,
-        k,
-        v,
-        g,
-        beta,
-        initial_state,
-        cu_seqlens,
-        gc,
-        ainv,
-        do,
-        dht,
-        ctx.scale,
-        ctx.use_qk_l2norm,
+        gated_delta_bwd_keep_t, *saved, do, dht, ctx.scale, ctx.use_qk_l2norm
     )
     return dq, dk, dv, dg, db, (dh0 if ctx.has_initial_state else None), None, None, None, None
 
@@ -443,20 +430,9 @@ def keep_t_mode(*tensors: torch.Tensor | None) -> str:
 def chunked_fwd(q, k, v, g, beta, initial_state, cu_seqlens, scale: float, use_qk_l2norm: bool):
     """The chunked forward the backend runs: ``gated_delta_fwd_keep_t``, whose T autograd keeps for
     the backward, when :func:`keep_t_mode` says so, else ``gated_delta_fwd``."""
+    args = (q, k, v, g, beta, initial_state, cu_seqlens, scale, use_qk_l2norm)
     mode = keep_t_mode(q, k, v, g, beta, initial_state)
     if mode != "off":
-        o, final_state, _, _ = eager_call(
-            gated_delta_fwd_keep_t,
-            q,
-            k,
-            v,
-            g,
-            beta,
-            initial_state,
-            cu_seqlens,
-            scale,
-            use_qk_l2norm,
-            mode == "input",
-        )
+        o, final_state, _, _ = eager_call(gated_delta_fwd_keep_t, *args, mode == "input")
         return o, final_state
-    return eager_call(gated_delta_fwd, q, k, v, g, beta, initial_state, cu_seqlens, scale, use_qk_l2norm)
+    return eager_call(gated_delta_fwd, *args)

@@ -474,10 +474,12 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=
     """Gradients of the chunked gated delta rule on prepared inputs (l2norm already applied).
 
     ``saved``: ``(gc [T, HV] fp32, T^-1 [T, HV, BT] fp32 or input dtype)`` kept by the forward
-    (opt-in, ``ops.SAVE_T``); ``kkt_solve`` is then skipped and only W, U~ are recomputed.
+    (``ops.SAVE_T``, by default whenever a backward follows); ``kkt_solve`` is then skipped and only
+    W, U~ are recomputed.
 
-    Returns ``(dq [T, H, K] fp32, or bf16 for bf16 inputs without GVA, dk [T, H, K] fp32, dv [T, HV, V] v.dtype, dg [T, HV] fp32,
-    dbeta [T, HV] fp32, dh0 [N, HV, K, V] fp32, or ``[0]`` without ``initial_state``)``.
+    Returns ``(dq [T, H, K] fp32 (bf16 for bf16 inputs without GVA), dk [T, H, K] fp32, dv [T, HV, V]
+    v.dtype, dg [T, HV] fp32, dbeta [T, HV] fp32, dh0 [N, HV, K, V] fp32, or ``[0]`` without
+    ``initial_state``)``.
     """
     t, h, dk_ = q.shape
     hv, dv_ = v.shape[1], v.shape[2]
