@@ -7,12 +7,8 @@
 # case (32k-8seqs-gva2) is left out for time: run `gd_lowp_t_diag.py --cases 32k-8seqs-gva2` if "u" wins.
 # If "u" passes (1) and (3) and is faster: make it the default (chunk_fwd.WU_LOWP) in its own commit.
 # Call: JAGATTN_GIT_SHA=<full sha> bash benchmarks/s8_round1.sh
-set -o pipefail
-export PYTHONUNBUFFERED=1
-T0=$SECONDS
+source benchmarks/device_round_env.sh
 mkdir -p $OUT/off $OUT/u
-{ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv
-  python3 -c "import torch,triton;print(torch.__version__,triton.__version__)"; echo "sha $JAGATTN_GIT_SHA"; } | tee $OUT/env.txt
 echo "== t=$((SECONDS-T0)) accuracy (diag, 32k-single: the case 'wu' failed in session 6)"
 PYTHONPATH="$PWD/src" timeout -s INT 220 python3 benchmarks/gd_lowp_t_diag.py --cases 32k-single 2>&1 | tee $OUT/diag.log
 echo "== t=$((SECONDS-T0)) speed"

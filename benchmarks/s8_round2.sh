@@ -5,12 +5,8 @@
 # GR, host 0.28-0.43 ms per forward); (3) the gpu tests of attention + export and HSTU through the fast
 # path (JAGATTN_AUTOTUNE=0), and the gpu compile tests that must still take the dispatcher.
 # Call: JAGATTN_GIT_SHA=<full sha> bash benchmarks/s8_round2.sh
-set -o pipefail
-export PYTHONUNBUFFERED=1
-T0=$SECONDS
+source benchmarks/device_round_env.sh
 mkdir -p $OUT/fast $OUT/dispatcher
-{ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv
-  python3 -c "import torch,triton;print(torch.__version__,triton.__version__)"; echo "sha $JAGATTN_GIT_SHA"; } | tee $OUT/env.txt
 PYTHONPATH="$PWD/src" timeout 120 python3 benchmarks/op_overhead.py --json $OUT/op_overhead.json 2>&1 | tee $OUT/op_overhead.log
 echo "== t=$((SECONDS-T0)) recsys vs GR"
 for m in 1 0; do
