@@ -246,6 +246,9 @@ def breakdown(h: int, kind: str, variant_kernels: list[str] | None = None) -> di
     bwd = lambda: tb.chunk_bwd(qn, kn, v, g, beta, None, cu, scale, do, None)  # noqa: E731
     plans = {
         "fwd_kkt_solve": lambda: tf._prepare(kn, v, g, beta, cu),
+        "fwd_wu": lambda: tf._prepare(kn, v, g, beta, cu, saved=(gc, ainv)),  # the w/u kernel alone
+        "fwd_o": lambda: tf.chunk_fwd(qn, kn, v, g, beta, None, cu, scale),
+        "bwd_dv_local": bwd,
         "fwd_h": lambda: tf._state_pass(kn, w, u, gc, None, cu, store_final=True),
         "bwd_dhu": bwd,
         "bwd_dqkwg": bwd,

@@ -1,10 +1,11 @@
 """Device diagnostic: the gated delta w/u kernel's products on bf16 tensor cores (opt-in switch
 ``jagattn.gated_delta.triton.chunk_fwd.WU_LOWP``, env ``JAGATTN_GD_WU_LOWP``: "off", "u" = U~ only,
-"wu" = W and U~) against the SPEC section 5 rule on the production gpu-test cases. Prints, per case and
+"w" = W only, "wu" = W and U~) against the SPEC section 5 rule on the production gpu-test cases. Prints, per case and
 variant, every output's error ratios ``err / (2 * ref_err + floor)`` for max-abs and rms (> 1 fails the
 rule). Session 6 ran its predecessor on branch s5-next-bf16-t (switch ``common.LOWP_T``; "wu" there =
 "wu" here): worst 1.74 (dg max-abs, 32k-single), so W and U~ both in bf16 failed.
-``PYTHONPATH=src python3 benchmarks/gd_lowp_t_diag.py [--cases 32k-single,...] [--smoke]``.
+``PYTHONPATH=src python3 benchmarks/gd_lowp_t_diag.py [--cases 32k-single,...] [--variants off,w] [--smoke]``.
+Session 8 (H200): "u" FAILS on 32k-single with the same dg 1.74 as "wu", so U~'s rounding is the culprit.
 """
 
 from __future__ import annotations
@@ -28,7 +29,9 @@ SMOKE = "--smoke" in sys.argv  # CPU interpreter, tiny fp16 cases: checks this s
 DEV, DT = ("cpu", torch.float16) if SMOKE else ("cuda", torch.bfloat16)
 if SMOKE:
     CASES = {"smoke-single": ([130], 1, 1), "smoke-gva2": ([63, 65], 1, 2)}
-VARIANTS = ("off", "u", "wu")
+VARIANTS = ("off", "u", "w", "wu")
+if "--variants" in sys.argv:
+    VARIANTS = tuple(sys.argv[sys.argv.index("--variants") + 1].split(","))
 if "--cases" in sys.argv:
     CASES = {k: CASES[k] for k in sys.argv[sys.argv.index("--cases") + 1].split(",")}
 

@@ -561,13 +561,14 @@ def test_gpu_every_launch_config_same_result():
 
 # name -> (CONFIG_OVERRIDE, ops.SAVE_T, chunk_fwd.WU_LOWP); the device script forces the same ones
 # through JAGATTN_GD_CONFIG / JAGATTN_GD_SAVE_T / JAGATTN_GD_WU_LOWP. "save-t-fp32" is what the default
-# ("auto") does with grads. "wu-lowp-u" only changes bf16 runs (GPU; the CPU cases are fp32/fp16).
+# ("auto") does with grads. "wu-lowp-*" only change bf16 runs (GPU; the CPU cases are fp32/fp16).
 VARIANTS = {
     "stages1": ({"bwd_wy": (32, 8, 2), "bwd_dqkwg": (32, 4, 1, 128)}, "auto", "off"),
     "save-t-off": ({}, "off", "off"),
     "save-t-fp32": ({}, "fp32", "off"),
     "save-t-input": ({}, "input", "off"),
     "wu-lowp-u": ({}, "auto", "u"),
+    "wu-lowp-w": ({}, "auto", "w"),
 }
 
 

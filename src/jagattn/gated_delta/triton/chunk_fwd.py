@@ -659,14 +659,18 @@ def _prepare(k, v, g, beta, cu, saved=None):
             num_warps=warps,
         )
     if ns > 0:
-        bc = WU_BLOCK
+        bc, wu_warps, wu_stages = launch_config("fwd_wu", n_programs=ns * hv, v=dv)
         if WU_VARIANT == "loop":
             wu, grid = _gated_delta_fwd_wu_loop_kernel, (ns, hv)
         else:
             wu, grid = _gated_delta_fwd_wu_kernel, (ns, hv, triton.cdiv(dk, bc) + triton.cdiv(dv, bc))
         # every parameter passed explicitly (Inductor's launcher needs them all, defaults included)
         lowp = WU_VARIANT == "loop" and prec != "ieee" and WU_LOWP != "off"
-        extra = {"LOWP_W": lowp and WU_LOWP == "wu", "LOWP_U": lowp} if WU_VARIANT == "loop" else {}
+        extra = (
+            {"LOWP_W": lowp and WU_LOWP in ("w", "wu"), "LOWP_U": lowp and WU_LOWP in ("u", "wu")}
+            if WU_VARIANT == "loop"
+            else {}
+        )
         torch.library.wrap_triton(wu)[grid](
             k,
             v,
@@ -685,26 +689,26 @@ def _prepare(k, v, g, beta, cu, saved=None):
             BC=bc,
             DOT_PREC=prec,
             EXACT_EXP=exact,
-            num_warps=4,
+            num_warps=wu_warps,
+            num_stages=wu_stages,
             **extra,
         )
     return gc, ainv, w, u
 
 
-WU_BLOCK = 64  # column tile of the w/u kernel
 # how A is built: "dot64" (one 64x64 dot, 16x16 blocks read back through memory) or "blocks16"
 # (16-row dots in registers); an environment switch so the device check can run both
 KKT_VARIANT = env_choice("JAGATTN_GD_KKT", ("blocks16", "dot64"), "blocks16")
 # w/u: "loop" (T loaded once per chunk and head, column tiles in a loop) or "tiles" (a program per tile)
 WU_VARIANT = env_choice("JAGATTN_GD_WU", ("loop", "tiles"), "loop")
-# Opt-in, bf16 inputs, "loop" only, for the next device round (never run on a GPU yet, session 7):
-# "u" computes U~ = T (beta V) on bf16 tensor cores (T rounded to bf16), W keeps tf32 with fp32 T;
-# "wu" rounds both (session 6's branch s5-next-bf16-t: wu 0.572 -> 0.372 ms per fwd+bwd on H16
-# 8 x 4096, but dg 1.74x over the SPEC rule on one 32k-token sequence). The hope for "u": an error in
-# U~ adds to the values (the contractive state update damps it), an error in W multiplies the state
-# (I - W K^T) in every chunk and compounds. The CPU interpreter's bf16 dot is unusable: GPU-only check
-# (benchmarks/gd_lowp_t_diag.py).
-WU_LOWP = env_choice("JAGATTN_GD_WU_LOWP", ("off", "u", "wu"), "off")
+# Opt-in, bf16 inputs, "loop" only: which w/u products run on bf16 tensor cores (T and the right
+# operand rounded to bf16, as FLA) instead of tf32 with fp32 T. "u" = U~ = T (beta V), "w" = W = T (beta
+# exp(G) K), "wu" = both. Measured (H200, Triton 3.6, benchmarks/gd_lowp_t_diag.py on the 32k-token
+# single-sequence gpu case, worst error / SPEC allowance): "wu" 1.74 (session 6) and "u" 1.74 (session 8,
+# the same dg max-abs) FAIL; so the error is U~'s, not W's, the opposite of session 7's guess (an error
+# in W multiplies the state every chunk). "u" saved 0.078 ms per fwd+bwd on H16 8 x 4096, "wu" 0.20.
+# "w" (session 8) is the remaining candidate. The CPU interpreter's bf16 dot is unusable: GPU-only check.
+WU_LOWP = env_choice("JAGATTN_GD_WU_LOWP", ("off", "u", "w", "wu"), "off")
 
 
 def _state_pass(k, w, u, gc, initial_state, cu, *, store_final: bool, dhbuf=None):

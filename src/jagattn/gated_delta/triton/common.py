@@ -154,6 +154,11 @@ CANDIDATES = {
     + [(32, 4, 3), (32, 4, 4), (64, 4, 3), (32, 2, 2), (32, 2, 3), (64, 2, 3)],
     "fwd_o": [(bv, w, s) for bv in (64, 128) for w in (4, 8) for s in (1, 2)],
     "bwd_dv_local": [(bv, w, s) for bv in (64, 128) for w in (4, 8) for s in (1, 2)],
+    # (BC: column tile, num_warps, num_stages) of the w/u kernel (the "loop" variant walks the K then
+    # the V columns in BC tiles with T loaded once; "tiles" runs a program per tile). First = default
+    # (4 warps, Triton's default 3 stages: the launch before session 8). Not offered: BC < 64 at 4 warps
+    # (with WU_LOWP, T cast to bf16 is the left operand: the Triton 3.6 miscompile pattern above).
+    "fwd_wu": [(64, 4, 3)] + [(bc, w, s) for bc in (64, 128) for w in (4, 8) for s in (1, 2)] + [(32, 8, 2)],
     "bwd_dhu": [(bv, w, s) for bv in (16, 32, 64) for w in (4, 8) for s in (1, 2)]
     + [(32, 4, 3), (32, 4, 4), (64, 4, 3), (32, 2, 2), (32, 2, 3), (64, 2, 3)],
     "fwd_recurrent": [(bv, w, 1) for bv in (16, 32, 64) for w in (4, 8)],
@@ -229,7 +234,7 @@ def _num_sms(index: int) -> int:
 
 
 def launch_config(kernel: str, *, n_programs: int, v: int, device_index: int = 0) -> tuple[int, ...]:
-    """``(BV, num_warps, num_stages)`` of one launch (``bwd_dqkwg`` and ``bwd_wy``: see ``CANDIDATES``).
+    """``(BV, num_warps, num_stages)`` of one launch (``bwd_dqkwg``, ``bwd_wy``, ``fwd_wu``: see ``CANDIDATES``).
     ``n_programs`` counts the programs of the grid
     before the V split; sequential kernels (state passes) take the widest V block that still fills
     the GPU twice, since their programs are latency-bound chains over the chunks."""
@@ -241,7 +246,7 @@ def launch_config(kernel: str, *, n_programs: int, v: int, device_index: int = 0
         return (0, 1, 1)  # forward substitution, one warp (16x16 tiles: no cross-warp reductions)
     if kernel in ("fwd_o", "bwd_dv_local"):
         return (128 if v > 64 else 64, 4, 2)  # never BV < 64 at 4 warps (see CANDIDATES)
-    if kernel in ("bwd_dqkwg", "bwd_wy"):
+    if kernel in ("bwd_dqkwg", "bwd_wy", "fwd_wu"):
         return CANDIDATES[kernel][0]
     if kernel == "fwd_recurrent":
         return (min(32, max(16, triton.next_power_of_2(v))), 4, 1)
