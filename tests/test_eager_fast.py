@@ -191,11 +191,12 @@ def test_device_guard_decision(monkeypatch):
 @pytest.mark.gpu
 @pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs two CUDA GPUs (kind nvidia-h200-x2)")
 @pytest.mark.parametrize("fast_on", [True, False], ids=["fast", "dispatcher"])
-def test_gpu_inputs_on_a_non_current_device(fast_on, fast):
+@pytest.mark.parametrize("name", list(CASES))
+def test_gpu_inputs_on_a_non_current_device(name, fast_on, fast):
     # inputs on cuda:1 while cuda:0 is current: the kernels must run on cuda:1 (Triton launches on the
     # current device), forward and backward, equal to the same call made with cuda:1 current
     fast(fast_on)
-    leaves, call = _hstu_case(testing.generator(21), "cuda:1")
+    leaves, call = CASES[name](testing.generator(21), "cuda:1")
     with torch.cuda.device(1):
         ref_out, ref_grads, _ = _run(leaves, call, True)
     torch.cuda.set_device(0)
