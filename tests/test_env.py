@@ -257,7 +257,7 @@ IMPORT_TIME = [
     ),
     (chunk_fwd, "JAGATTN_GD_KKT", "KKT_VARIANT", "blocks16", ("dot64", "dot64"), "dot32", "blocks16, dot64"),
     (chunk_fwd, "JAGATTN_GD_WU", "WU_VARIANT", "loop", ("tiles", "tiles"), "tile", "loop, tiles"),
-    (chunk_fwd, "JAGATTN_GD_WU_LOWP", "WU_LOWP", "off", ("W", "w"), "uw", "off, u, w, wu"),
+    (chunk_fwd, "JAGATTN_GD_WU_LOWP", "WU_LOWP", "w", ("OFF", "off"), "uw", "off, u, w, wu"),
     (gd_ops, "JAGATTN_GD_SAVE_T", "SAVE_T", "auto", ("input", "input"), "fp16", "auto, off, fp32, input"),
 ]
 

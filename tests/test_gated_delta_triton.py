@@ -561,15 +561,17 @@ def test_gpu_every_launch_config_same_result():
 
 # name -> (CONFIG_OVERRIDE, ops.SAVE_T, chunk_fwd.WU_LOWP); the device script forces the same ones
 # through JAGATTN_GD_CONFIG / JAGATTN_GD_SAVE_T / JAGATTN_GD_WU_LOWP. "save-t-fp32" is what the default
-# ("auto") does with grads. "wu-lowp-*" only change bf16 runs (GPU; the CPU cases are fp32/fp16).
+# ("auto") does with grads, "w" the default WU_LOWP. The "wu-lowp-*" variants only change bf16 runs
+# (GPU; the CPU cases are fp32/fp16).
 VARIANTS = {
-    "stages1": ({"bwd_wy": (32, 8, 2), "bwd_dqkwg": (32, 4, 1, 128)}, "auto", "off"),
-    "save-t-off": ({}, "off", "off"),
-    "save-t-fp32": ({}, "fp32", "off"),
-    "save-t-input": ({}, "input", "off"),
+    "stages1": ({"bwd_wy": (32, 8, 2), "bwd_dqkwg": (32, 4, 1, 128)}, "auto", "w"),
+    "save-t-off": ({}, "off", "w"),
+    "save-t-fp32": ({}, "fp32", "w"),
+    "save-t-input": ({}, "input", "w"),
+    "wu-lowp-off": ({}, "auto", "off"),
     "wu-lowp-u": ({}, "auto", "u"),
-    "wu-lowp-w": ({}, "auto", "w"),
 }
+CPU_VARIANTS = [v for v in VARIANTS if not v.startswith("wu-lowp")]
 
 
 @pytest.fixture
@@ -587,7 +589,7 @@ def force_variant(monkeypatch):
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=["fp32", "fp16"])
-@pytest.mark.parametrize("variant", [v for v in VARIANTS if VARIANTS[v][2] == "off"])  # wu-lowp: bf16 only
+@pytest.mark.parametrize("variant", CPU_VARIANTS)  # wu-lowp: bf16 only
 def test_triton_opt_in_variant_matches_reference(variant, dtype, force_variant, device):
     # several key/value column tiles (dk 32, dv 48) and odd lengths; the SPEC rule on every output
     cfg = dict(lengths=[63, 0, 65, 1, 70], h=1, hv=2, dk=32, dv=48, with_init=True, l2=True)
