@@ -106,8 +106,10 @@ def main(path: str) -> None:
     h, hv, dk, dv = 2, 4, 128, 128
     cu = torch.tensor([0, 100, 100, 400], dtype=torch.int32)
     t = 400
-    for dt in (torch.bfloat16, torch.float16):
-        q, k = torch.randn(t, h, dk, dtype=dt), torch.randn(t, h, dk, dtype=dt)
+    # (q/k dtype, v dtype): fp16 inputs reach the kernels with fp16 q/k (no l2norm) or with the
+    # normalised q/k in fp32 (ops._prep, since session 8)
+    for qk_dt, dt in ((torch.bfloat16,) * 2, (torch.float16,) * 2, (torch.float32, torch.float16)):
+        q, k = torch.randn(t, h, dk, dtype=qk_dt), torch.randn(t, h, dk, dtype=qk_dt)
         v, do = torch.randn(t, hv, dv, dtype=dt), torch.randn(t, hv, dv, dtype=dt)
         g, beta = -torch.rand(t, hv), torch.rand(t, hv)
         h0, dht = torch.randn(3, hv, dk, dv), torch.randn(3, hv, dk, dv)
