@@ -53,9 +53,9 @@ def _outputs_and_grads(fn, args: dict, grads: tuple[str, ...], seed: int):
     res = {k: v.detach() for k, v in outs.items()}
     if leaves and diff:
         loss = sum(
-            (v.double() * torch.randn(v.shape, generator=gen, dtype=torch.float64).to(v.device)).nan_to_num(
-                0.0, 0.0, 0.0
-            ).sum()
+            (v.double() * torch.randn(v.shape, generator=gen, dtype=torch.float64).to(v.device))
+            .nan_to_num(0.0, 0.0, 0.0)
+            .sum()
             for v in diff.values()
         )
         gs = torch.autograd.grad(loss, list(leaves.values()), allow_unused=True)
@@ -201,7 +201,9 @@ def run_case(op: str, seed: int, dev: str, scale: int) -> str | None:
     desc, args, grads, run, ref = OPS[op](rng, dev, dtype, scale)
     try:
         got = _outputs_and_grads(run, args, grads, seed)
-        gold_args = {k: (v.double() if v is not None and v.dtype.is_floating_point else v) for k, v in args.items()}
+        gold_args = {
+            k: (v.double() if v is not None and v.dtype.is_floating_point else v) for k, v in args.items()
+        }
         gold = _outputs_and_grads(lambda a: ref(a, torch.float64), gold_args, grads, seed)
         cdt = dtype if dtype != torch.float32 else None
         low = _outputs_and_grads(lambda a: ref(a, cdt), args, grads, seed)
@@ -240,7 +242,9 @@ def main() -> None:
             if msg is not None:
                 fails[op] += 1
                 print(f"FAIL --op {op} --seed {seed}: {msg}", flush=True)
-    print("fuzz:", ", ".join(f"{op} {fails[op]}/{runs[op]} failed" for op in ops), f"({time.time() - t0:.0f} s)")
+    print(
+        "fuzz:", ", ".join(f"{op} {fails[op]}/{runs[op]} failed" for op in ops), f"({time.time() - t0:.0f} s)"
+    )
     sys.exit(1 if any(fails.values()) else 0)
 
 

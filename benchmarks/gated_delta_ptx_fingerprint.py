@@ -10,7 +10,9 @@ count. Use it to show that a change leaves the default path's code as it was, wi
     PYTHONPATH=src python benchmarks/gated_delta_ptx_fingerprint.py /tmp/b.json   # then compare
 
 Kernels whose constexpr sets changed (new constexprs) show up under different keys; compare those by
-hand (``PTXDUMP=path`` writes the normalised PTX of the bf16 ``wy`` kernel). Uses the local Triton,
+hand (``PTXDUMP=path`` writes the normalised PTX of the bf16 ``wy`` kernel), or with ``PTXDIR=dir``
+(every kernel's PTX without its ``.param`` lines and with parameter numbers erased, so a new unused
+pointer argument or a new ``NORM=False`` constexpr compares equal; ``diff -r`` two such dirs). Uses the local Triton,
 whose code generation differs from the device's version: equal hashes mean equal programs here.
 """
 
@@ -19,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import sys
 
 os.environ.pop("TRITON_INTERPRET", None)
@@ -95,6 +98,11 @@ def _compile_instead_of_launch(self, *args, grid, warmup, **kwargs):
     if os.environ.get("PTXDUMP") and "wy" in self.fn.__name__ and "tf32" in str(consts):
         with open(os.environ["PTXDUMP"], "w") as f:
             f.write(ptx)
+    if os.environ.get("PTXDIR"):  # every kernel's normalised PTX, parameter numbers erased (see --help)
+        body = re.sub(r"_param_\d+", "_param_N", "\n".join(x for x in ptx.splitlines() if ".param" not in x))
+        name = hashlib.sha1(key.replace(", ('NORM', 'False')", "").encode()).hexdigest()[:12]
+        with open(os.path.join(os.environ["PTXDIR"], f"{self.fn.__name__}-{name}.ptx"), "w") as f:
+            f.write(body)
 
 
 def main(path: str) -> None:
@@ -115,6 +123,10 @@ def main(path: str) -> None:
         h0, dht = torch.randn(3, hv, dk, dv), torch.randn(3, hv, dk, dv)
         chunk_fwd.chunk_fwd(q, k, v, g, beta, h0, cu, dk**-0.5)
         chunk_bwd.chunk_bwd(q, k, v, g, beta, h0, cu, dk**-0.5, do, dht)
+        if qk_dt == dt:  # q/k normalised on load (ops.NORM_ON_LOAD): per-row factors [T, H] fp32
+            rstd = (torch.rand(t, h), torch.rand(t, h))
+            chunk_fwd.chunk_fwd(q, k, v, g, beta, h0, cu, dk**-0.5, rstd=rstd)
+            chunk_bwd.chunk_bwd(q, k, v, g, beta, h0, cu, dk**-0.5, do, dht, rstd=rstd)
     with open(path, "w") as f:
         json.dump(FINGERPRINTS, f, indent=1)
     print(len(FINGERPRINTS), "kernels ->", path)

@@ -559,17 +559,19 @@ def test_gpu_every_launch_config_same_result():
 # ---------------------------------------------------------------------------------------------
 # launch variants (benchmarks/gated_delta_next_round.sh) and what the forward keeps of T
 
-# name -> (CONFIG_OVERRIDE, ops.SAVE_T, chunk_fwd.WU_LOWP); the device script forces the same ones
-# through JAGATTN_GD_CONFIG / JAGATTN_GD_SAVE_T / JAGATTN_GD_WU_LOWP. "save-t-fp32" is what the default
-# ("auto") does with grads, "w" the default WU_LOWP. The "wu-lowp-*" variants only change bf16 runs
-# (GPU; the CPU cases are fp32/fp16).
+# name -> (CONFIG_OVERRIDE, ops.SAVE_T, chunk_fwd.WU_LOWP, ops.NORM_ON_LOAD); the device script forces
+# the same ones through JAGATTN_GD_CONFIG / JAGATTN_GD_SAVE_T / JAGATTN_GD_WU_LOWP /
+# JAGATTN_GD_NORM_ON_LOAD. "save-t-fp32" is what the default ("auto") does with grads, "w" the default
+# WU_LOWP. The "wu-lowp-*" variants only change bf16 runs (GPU; the CPU cases are fp32/fp16);
+# "norm-on-load" ("auto") changes bf16 and fp32 (fp16 keeps its fp32 copies).
 VARIANTS = {
-    "stages1": ({"bwd_wy": (32, 8, 2), "bwd_dqkwg": (32, 4, 1, 128)}, "auto", "w"),
-    "save-t-off": ({}, "off", "w"),
-    "save-t-fp32": ({}, "fp32", "w"),
-    "save-t-input": ({}, "input", "w"),
-    "wu-lowp-off": ({}, "auto", "off"),
-    "wu-lowp-u": ({}, "auto", "u"),
+    "stages1": ({"bwd_wy": (32, 8, 2), "bwd_dqkwg": (32, 4, 1, 128)}, "auto", "w", "off"),
+    "save-t-off": ({}, "off", "w", "off"),
+    "save-t-fp32": ({}, "fp32", "w", "off"),
+    "save-t-input": ({}, "input", "w", "off"),
+    "wu-lowp-off": ({}, "auto", "off", "off"),
+    "wu-lowp-u": ({}, "auto", "u", "off"),
+    "norm-on-load": ({}, "auto", "w", "auto"),
 }
 CPU_VARIANTS = [v for v in VARIANTS if not v.startswith("wu-lowp")]
 
@@ -580,10 +582,11 @@ def force_variant(monkeypatch):
     from jagattn.gated_delta.triton import chunk_fwd, common
 
     def force(name):
-        cfg, save_t, wu_lowp = VARIANTS[name]
+        cfg, save_t, wu_lowp, norm = VARIANTS[name]
         monkeypatch.setattr(common, "CONFIG_OVERRIDE", dict(cfg))
         monkeypatch.setattr(ops, "SAVE_T", save_t)
         monkeypatch.setattr(chunk_fwd, "WU_LOWP", wu_lowp)
+        monkeypatch.setattr(ops, "NORM_ON_LOAD", norm)
 
     return force
 
@@ -629,6 +632,63 @@ def test_triton_save_t_fp32_is_bitwise_recompute(mode, force_variant, monkeypatc
     assert calls == [1]
     for name in base:
         assert torch.equal(got[name], base[name]), name
+
+
+@pytest.mark.parametrize("save_t", ["off", "fp32"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=["fp32", "fp16"])
+def test_triton_norm_on_load_is_bitwise_the_normalised_copies(dtype, save_t, monkeypatch, device):
+    # ops.NORM_ON_LOAD: the chunk kernels normalise their q/k tiles on load from l2norm_rstd's factors
+    # instead of reading l2norm_fwd's copies. Same fp32 product, same rounding: every output and
+    # gradient of the ops (called directly: the backend refuses fp32 gradients) bit for bit equal to
+    # the copies in the same dtype (fp16: copies rounded to fp16, the "all" test mode; bf16, the mode's
+    # target, has no CPU path), through both forward ops (plain / keeping T) and their backward ops;
+    # and with it no normalised copy is made (l2norm_fwd not called).
+    from jagattn.gated_delta import ops
+
+    case = make_case([63, 0, 65, 1, 130], 1, 2, 32, 48, dtype=dtype, with_init=True, l2=True, seed=41,
+                     device=device)  # fmt: skip
+    args = [case[n].detach() for n in ("q", "k", "v", "g", "beta", "initial_state", "cu_seqlens")]
+    do, dht = case["do"], case["dht"]
+
+    def run():
+        if save_t == "off":
+            o, fs = ops.gated_delta_fwd(*args, 32**-0.5, True)
+            grads = ops.gated_delta_bwd(*args, do, dht, 32**-0.5, True)
+        else:
+            o, fs, gc, ainv = ops.gated_delta_fwd_keep_t(*args, 32**-0.5, True, False)
+            grads = ops.gated_delta_bwd_keep_t(*args, gc, ainv, do, dht, 32**-0.5, True)
+        return (o, fs, *grads)
+
+    monkeypatch.setattr(ops, "inter_dtype", lambda dt: dt)  # copies in the input dtype, as on load
+    monkeypatch.setattr(ops, "NORM_ON_LOAD", "off")
+    base = run()
+    monkeypatch.setattr(ops, "NORM_ON_LOAD", "auto" if dtype == torch.float32 else "all")
+    copies = _count_calls(monkeypatch, ops, "l2norm_fwd")
+    rstd = _count_calls(monkeypatch, ops, "l2norm_rstd")
+    got = run()
+    assert copies == [] and len(rstd) == 4  # q and k, forward and backward
+    for i, (a, b) in enumerate(zip(got, base, strict=True)):
+        assert torch.equal(a, b), i
+
+
+def test_triton_norm_on_load_auto_keeps_fp16_copies_in_fp32(monkeypatch):
+    # "auto" normalises on load only where the tile keeps the copy's dtype (bf16, fp32); fp16 inputs
+    # keep fp32 copies (accuracy: a tile normalised on load would round to fp16)
+    from jagattn.gated_delta import ops
+
+    monkeypatch.setattr(ops, "NORM_ON_LOAD", "auto")
+    calls = []
+    monkeypatch.setattr(ops, "l2norm_fwd", lambda x, dt: calls.append(dt) or x.to(dt))
+    monkeypatch.setattr(ops, "l2norm_rstd", lambda x: calls.append("rstd") or x.float().norm(dim=-1))
+    for dtype in (torch.float16, torch.bfloat16, torch.float32):
+        x = torch.ones(4, 1, 8, dtype=dtype)
+        calls.clear()
+        qn, kn, rstd = ops._prep(x, x, True)
+        if dtype == torch.float16:
+            assert calls == [torch.float32] * 2 and rstd is None and qn.dtype == torch.float32
+        else:
+            assert calls == ["rstd"] * 2 and rstd is not None and qn is x
+        assert ops._prep(x, x, False)[2] is None
 
 
 def test_triton_save_t_auto_keeps_nothing_without_grad(monkeypatch, device):
@@ -694,3 +754,18 @@ def test_gpu_opt_in_variant_bf16(variant, variant_gold, force_variant):
         testing.assert_finite_where(name, got[name])
         testing.check_close(f"{variant} {name}", got[name], gold[name], lowp[name])
         assert torch.equal(got[name], again[name]), f"{variant}: {name} not repeatable"
+
+
+@pytest.mark.gpu
+def test_gpu_norm_on_load_is_bitwise_the_copies_bf16(variant_gold, monkeypatch):
+    # the bf16 target of ops.NORM_ON_LOAD: q/k tiles normalised on load are the bf16 copies' values, so
+    # every output and gradient is bit for bit the default's, on the device's Triton
+    from jagattn.gated_delta import ops
+
+    case, _, _ = variant_gold
+    monkeypatch.setattr(ops, "NORM_ON_LOAD", "off")
+    base = run_triton(case)
+    monkeypatch.setattr(ops, "NORM_ON_LOAD", "auto")
+    got = run_triton(case)
+    for name in base:
+        assert torch.equal(got[name], base[name]), name

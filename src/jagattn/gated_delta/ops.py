@@ -33,30 +33,50 @@ from .triton.chunk_bwd import chunk_bwd
 from .triton.chunk_fwd import chunk_fwd
 from .triton.chunk_gk import chunk_bwd_gk, chunk_fwd_gk
 from .triton.common import inter_dtype
-from .triton.l2norm import l2norm_bwd, l2norm_fwd
+from .triton.l2norm import l2norm_bwd, l2norm_fwd, l2norm_rstd
 from .triton.recurrent import recurrent_fwd
+
+# Where the scalar-gate chunk kernels get their L2-normalised q/k (use_qk_l2norm) from:
+# "off": normalised copies written by l2norm_fwd (bf16 for bf16 inputs, fp32 for fp16/fp32);
+# "auto": bf16 and fp32 inputs pass q, k as given plus their per-row factors 1/sqrt(sum x^2 + eps)
+#   ([T, H] fp32, l2norm_rstd) and every kernel normalises its tiles on load (common._l2n): bitwise the
+#   same tiles as the copies, without the [T, H, K] write + reads and buffers (H16 32k tokens: 256 MiB
+#   less at the peak, ~0.06 ms less l2norm in the forward, ~0.06 ms in the backward). fp16 keeps fp32
+#   copies (a tile normalised on load would round to fp16, the accuracy problem below);
+# "all": "auto" for fp16 too, rounding the normalised tiles to fp16: a test mode, bitwise equal to
+#   "off" with fp16 copies (tests/test_gated_delta_triton.py), since the CPU interpreter has no bf16.
+# Default "off" until a device round has measured "auto" (session 8 wrote it without device time).
+NORM_ON_LOAD = env_choice("JAGATTN_GD_NORM_ON_LOAD", ("off", "auto", "all"), "off")
 
 
 def _prep(
-    q: torch.Tensor, k: torch.Tensor, use_qk_l2norm: bool, out_dtype: torch.dtype | None = None
-) -> tuple[torch.Tensor, torch.Tensor]:
+    q: torch.Tensor, k: torch.Tensor, use_qk_l2norm: bool
+) -> tuple[torch.Tensor, torch.Tensor, tuple[torch.Tensor, torch.Tensor] | None]:
+    """``(q, k, rstd)`` for the scalar-gate chunk kernels: normalised copies and ``rstd = None``, or
+    (``NORM_ON_LOAD``) q, k as given and ``rstd = (rq, rk)`` for the kernels to normalise on load."""
     q = q.contiguous()
     k = k.contiguous()
-    if use_qk_l2norm:
-        # Normalised q/k are stored in the intermediate dtype: bf16 for bf16 inputs (the speed path),
-        # fp32 for fp16, whose chunk kernels compute in fp32 anyway. Rounding them to fp16 was the fp16
-        # path's largest error: dg max-abs 2.14x the reference run's on a random CPU draw (lengths
-        # [14, 50, 59], session 8), 0.00x with fp32 q/k. Without l2norm the inputs are used as given.
-        dt = out_dtype or inter_dtype(q.dtype)
-        return l2norm_fwd(q, dt), l2norm_fwd(k, dt)
-    return q, k
+    if not use_qk_l2norm:
+        return q, k, None  # the inputs as given
+    if NORM_ON_LOAD == "all" or (NORM_ON_LOAD == "auto" and q.dtype != torch.float16):
+        return q, k, (l2norm_rstd(q), l2norm_rstd(k))
+    # Normalised copies in the intermediate dtype: bf16 for bf16 inputs (the speed path), fp32 for
+    # fp16, whose chunk kernels compute in fp32 anyway. Rounding them to fp16 was the fp16 path's
+    # largest error: dg max-abs 2.14x the reference run's on a random CPU draw (lengths [14, 50, 59],
+    # session 8), 0.00x with fp32 q/k.
+    dt = inter_dtype(q.dtype)
+    return l2norm_fwd(q, dt), l2norm_fwd(k, dt), None
 
 
 def _prep_gk(q: torch.Tensor, k: torch.Tensor, use_qk_l2norm: bool) -> tuple[torch.Tensor, torch.Tensor]:
     # The gk kernels compute in fp32 from their loads on, so normalised q/k stay fp32 instead of being
     # rounded to fp16/bf16 first: that rounding alone put fp16 dbeta 1.5x over the SPEC rule on one
     # fuzz row (the reference rounds too and happened to land closer), session 3.
-    return _prep(q, k, use_qk_l2norm, torch.float32)
+    q = q.contiguous()
+    k = k.contiguous()
+    if use_qk_l2norm:
+        return l2norm_fwd(q, torch.float32), l2norm_fwd(k, torch.float32)
+    return q, k
 
 
 def _contig(t: torch.Tensor | None) -> torch.Tensor | None:
@@ -110,9 +130,11 @@ def gated_delta_fwd(
     use_qk_l2norm: bool,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """``(o [T, HV, V] q.dtype, final_state [N, HV, K, V] fp32)``; shapes as in the public API."""
-    qn, kn = _prep(q, k, use_qk_l2norm)
+    qn, kn, rstd = _prep(q, k, use_qk_l2norm)
     h0 = _contig(initial_state)
-    return chunk_fwd(qn, kn, v.contiguous(), g.contiguous(), beta.contiguous(), h0, cu_seqlens, scale)
+    return chunk_fwd(
+        qn, kn, v.contiguous(), g.contiguous(), beta.contiguous(), h0, cu_seqlens, scale, rstd=rstd
+    )
 
 
 @triton_op(qualname("gated_delta_bwd"), mutates_args=())
@@ -135,7 +157,7 @@ def gated_delta_bwd(
 
 def _bwd_scalar(q, k, v, g, beta, initial_state, cu_seqlens, do, dht, scale, use_qk_l2norm, saved):
     """Body of ``gated_delta_bwd`` / ``gated_delta_bwd_keep_t`` (``saved``: the forward's G and T)."""
-    qn, kn = _prep(q, k, use_qk_l2norm)
+    qn, kn, rstd = _prep(q, k, use_qk_l2norm)
     dq, dk, dv, dg, db, dh0 = chunk_bwd(
         qn,
         kn,
@@ -148,6 +170,7 @@ def _bwd_scalar(q, k, v, g, beta, initial_state, cu_seqlens, do, dht, scale, use
         do.contiguous(),
         _contig(dht),
         saved=saved,
+        rstd=rstd,
     )
     dq, dk = _qk_grads(q, k, dq, dk, use_qk_l2norm)
     return dq, dk, dv, dg.to(g.dtype), db.to(beta.dtype), dh0
@@ -341,7 +364,7 @@ def gated_delta_fwd_keep_t(
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """``(o, final_state, gc [T, HV] fp32, T^-1 [T, HV, 64] fp32 or q.dtype)``; o and final_state as
     ``gated_delta_fwd`` (the same kernels: bitwise the same values)."""
-    qn, kn = _prep(q, k, use_qk_l2norm)
+    qn, kn, rstd = _prep(q, k, use_qk_l2norm)
     return chunk_fwd(
         qn,
         kn,
@@ -352,6 +375,7 @@ def gated_delta_fwd_keep_t(
         cu_seqlens,
         scale,
         keep_t="input" if t_in_input_dtype else "fp32",
+        rstd=rstd,
     )
 
 

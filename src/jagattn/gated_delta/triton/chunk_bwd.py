@@ -36,6 +36,7 @@ from .common import (
     _dot_f32_lhs,
     _dot_lhs_f32_rhs,
     _exp,
+    _l2n,
     _seq_of_slot,
     block_k,
     dot_precision,
@@ -63,6 +64,8 @@ def _chunk_of_slot(CU, N, BT: tl.constexpr):
 def _gated_delta_bwd_dv_local_kernel(
     Q,
     K_,
+    RQ,
+    RK,
     GC,
     DO,
     DU,
@@ -78,6 +81,7 @@ def _gated_delta_bwd_dv_local_kernel(
     BV: tl.constexpr,
     DOT_PREC: tl.constexpr,
     EXACT_EXP: tl.constexpr,
+    NORM: tl.constexpr,
 ):
     scale = tl.cast(scale, tl.float32)  # Inductor passes Python floats as fp64 scalars
     i_s, row0, eos = _chunk_of_slot(CU, N, BT)
@@ -95,8 +99,8 @@ def _gated_delta_bwd_dv_local_kernel(
     m_v = o_v < V
 
     p_qk = (rows[:, None] * H + i_h) * K + o_k[None, :]
-    b_q = tl.load(Q + p_qk, mask=m_t[:, None] & m_k[None, :], other=0.0)
-    b_k = tl.load(K_ + p_qk, mask=m_t[:, None] & m_k[None, :], other=0.0)
+    b_q = _l2n(tl.load(Q + p_qk, mask=m_t[:, None] & m_k[None, :], other=0.0), RQ, rows, m_t, i_h, H, NORM)
+    b_k = _l2n(tl.load(K_ + p_qk, mask=m_t[:, None] & m_k[None, :], other=0.0), RK, rows, m_t, i_h, H, NORM)
     b_g = tl.load(GC + rows * HV + i_hv, mask=m_t, other=0.0)
     # [s, t]: key row s, query row t >= s
     b_kq = tl.dot(b_k, tl.trans(b_q), input_precision=DOT_PREC)
@@ -119,6 +123,8 @@ def _gated_delta_bwd_dv_local_kernel(
 def _gated_delta_bwd_dhu_kernel(
     Q,
     K_,
+    RQ,
+    RK,
     W,
     GC,
     DO,
@@ -141,6 +147,7 @@ def _gated_delta_bwd_dhu_kernel(
     STORE_DH0: tl.constexpr,
     DOT_PREC: tl.constexpr,
     EXACT_EXP: tl.constexpr,
+    NORM: tl.constexpr,
 ):
     scale = tl.cast(scale, tl.float32)  # Inductor passes Python floats as fp64 scalars
     i_v = tl.program_id(0)
@@ -182,7 +189,7 @@ def _gated_delta_bwd_dhu_kernel(
         g_last = tl.load(GC + last * HV + i_hv)
         m_tk = m_t[:, None] & m_k[None, :]
         p_qk = (rows[:, None] * H + i_h) * K + o_k[None, :]
-        b_k = tl.load(K_ + p_qk, mask=m_tk, other=0.0)
+        b_k = _l2n(tl.load(K_ + p_qk, mask=m_tk, other=0.0), RK, rows, m_t, i_h, H, NORM)
         p_v = (rows[:, None] * HV + i_hv) * V + o_v[None, :]
         m_tv = m_t[:, None] & m_v[None, :]
         b_kd = _c(b_k.to(tl.float32) * _exp(g_last - b_g, EXACT_EXP)[:, None], dt, DOT_PREC)
@@ -191,7 +198,7 @@ def _gated_delta_bwd_dhu_kernel(
         )
         tl.store(DU + p_v, b_du.to(DU.dtype.element_ty), mask=m_tv)
 
-        b_q = tl.load(Q + p_qk, mask=m_tk, other=0.0)
+        b_q = _l2n(tl.load(Q + p_qk, mask=m_tk, other=0.0), RQ, rows, m_t, i_h, H, NORM)
         b_w = tl.load(W + (rows[:, None] * HV + i_hv) * K + o_k[None, :], mask=m_tk, other=0.0)
         b_qd = _c(b_q.to(tl.float32) * (_exp(b_g, EXACT_EXP) * scale)[:, None], dt, DOT_PREC)
         b_do = tl.load(DO + p_v, mask=m_tv, other=0.0)
@@ -212,6 +219,8 @@ def _gated_delta_bwd_dhu_kernel(
 def _gated_delta_bwd_dqkwg_kernel(
     Q,
     K_,
+    RQ,
+    RK,
     VNEW,
     HBUF,
     DHBUF,
@@ -238,6 +247,7 @@ def _gated_delta_bwd_dqkwg_kernel(
     BG: tl.constexpr,
     DOT_PREC: tl.constexpr,
     EXACT_EXP: tl.constexpr,
+    NORM: tl.constexpr,
 ):
     scale = tl.cast(scale, tl.float32)  # Inductor passes Python floats as fp64 scalars
     i_s, row0, eos = _chunk_of_slot(CU, N, BT)
@@ -282,8 +292,8 @@ def _gated_delta_bwd_dqkwg_kernel(
 
     p_qk = (rows[:, None] * H + i_h) * K + o_k[None, :]
     m_tk = m_t[:, None] & m_k[None, :]
-    b_q = tl.load(Q + p_qk, mask=m_tk, other=0.0)
-    b_k = tl.load(K_ + p_qk, mask=m_tk, other=0.0)
+    b_q = _l2n(tl.load(Q + p_qk, mask=m_tk, other=0.0), RQ, rows, m_t, i_h, H, NORM)
+    b_k = _l2n(tl.load(K_ + p_qk, mask=m_tk, other=0.0), RK, rows, m_t, i_h, H, NORM)
     b_g = tl.load(GC + rows * HV + i_hv, mask=m_t, other=0.0)
     g_last = tl.load(GC + last * HV + i_hv)
 
@@ -324,6 +334,7 @@ def _gated_delta_bwd_dqkwg_kernel(
 @triton.jit
 def _gated_delta_bwd_wy_kernel(
     K_,
+    RK,
     V_,
     BETA,
     GC,
@@ -347,6 +358,7 @@ def _gated_delta_bwd_wy_kernel(
     BC: tl.constexpr,
     DOT_PREC: tl.constexpr,
     EXACT_EXP: tl.constexpr,
+    NORM: tl.constexpr,
 ):
     """Per chunk and value head, over ``[BT, BC]`` column tiles so that only ``[BT, BT]`` matrices stay
     live (a whole-row version held five ``[BT, K]`` fp32 tiles: 255 registers, spills and 229 KB of
@@ -399,6 +411,7 @@ def _gated_delta_bwd_wy_kernel(
         m_k = o_k < K
         m_tk = m_t[:, None] & m_k[None, :]
         b_k = tl.load(K_ + (rows[:, None] * H + i_h) * K + o_k[None, :], mask=m_tk, other=0.0)
+        b_k = _l2n(b_k, RK, rows, m_t, i_h, H, NORM)
         b_kk += tl.dot(b_k, tl.trans(b_k), input_precision=DOT_PREC)
         b_dwh = tl.load(DW + (rows[:, None] * HV + i_hv) * K + o_k[None, :], mask=m_tk, other=0.0)
         # D_ij += sum_c dW_ic k_jc exp(G_j)
@@ -444,6 +457,7 @@ def _gated_delta_bwd_wy_kernel(
         m_k = o_k < K
         m_tk = m_t[:, None] & m_k[None, :]
         b_kh = tl.load(K_ + (rows[:, None] * H + i_h) * K + o_k[None, :], mask=m_tk, other=0.0)
+        b_kh = _l2n(b_kh, RK, rows, m_t, i_h, H, NORM)
         b_k = b_kh.to(tl.float32)
         p_kv = (rows[:, None] * HV + i_hv) * K + o_k[None, :]
         b_dw = _c(tl.load(DW + p_kv, mask=m_tk, other=0.0), dt, DOT_PREC)
@@ -470,8 +484,10 @@ def _gated_delta_bwd_wy_kernel(
 # launcher
 
 
-def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=None):
-    """Gradients of the chunked gated delta rule on prepared inputs (l2norm already applied).
+def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=None, rstd=None):
+    """Gradients of the chunked gated delta rule on prepared inputs (l2norm already applied, or
+    ``rstd = (rq, rk)`` applied on load as in ``chunk_fwd``; dq, dk are then still the gradients
+    w.r.t. the normalised q, k).
 
     ``saved``: ``(gc [T, HV] fp32, T^-1 [T, HV, BT] fp32 or input dtype)`` kept by the forward
     (``ops.SAVE_T``, by default whenever a backward follows); ``kkt_solve`` is then skipped and only
@@ -489,7 +505,10 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=
     bk = block_k(dk_)
     prec = dot_precision(q.dtype)
     exact = exact_exp(q.dtype)
-    gc, ainv, w, u = _prepare(k, v, g, beta, cu, saved=saved)
+    rq, rk = rstd if rstd is not None else (None, None)
+    norm = rq is not None
+    rq_, rk_ = (rq, rk) if norm else (q, k)  # unread pointers without rstd
+    gc, ainv, w, u = _prepare(k, v, g, beta, cu, saved=saved, rk=rk)
     if saved is None and prec != "ieee" and ainv.dtype != k.dtype:
         # W and U~ are recomputed: from here on only wy reads T, and for bf16 inputs it rounds T to
         # bf16 for the tensor cores anyway (on the GPU with the same round-to-nearest-even as this cast,
@@ -516,6 +535,8 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=
         torch.library.wrap_triton(_gated_delta_bwd_dv_local_kernel)[(ns, hv, triton.cdiv(dv_, bv))](
             q,
             k,
+            rq_,
+            rk_,
             gc,
             do,
             du_local,
@@ -531,6 +552,7 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=
             BV=bv,
             DOT_PREC=prec,
             EXACT_EXP=exact,
+            NORM=norm,
             num_warps=warps,
             num_stages=stages,
         )
@@ -539,6 +561,8 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=
         torch.library.wrap_triton(_gated_delta_bwd_dhu_kernel)[(triton.cdiv(dv_, bv), n * hv)](
             q,
             k,
+            rq_,
+            rk_,
             w,
             gc,
             do,
@@ -561,12 +585,13 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=
             STORE_DH0=store_dh0,
             DOT_PREC=prec,
             EXACT_EXP=exact,
+            NORM=norm,
             num_warps=warps,
             num_stages=stages,
         )
     del du_local
     # the state pass runs after dhu so it can form sum(S0 * dS) from its exact fp32 state
-    hbuf, vnew, _, gh = _state_pass(k, w, u, gc, initial_state, cu, store_final=False, dhbuf=dhbuf)
+    hbuf, vnew, _, gh = _state_pass(k, w, u, gc, initial_state, cu, store_final=False, dhbuf=dhbuf, rk=rk)
     del w, u  # free before the per-chunk gradient buffers are allocated (peak memory)
     grp = hv // h
     # dq is final after dqkwg (only the l2norm backward or the cast to q's dtype follow), so without a
@@ -584,6 +609,8 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=
         torch.library.wrap_triton(_gated_delta_bwd_dqkwg_kernel)[(ns, hv, nkb)](
             q,
             k,
+            rq_,
+            rk_,
             vnew,
             hbuf,
             dhbuf,
@@ -610,6 +637,7 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=
             BG=triton.next_power_of_2(gh.shape[-1]),
             DOT_PREC=prec,
             EXACT_EXP=exact,
+            NORM=norm,
             num_warps=warps,
             num_stages=stages,
         )
@@ -621,6 +649,7 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=
         bc, warps, stages = launch_config("bwd_wy", n_programs=ns * hv, v=dv_)
         torch.library.wrap_triton(_gated_delta_bwd_wy_kernel)[(ns, hv)](
             k,
+            rk_,
             v,
             beta,
             gc,
@@ -644,6 +673,7 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=
             BC=bc,
             DOT_PREC=prec,
             EXACT_EXP=exact,
+            NORM=norm,
             num_warps=warps,
             num_stages=stages,
         )

@@ -30,6 +30,7 @@ from .common import (
     _dot_f32_lhs,
     _exp,
     _inv16,
+    _l2n,
     _seq_of_slot,
     block_k,
     dot_precision,
@@ -68,6 +69,7 @@ def _load_blk16(
 @triton.jit
 def _gated_delta_fwd_kkt_solve_kernel(
     K_,
+    RK,
     G,
     BETA,
     GC,
@@ -82,6 +84,7 @@ def _gated_delta_fwd_kkt_solve_kernel(
     INV_POW: tl.constexpr,
     DOT_PREC: tl.constexpr,
     EXACT_EXP: tl.constexpr,
+    NORM: tl.constexpr,
 ):
     """Per chunk and value head: G (chunk-local gate cumsum) and ``T = (I + A)^-1`` [BT, BT] fp32.
 
@@ -110,6 +113,7 @@ def _gated_delta_fwd_kkt_solve_kernel(
     b_k = tl.load(
         K_ + (rows[:, None] * H + i_h) * K + o_k[None, :], mask=m_t[:, None] & m_k[None, :], other=0.0
     )
+    b_k = _l2n(b_k, RK, rows, m_t, i_h, H, NORM)
     b_kk = tl.dot(b_k, tl.trans(b_k), input_precision=DOT_PREC)
     strict = (o_t[:, None] > o_t[None, :]) & m_t[:, None]
     b_a = tl.where(strict, b_kk * _exp(tl.where(strict, b_g[:, None] - b_g[None, :], 0.0), EXACT_EXP), 0.0)
@@ -183,8 +187,9 @@ def _load_gate16(G, r, m, i_hv, HV: tl.constexpr):
 
 
 @triton.jit
-def _load_k16(K_, r, m, i_h, o_k, m_k, H: tl.constexpr, K: tl.constexpr):
-    return tl.load(K_ + (r[:, None] * H + i_h) * K + o_k[None, :], mask=m[:, None] & m_k[None, :], other=0.0)
+def _load_k16(K_, RK, r, m, i_h, o_k, m_k, H: tl.constexpr, K: tl.constexpr, NORM: tl.constexpr):
+    x = tl.load(K_ + (r[:, None] * H + i_h) * K + o_k[None, :], mask=m[:, None] & m_k[None, :], other=0.0)
+    return _l2n(x, RK, r, m, i_h, H, NORM)
 
 
 @triton.jit
@@ -205,6 +210,7 @@ def _kkt_block(ki, kj, b_i, g_i, g_j, DIAG: tl.constexpr, DOT_PREC: tl.constexpr
 @triton.jit
 def _gated_delta_fwd_kkt_solve16_kernel(
     K_,
+    RK,
     G,
     BETA,
     GC,
@@ -219,6 +225,7 @@ def _gated_delta_fwd_kkt_solve16_kernel(
     INV_POW: tl.constexpr,
     DOT_PREC: tl.constexpr,
     EXACT_EXP: tl.constexpr,
+    NORM: tl.constexpr,
 ):
     """Variant of ``_gated_delta_fwd_kkt_solve_kernel`` building A from 16-row dots (no memory round trip).
 
@@ -260,10 +267,10 @@ def _gated_delta_fwd_kkt_solve16_kernel(
     b1 = _load_gate16(BETA, r1, m1, i_hv, HV)
     b2 = _load_gate16(BETA, r2, m2, i_hv, HV)
     b3 = _load_gate16(BETA, r3, m3, i_hv, HV)
-    k0 = _load_k16(K_, r0, m0, i_h, o_k, m_k, H, K)
-    k1 = _load_k16(K_, r1, m1, i_h, o_k, m_k, H, K)
-    k2 = _load_k16(K_, r2, m2, i_h, o_k, m_k, H, K)
-    k3 = _load_k16(K_, r3, m3, i_h, o_k, m_k, H, K)
+    k0 = _load_k16(K_, RK, r0, m0, i_h, o_k, m_k, H, K, NORM)
+    k1 = _load_k16(K_, RK, r1, m1, i_h, o_k, m_k, H, K, NORM)
+    k2 = _load_k16(K_, RK, r2, m2, i_h, o_k, m_k, H, K, NORM)
+    k3 = _load_k16(K_, RK, r3, m3, i_h, o_k, m_k, H, K, NORM)
 
     # T = (I + A)^-1 by blocks: T_ii = (I + A_ii)^-1, T_ij = -T_ii sum_{j<=m<i} A_im T_mj; each row
     # block of T is stored as soon as it is complete so that few blocks are live at once
@@ -319,6 +326,7 @@ def _gated_delta_fwd_kkt_solve16_kernel(
 @triton.jit
 def _gated_delta_fwd_wu_kernel(
     K_,
+    RK,
     V_,
     BETA,
     GC,
@@ -335,6 +343,7 @@ def _gated_delta_fwd_wu_kernel(
     BC: tl.constexpr,
     DOT_PREC: tl.constexpr,
     EXACT_EXP: tl.constexpr,
+    NORM: tl.constexpr,
 ):
     """One ``[BT, BC]`` column tile of ``W = T (beta exp(G) * K)`` (tiles ``c < cdiv(K, BC)``) or of
     ``U~ = T (beta * V)`` (the following tiles), per chunk and value head."""
@@ -365,6 +374,7 @@ def _gated_delta_fwd_wu_kernel(
         b_g = tl.load(GC + rows * HV + i_hv, mask=m_t, other=0.0)
         b_f = tl.where(m_t, b_beta * _exp(b_g, EXACT_EXP), 0.0)
         b_k = tl.load(K_ + (rows[:, None] * H + i_h) * K + o_k[None, :], mask=m, other=0.0)
+        b_k = _l2n(b_k, RK, rows, m_t, i_h, H, NORM)
         b_x = b_k.to(tl.float32) * b_f[:, None]
         b_w = tl.dot(b_a, b_x, input_precision=DOT_PREC)
         tl.store(W + (rows[:, None] * HV + i_hv) * K + o_k[None, :], b_w.to(w_dt), mask=m)
@@ -380,6 +390,7 @@ def _gated_delta_fwd_wu_kernel(
 @triton.jit
 def _gated_delta_fwd_wu_loop_kernel(
     K_,
+    RK,
     V_,
     BETA,
     GC,
@@ -398,6 +409,7 @@ def _gated_delta_fwd_wu_loop_kernel(
     EXACT_EXP: tl.constexpr,
     LOWP_W: tl.constexpr,
     LOWP_U: tl.constexpr,
+    NORM: tl.constexpr,
 ):
     """``W = T (beta exp(G) * K)`` and ``U~ = T (beta * V)`` per chunk and value head, ``T`` loaded
     once and applied to ``[BT, BC]`` column tiles in turn (same products as the tiled kernel).
@@ -430,6 +442,7 @@ def _gated_delta_fwd_wu_loop_kernel(
         o_k = i_c * BC + o_c
         m = m_t[:, None] & (o_k < K)[None, :]
         b_k = tl.load(K_ + (rows[:, None] * H + i_h) * K + o_k[None, :], mask=m, other=0.0)
+        b_k = _l2n(b_k, RK, rows, m_t, i_h, H, NORM)
         b_x = b_k.to(tl.float32) * b_f[:, None]
         if LOWP_W:
             b_w = tl.dot(b_a.to(dt), b_x.to(dt))
@@ -455,6 +468,7 @@ def _gated_delta_fwd_wu_loop_kernel(
 @triton.jit
 def _gated_delta_fwd_h_kernel(
     K_,
+    RK,
     W,
     U,
     GC,
@@ -479,6 +493,7 @@ def _gated_delta_fwd_h_kernel(
     COMPUTE_GH: tl.constexpr,
     DOT_PREC: tl.constexpr,
     EXACT_EXP: tl.constexpr,
+    NORM: tl.constexpr,
 ):
     i_v = tl.program_id(0)
     i_nh = tl.program_id(1)
@@ -533,6 +548,7 @@ def _gated_delta_fwd_h_kernel(
         b_k = tl.load(
             K_ + (rows[:, None] * H + i_h) * K + o_k[None, :], mask=m_t[:, None] & m_k[None, :], other=0.0
         )
+        b_k = _l2n(b_k, RK, rows, m_t, i_h, H, NORM)
         # the decay exp(G_last - G_t) scales the [BT, BV] updates rather than the [BT, K] keys
         b_vd = b_vn.to(tl.float32) * tl.where(m_t, _exp(g_last - b_g, EXACT_EXP), 0.0)[:, None]
         b_h = b_h * _exp(g_last, EXACT_EXP) + tl.dot(
@@ -550,6 +566,8 @@ def _gated_delta_fwd_h_kernel(
 def _gated_delta_fwd_o_kernel(
     Q,
     K_,
+    RQ,
+    RK,
     VNEW,
     HBUF,
     GC,
@@ -566,6 +584,7 @@ def _gated_delta_fwd_o_kernel(
     BV: tl.constexpr,
     DOT_PREC: tl.constexpr,
     EXACT_EXP: tl.constexpr,
+    NORM: tl.constexpr,
 ):
     scale = tl.cast(scale, tl.float32)  # Inductor passes Python floats as fp64 scalars
     i_s = tl.program_id(0)
@@ -589,8 +608,8 @@ def _gated_delta_fwd_o_kernel(
 
     p_qk = (rows[:, None] * H + i_h) * K + o_k[None, :]
     m_tk = m_t[:, None] & m_k[None, :]
-    b_q = tl.load(Q + p_qk, mask=m_tk, other=0.0)
-    b_k = tl.load(K_ + p_qk, mask=m_tk, other=0.0)
+    b_q = _l2n(tl.load(Q + p_qk, mask=m_tk, other=0.0), RQ, rows, m_t, i_h, H, NORM)
+    b_k = _l2n(tl.load(K_ + p_qk, mask=m_tk, other=0.0), RK, rows, m_t, i_h, H, NORM)
     b_h = tl.load(
         HBUF + (i_s.to(tl.int64) * HV + i_hv) * K * V + o_k[:, None] * V + o_v[None, :],
         mask=m_k[:, None] & m_v[None, :],
@@ -613,9 +632,11 @@ def _gated_delta_fwd_o_kernel(
 # launchers
 
 
-def _prepare(k, v, g, beta, cu, saved=None):
+def _prepare(k, v, g, beta, cu, saved=None, rk=None):
     """``(gc [T, HV] fp32, T^-1 blocks [T, HV, BT] fp32, w [T, HV, K], u~ [T, HV, V])``.
 
+    ``rk`` ``[T, H]`` fp32: k's l2norm ``1 / sqrt(sum k^2 + eps)``, applied on load (``common._l2n``);
+    None when k arrives normalised (or without l2norm).
     ``saved = (gc, T^-1)`` from an earlier call (the forward's, opt-in ``ops.SAVE_T``; T^-1 fp32 or
     in the input dtype): ``kkt_solve`` is skipped and only W and U~ are computed from them."""
     t, h, dk = k.shape
@@ -642,6 +663,7 @@ def _prepare(k, v, g, beta, cu, saved=None):
     if ns > 0 and saved is None:
         torch.library.wrap_triton(kkt)[(ns, hv)](
             k,
+            k if rk is None else rk,
             g,
             beta,
             gc,
@@ -656,6 +678,7 @@ def _prepare(k, v, g, beta, cu, saved=None):
             INV_POW=bool(inv_pow),
             DOT_PREC=prec,
             EXACT_EXP=exact,
+            NORM=rk is not None,
             num_warps=warps,
         )
     if ns > 0:
@@ -673,6 +696,7 @@ def _prepare(k, v, g, beta, cu, saved=None):
         )
         torch.library.wrap_triton(wu)[grid](
             k,
+            k if rk is None else rk,
             v,
             beta,
             gc,
@@ -689,6 +713,7 @@ def _prepare(k, v, g, beta, cu, saved=None):
             BC=bc,
             DOT_PREC=prec,
             EXACT_EXP=exact,
+            NORM=rk is not None,
             num_warps=wu_warps,
             num_stages=wu_stages,
             **extra,
@@ -713,7 +738,7 @@ WU_VARIANT = env_choice("JAGATTN_GD_WU", ("loop", "tiles"), "loop")
 WU_LOWP = env_choice("JAGATTN_GD_WU_LOWP", ("off", "u", "w", "wu"), "w")
 
 
-def _state_pass(k, w, u, gc, initial_state, cu, *, store_final: bool, dhbuf=None):
+def _state_pass(k, w, u, gc, initial_state, cu, *, store_final: bool, dhbuf=None, rk=None):
     t, h, dk = k.shape
     hv, dv = u.shape[1], u.shape[2]
     n = cu.shape[0] - 1
@@ -729,6 +754,7 @@ def _state_pass(k, w, u, gc, initial_state, cu, *, store_final: bool, dhbuf=None
         bv, warps, stages = launch_config("fwd_h", n_programs=n * hv, v=dv)
         torch.library.wrap_triton(_gated_delta_fwd_h_kernel)[(triton.cdiv(dv, bv), n * hv)](
             k,
+            k if rk is None else rk,
             w,
             u,
             gc,
@@ -753,14 +779,16 @@ def _state_pass(k, w, u, gc, initial_state, cu, *, store_final: bool, dhbuf=None
             COMPUTE_GH=dhbuf is not None,
             DOT_PREC=dot_precision(k.dtype),
             EXACT_EXP=exact_exp(k.dtype),
+            NORM=rk is not None,
             num_warps=warps,
             num_stages=stages,
         )
     return hbuf, vnew, final, gh
 
 
-def chunk_fwd(q, k, v, g, beta, initial_state, cu, scale: float, keep_t: str | None = None):
-    """Forward of the chunked gated delta rule on prepared inputs (l2norm already applied).
+def chunk_fwd(q, k, v, g, beta, initial_state, cu, scale: float, keep_t: str | None = None, rstd=None):
+    """Forward of the chunked gated delta rule on prepared inputs (l2norm already applied, or
+    ``rstd = (rq, rk)``: q's and k's ``[T, H]`` fp32 l2norm factors, applied on load).
 
     Shapes: q, k ``[T, H, K]``; v ``[T, HV, V]``; g, beta ``[T, HV]``; initial_state
     ``[N, HV, K, V]`` fp32 or None; cu ``[N+1]``. Returns ``(o [T, HV, V], final [N, HV, K, V] fp32)``;
@@ -770,10 +798,11 @@ def chunk_fwd(q, k, v, g, beta, initial_state, cu, scale: float, keep_t: str | N
     t, h, dk = q.shape
     hv, dv = v.shape[1], v.shape[2]
     n = cu.shape[0] - 1
-    gc, ainv, w, u = _prepare(k, v, g, beta, cu)
+    rq, rk = rstd if rstd is not None else (None, None)
+    gc, ainv, w, u = _prepare(k, v, g, beta, cu, rk=rk)
     if keep_t == "input":
         ainv = ainv.to(k.dtype)
-    hbuf, vnew, final, _ = _state_pass(k, w, u, gc, initial_state, cu, store_final=True)
+    hbuf, vnew, final, _ = _state_pass(k, w, u, gc, initial_state, cu, store_final=True, rk=rk)
     o = new_empty((t, hv, dv), dtype=v.dtype, device=v.device)
     ns = num_slots(t, n)
     if ns > 0:
@@ -781,6 +810,8 @@ def chunk_fwd(q, k, v, g, beta, initial_state, cu, scale: float, keep_t: str | N
         torch.library.wrap_triton(_gated_delta_fwd_o_kernel)[(ns, hv, triton.cdiv(dv, bv))](
             q,
             k,
+            q if rq is None else rq,
+            k if rk is None else rk,
             vnew,
             hbuf,
             gc,
@@ -797,6 +828,7 @@ def chunk_fwd(q, k, v, g, beta, initial_state, cu, scale: float, keep_t: str | N
             BV=bv,
             DOT_PREC=dot_precision(q.dtype),
             EXACT_EXP=exact_exp(q.dtype),
+            NORM=rq is not None,
             num_warps=warps,
             num_stages=stages,
         )

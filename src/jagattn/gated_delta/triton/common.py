@@ -110,6 +110,19 @@ def _c(x, dt, DOT_PREC: tl.constexpr):
 
 
 @triton.jit
+def _l2n(x, R, rows, m_rows, i_h, H: tl.constexpr, NORM: tl.constexpr):
+    """A loaded ``[rows, BK]`` tile of q or k (``[T, H, K]``, head ``i_h``), L2-normalised on load when
+    ``NORM``: times its rows' ``1 / sqrt(sum x^2 + eps)`` from ``R [T, H]`` fp32 (``l2norm.l2norm_rstd``),
+    rounded back to x's dtype. That is bitwise what ``l2norm_fwd`` stores for the chunk kernels (the
+    same fp32 product and rounding), without the normalised copy: no [T, H, K] write and re-read."""
+    if NORM:
+        r = tl.load(R + rows * H + i_h, mask=m_rows, other=0.0)
+        return (x.to(tl.float32) * r[:, None]).to(x.dtype)
+    else:
+        return x
+
+
+@triton.jit
 def _dot_f32_lhs(a, b, DOT_PREC: tl.constexpr):
     """``a @ b`` for an fp32 ``a`` (a masked score matrix) and a half/fp32 ``b``. With exact
     products (fp16/fp32 inputs) ``a`` keeps fp32; for bf16 inputs it is rounded to bf16 for the

@@ -31,15 +31,28 @@ def launch(rows: int, d: int) -> tuple[int, int, int]:
 
 @triton.jit
 def _gated_delta_fwd_l2norm_kernel(
-    X, Y, R, EPS: tl.constexpr, D: tl.constexpr, BR: tl.constexpr, BD: tl.constexpr
+    X,
+    Y,
+    RS,
+    R,
+    EPS: tl.constexpr,
+    D: tl.constexpr,
+    BR: tl.constexpr,
+    BD: tl.constexpr,
+    STORE_Y: tl.constexpr,
+    STORE_RSTD: tl.constexpr,
 ):
+    """``Y = X * RS`` with ``RS = 1 / sqrt(sum X^2 + eps)`` per row; stores Y and/or RS (fp32)."""
     rows = (tl.program_id(0) * BR + tl.arange(0, BR)).to(tl.int64)
     o_d = tl.arange(0, BD)
     m = (rows < R)[:, None] & (o_d < D)[None, :]
     p = rows[:, None] * D + o_d[None, :]
     x = tl.load(X + p, mask=m, other=0.0).to(tl.float32)
     r = 1.0 / tl.sqrt(tl.sum(x * x, 1) + EPS)
-    tl.store(Y + p, (x * r[:, None]).to(Y.dtype.element_ty), mask=m)
+    if STORE_Y:
+        tl.store(Y + p, (x * r[:, None]).to(Y.dtype.element_ty), mask=m)
+    if STORE_RSTD:
+        tl.store(RS + rows, r, mask=rows < R)
 
 
 @triton.jit
@@ -66,9 +79,35 @@ def l2norm_fwd(x: torch.Tensor, out_dtype: torch.dtype | None = None) -> torch.T
     if rows > 0:
         grid, br, warps = launch(rows, d)
         torch.library.wrap_triton(_gated_delta_fwd_l2norm_kernel)[(grid,)](
-            x, y, rows, EPS=EPS, D=d, BR=br, BD=block_k(d), num_warps=warps
+            x, y, y, rows, EPS=EPS, D=d, BR=br, BD=block_k(d), STORE_Y=True, STORE_RSTD=False, num_warps=warps
         )
     return y
+
+
+def l2norm_rstd(x: torch.Tensor) -> torch.Tensor:
+    """``1 / sqrt(sum x^2 + eps)`` per row of a contiguous ``[..., D]`` x, fp32 of shape ``x.shape[:-1]``:
+    the factors ``l2norm_fwd`` multiplies by (same kernel, same launch: bitwise equal), for kernels
+    that normalise their q/k tiles on load (``common._l2n``) instead of reading a normalised copy.
+    One read of x (half the traffic of ``l2norm_fwd``) and no ``[..., D]`` buffer."""
+    d = x.shape[-1]
+    rows = x.numel() // d if d else 0
+    rs = new_empty(x.shape[:-1], dtype=torch.float32, device=x.device)
+    if rows > 0:
+        grid, br, warps = launch(rows, d)
+        torch.library.wrap_triton(_gated_delta_fwd_l2norm_kernel)[(grid,)](
+            x,
+            x,
+            rs,
+            rows,
+            EPS=EPS,
+            D=d,
+            BR=br,
+            BD=block_k(d),
+            STORE_Y=False,
+            STORE_RSTD=True,
+            num_warps=warps,
+        )
+    return rs
 
 
 def l2norm_bwd(x: torch.Tensor, dy: torch.Tensor) -> torch.Tensor:
