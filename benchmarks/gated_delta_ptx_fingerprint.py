@@ -12,7 +12,7 @@ count. Use it to show that a change leaves the default path's code as it was, wi
 Kernels whose constexpr sets changed (new constexprs) show up under different keys; compare those by
 hand (``PTXDUMP=path`` writes the normalised PTX of the bf16 ``wy`` kernel), or with ``PTXDIR=dir``
 (every kernel's PTX without its ``.param`` lines and with parameter numbers erased, so a new unused
-pointer argument or a new ``NORM=False`` constexpr compares equal; ``diff -r`` two such dirs). Uses the local Triton,
+pointer argument or a new ``NORM=False`` / ``FUSE_DV=False`` constexpr compares equal; ``diff -r`` two such dirs). Uses the local Triton,
 whose code generation differs from the device's version: equal hashes mean equal programs here.
 """
 
@@ -100,7 +100,7 @@ def _compile_instead_of_launch(self, *args, grid, warmup, **kwargs):
             f.write(ptx)
     if os.environ.get("PTXDIR"):  # every kernel's normalised PTX, parameter numbers erased (see --help)
         body = re.sub(r"_param_\d+", "_param_N", "\n".join(x for x in ptx.splitlines() if ".param" not in x))
-        name = hashlib.sha1(key.replace(", ('NORM', 'False')", "").encode()).hexdigest()[:12]
+        name = hashlib.sha1(re.sub(r", \('(NORM|FUSE_DV)', 'False'\)", "", key).encode()).hexdigest()[:12]
         with open(os.path.join(os.environ["PTXDIR"], f"{self.fn.__name__}-{name}.ptx"), "w") as f:
             f.write(body)
 
@@ -127,6 +127,9 @@ def main(path: str) -> None:
             rstd = (torch.rand(t, h), torch.rand(t, h))
             chunk_fwd.chunk_fwd(q, k, v, g, beta, h0, cu, dk**-0.5, rstd=rstd)
             chunk_bwd.chunk_bwd(q, k, v, g, beta, h0, cu, dk**-0.5, do, dht, rstd=rstd)
+            chunk_bwd.FUSE_DV = True  # dU_local inside dhu (opt-in JAGATTN_GD_FUSE_DV)
+            chunk_bwd.chunk_bwd(q, k, v, g, beta, h0, cu, dk**-0.5, do, dht)
+            chunk_bwd.FUSE_DV = False
     with open(path, "w") as f:
         json.dump(FINGERPRINTS, f, indent=1)
     print(len(FINGERPRINTS), "kernels ->", path)

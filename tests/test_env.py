@@ -260,6 +260,7 @@ IMPORT_TIME = [
     (chunk_fwd, "JAGATTN_GD_WU_LOWP", "WU_LOWP", "w", ("OFF", "off"), "uw", "off, u, w, wu"),
     (gd_ops, "JAGATTN_GD_SAVE_T", "SAVE_T", "auto", ("input", "input"), "fp16", "auto, off, fp32, input"),
     (gd_ops, "JAGATTN_GD_NORM_ON_LOAD", "NORM_ON_LOAD", "off", ("Auto", "auto"), "on", "off, auto, all"),
+    ("gated_delta/triton/chunk_bwd.py", "JAGATTN_GD_FUSE_DV", "FUSE_DV", False, ("1", True), "yes", "0, 1"),
 ]
 
 

@@ -559,19 +559,20 @@ def test_gpu_every_launch_config_same_result():
 # ---------------------------------------------------------------------------------------------
 # launch variants (benchmarks/gated_delta_next_round.sh) and what the forward keeps of T
 
-# name -> (CONFIG_OVERRIDE, ops.SAVE_T, chunk_fwd.WU_LOWP, ops.NORM_ON_LOAD); the device script forces
-# the same ones through JAGATTN_GD_CONFIG / JAGATTN_GD_SAVE_T / JAGATTN_GD_WU_LOWP /
-# JAGATTN_GD_NORM_ON_LOAD. "save-t-fp32" is what the default ("auto") does with grads, "w" the default
+# name -> (CONFIG_OVERRIDE, ops.SAVE_T, chunk_fwd.WU_LOWP, ops.NORM_ON_LOAD, chunk_bwd.FUSE_DV); the
+# device script forces the same ones through JAGATTN_GD_CONFIG / JAGATTN_GD_SAVE_T / JAGATTN_GD_WU_LOWP /
+# JAGATTN_GD_NORM_ON_LOAD / JAGATTN_GD_FUSE_DV. "save-t-fp32" is what the default ("auto") does with grads, "w" the default
 # WU_LOWP. The "wu-lowp-*" variants only change bf16 runs (GPU; the CPU cases are fp32/fp16);
 # "norm-on-load" ("auto") changes bf16 and fp32 (fp16 keeps its fp32 copies).
 VARIANTS = {
-    "stages1": ({"bwd_wy": (32, 8, 2), "bwd_dqkwg": (32, 4, 1, 128)}, "auto", "w", "off"),
-    "save-t-off": ({}, "off", "w", "off"),
-    "save-t-fp32": ({}, "fp32", "w", "off"),
-    "save-t-input": ({}, "input", "w", "off"),
-    "wu-lowp-off": ({}, "auto", "off", "off"),
-    "wu-lowp-u": ({}, "auto", "u", "off"),
-    "norm-on-load": ({}, "auto", "w", "auto"),
+    "stages1": ({"bwd_wy": (32, 8, 2), "bwd_dqkwg": (32, 4, 1, 128)}, "auto", "w", "off", False),
+    "save-t-off": ({}, "off", "w", "off", False),
+    "save-t-fp32": ({}, "fp32", "w", "off", False),
+    "save-t-input": ({}, "input", "w", "off", False),
+    "wu-lowp-off": ({}, "auto", "off", "off", False),
+    "wu-lowp-u": ({}, "auto", "u", "off", False),
+    "norm-on-load": ({}, "auto", "w", "auto", False),
+    "fuse-dv": ({}, "auto", "w", "off", True),
 }
 CPU_VARIANTS = [v for v in VARIANTS if not v.startswith("wu-lowp")]
 
@@ -579,10 +580,11 @@ CPU_VARIANTS = [v for v in VARIANTS if not v.startswith("wu-lowp")]
 @pytest.fixture
 def force_variant(monkeypatch):
     from jagattn.gated_delta import ops
-    from jagattn.gated_delta.triton import chunk_fwd, common
+    from jagattn.gated_delta.triton import chunk_bwd, chunk_fwd, common
 
     def force(name):
-        cfg, save_t, wu_lowp, norm = VARIANTS[name]
+        cfg, save_t, wu_lowp, norm, fuse_dv = VARIANTS[name]
+        monkeypatch.setattr(chunk_bwd, "FUSE_DV", fuse_dv)
         monkeypatch.setattr(common, "CONFIG_OVERRIDE", dict(cfg))
         monkeypatch.setattr(ops, "SAVE_T", save_t)
         monkeypatch.setattr(chunk_fwd, "WU_LOWP", wu_lowp)
@@ -667,6 +669,29 @@ def test_triton_norm_on_load_is_bitwise_the_normalised_copies(dtype, save_t, mon
     rstd = _count_calls(monkeypatch, ops, "l2norm_rstd")
     got = run()
     assert copies == [] and len(rstd) == 4  # q and k, forward and backward
+    for i, (a, b) in enumerate(zip(got, base, strict=True)):
+        assert torch.equal(a, b), i
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=["fp32", "fp16"])
+def test_triton_fuse_dv_is_bitwise_dv_local(dtype, monkeypatch, device):
+    # chunk_bwd.FUSE_DV: the intra-chunk dU_local computed inside dhu with dv_local's operations gives
+    # every gradient bit for bit (ops called directly: the backend refuses fp32 gradients), and the
+    # dv_local kernel is not launched
+    from jagattn.gated_delta import ops
+    from jagattn.gated_delta.triton import chunk_bwd
+
+    case = make_case([63, 0, 65, 1, 130], 1, 2, 32, 48, dtype=dtype, with_init=True, l2=True, seed=43,
+                     device=device)  # fmt: skip
+    args = [case[n].detach() for n in ("q", "k", "v", "g", "beta", "initial_state", "cu_seqlens")]
+    monkeypatch.setattr(chunk_bwd, "FUSE_DV", False)
+    base = ops.gated_delta_bwd(*args, case["do"], case["dht"], 32**-0.5, True)
+    monkeypatch.setattr(chunk_bwd, "FUSE_DV", True)
+    launched = []
+    wrap = torch.library.wrap_triton
+    monkeypatch.setattr(torch.library, "wrap_triton", lambda k: launched.append(k.fn.__name__) or wrap(k))
+    got = ops.gated_delta_bwd(*args, case["do"], case["dht"], 32**-0.5, True)
+    assert "_gated_delta_bwd_dhu_kernel" in launched and "_gated_delta_bwd_dv_local_kernel" not in launched
     for i, (a, b) in enumerate(zip(got, base, strict=True)):
         assert torch.equal(a, b), i
 

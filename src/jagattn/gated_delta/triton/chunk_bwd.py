@@ -29,6 +29,7 @@ import triton
 import triton.language as tl
 
 from ..._core.alloc import new_empty
+from ..._core.env import env_flag
 from .chunk_fwd import _prepare, _state_pass
 from .common import (
     BT,
@@ -148,7 +149,13 @@ def _gated_delta_bwd_dhu_kernel(
     DOT_PREC: tl.constexpr,
     EXACT_EXP: tl.constexpr,
     NORM: tl.constexpr,
+    FUSE_DV: tl.constexpr,
 ):
+    """The backward state recurrence, last chunk first: per chunk stores dS (DHBUF), forms the full
+    ``dU = dU_local + exp(G_last - G) K dS`` (DU) and steps ``dS``. ``dU_local`` (the intra-chunk
+    ``P^T dO``) is read from DUL (written by ``dv_local``), or with ``FUSE_DV`` computed here from the
+    q, k, dO tiles the step loads anyway (the same operations as ``dv_local``; opt-in ``FUSE_DV``): no
+    fp32 ``[T, HV, V]`` buffer, its write and read, nor a second read of q, k, dO."""
     scale = tl.cast(scale, tl.float32)  # Inductor passes Python floats as fp64 scalars
     i_v = tl.program_id(0)
     i_nh = tl.program_id(1)
@@ -193,15 +200,32 @@ def _gated_delta_bwd_dhu_kernel(
         p_v = (rows[:, None] * HV + i_hv) * V + o_v[None, :]
         m_tv = m_t[:, None] & m_v[None, :]
         b_kd = _c(b_k.to(tl.float32) * _exp(g_last - b_g, EXACT_EXP)[:, None], dt, DOT_PREC)
-        b_du = tl.load(DUL + p_v, mask=m_tv, other=0.0) + tl.dot(
-            b_kd, _c(b_dh, dt, DOT_PREC), input_precision=DOT_PREC
-        )
+        if FUSE_DV:
+            b_q = _l2n(tl.load(Q + p_qk, mask=m_tk, other=0.0), RQ, rows, m_t, i_h, H, NORM)
+            b_do = tl.load(DO + p_v, mask=m_tv, other=0.0)
+            # dv_local's P^T dO: [s, t] key row s, query row t >= s
+            b_kq = tl.dot(b_k, tl.trans(b_q), input_precision=DOT_PREC)
+            causal_t = (o_t0[None, :] >= o_t0[:, None]) & m_t[None, :]
+            b_pt = (
+                tl.where(
+                    causal_t,
+                    b_kq * _exp(tl.where(causal_t, b_g[None, :] - b_g[:, None], 0.0), EXACT_EXP),
+                    0.0,
+                )
+                * scale
+            )
+            b_dul = _dot_f32_lhs(b_pt, b_do, DOT_PREC)
+        else:
+            b_dul = tl.load(DUL + p_v, mask=m_tv, other=0.0)
+        b_du = b_dul + tl.dot(b_kd, _c(b_dh, dt, DOT_PREC), input_precision=DOT_PREC)
         tl.store(DU + p_v, b_du.to(DU.dtype.element_ty), mask=m_tv)
 
-        b_q = _l2n(tl.load(Q + p_qk, mask=m_tk, other=0.0), RQ, rows, m_t, i_h, H, NORM)
+        if not FUSE_DV:  # (the order of the loads before FUSE_DV existed)
+            b_q = _l2n(tl.load(Q + p_qk, mask=m_tk, other=0.0), RQ, rows, m_t, i_h, H, NORM)
         b_w = tl.load(W + (rows[:, None] * HV + i_hv) * K + o_k[None, :], mask=m_tk, other=0.0)
         b_qd = _c(b_q.to(tl.float32) * (_exp(b_g, EXACT_EXP) * scale)[:, None], dt, DOT_PREC)
-        b_do = tl.load(DO + p_v, mask=m_tv, other=0.0)
+        if not FUSE_DV:
+            b_do = tl.load(DO + p_v, mask=m_tv, other=0.0)
         b_dh = (
             b_dh * _exp(g_last, EXACT_EXP)
             + tl.dot(tl.trans(b_qd), _c(b_do, dt, DOT_PREC), input_precision=DOT_PREC)
@@ -483,6 +507,13 @@ def _gated_delta_bwd_wy_kernel(
 # ---------------------------------------------------------------------------------------------
 # launcher
 
+# Opt-in (session 8, never run on a GPU): the intra-chunk dU_local = P^T dO computed inside the
+# sequential dhu kernel (from the q, k, dO tiles it loads anyway) instead of by dv_local into an fp32
+# [T, HV, V] buffer that dhu reads back. Saves the dv_local launch (0.18 ms per backward on H16 8 x
+# 4096, H200), its 256 MiB buffer and ~0.5 GB of traffic; costs the [BT, BT] score tile and one more dot
+# per step of the latency-bound state pass (once per V block). "1" to use it.
+FUSE_DV = env_flag("JAGATTN_GD_FUSE_DV", False)
+
 
 def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=None, rstd=None):
     """Gradients of the chunked gated delta rule on prepared inputs (l2norm already applied, or
@@ -523,14 +554,16 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=
     # to that dtype for the tensor cores, and it holds the memory dW needs at the backward's peak
     du = new_empty((t, hv, dv_), dtype=inter_dtype(k.dtype), device=dev)
     # not updated in place: dhu reads the local dv and writes the full one to another buffer (an
-    # in-place variant, with a barrier between the tile's load and store, crashed in dhu on H200)
-    du_local = new_empty((t, hv, dv_), dtype=torch.float32, device=dev)
+    # in-place variant, with a barrier between the tile's load and store, crashed in dhu on H200);
+    # with FUSE_DV dhu computes it itself (no buffer, no dv_local launch)
+    fuse_dv = FUSE_DV
+    du_local = du if fuse_dv else new_empty((t, hv, dv_), dtype=torch.float32, device=dev)
     dhbuf = new_empty((ns, hv, dk_, dv_), dtype=torch.float32, device=dev)
     # no initial state: nothing reads dh0, so it is neither stored nor allocated ([N, HV, K, V] fp32 at
     # the backward's peak: 64 MiB on 64 sequences x 16 heads at K = V = 128)
     store_dh0 = initial_state is not None
     dh0 = new_empty((n, hv, dk_, dv_) if store_dh0 else (0,), dtype=torch.float32, device=dev)
-    if ns > 0:
+    if ns > 0 and not fuse_dv:
         bv, warps, stages = launch_config("bwd_dv_local", n_programs=ns * hv, v=dv_)
         torch.library.wrap_triton(_gated_delta_bwd_dv_local_kernel)[(ns, hv, triton.cdiv(dv_, bv))](
             q,
@@ -586,6 +619,7 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=
             DOT_PREC=prec,
             EXACT_EXP=exact,
             NORM=norm,
+            FUSE_DV=fuse_dv,
             num_warps=warps,
             num_stages=stages,
         )
