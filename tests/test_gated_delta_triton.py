@@ -242,7 +242,7 @@ def test_triton_unused_outputs_cost_no_gradient_buffers(with_init, save_t, monke
                      device=device)  # fmt: skip
     monkeypatch.setattr(ops, "SAVE_T", save_t)
     seen = []
-    name, dht_index = ("gated_delta_bwd", 8) if save_t == "off" else ("gated_delta_bwd_keep_t", 10)
+    name, dht_index = ("gated_delta_bwd", 8) if save_t == "off" else ("gated_delta_bwd_keep_t", 12)
     inner = getattr(ops, name)
 
     def spy(*args):
@@ -657,8 +657,9 @@ def test_triton_norm_on_load_is_bitwise_the_normalised_copies(dtype, save_t, mon
             o, fs = ops.gated_delta_fwd(*args, 32**-0.5, True)
             grads = ops.gated_delta_bwd(*args, do, dht, 32**-0.5, True)
         else:
-            o, fs, gc, ainv = ops.gated_delta_fwd_keep_t(*args, 32**-0.5, True, False)
-            grads = ops.gated_delta_bwd_keep_t(*args, gc, ainv, do, dht, 32**-0.5, True)
+            o, fs, gc, ainv, rq, rk = ops.gated_delta_fwd_keep_t(*args, 32**-0.5, True, False)
+            assert (rq.numel() > 0) == (ops.NORM_ON_LOAD != "off")  # the factors kept for the backward
+            grads = ops.gated_delta_bwd_keep_t(*args, gc, ainv, rq, rk, do, dht, 32**-0.5, True)
         return (o, fs, *grads)
 
     monkeypatch.setattr(ops, "inter_dtype", lambda dt: dt)  # copies in the input dtype, as on load
@@ -668,7 +669,8 @@ def test_triton_norm_on_load_is_bitwise_the_normalised_copies(dtype, save_t, mon
     copies = _count_calls(monkeypatch, ops, "l2norm_fwd")
     rstd = _count_calls(monkeypatch, ops, "l2norm_rstd")
     got = run()
-    assert copies == [] and len(rstd) == 4  # q and k, forward and backward
+    # q and k in the forward, and in the backward unless it got the forward's factors (keep-T ops)
+    assert copies == [] and len(rstd) == (4 if save_t == "off" else 2)
     for i, (a, b) in enumerate(zip(got, base, strict=True)):
         assert torch.equal(a, b), i
 
@@ -694,6 +696,28 @@ def test_triton_fuse_dv_is_bitwise_dv_local(dtype, monkeypatch, device):
     assert "_gated_delta_bwd_dhu_kernel" in launched and "_gated_delta_bwd_dv_local_kernel" not in launched
     for i, (a, b) in enumerate(zip(got, base, strict=True)):
         assert torch.equal(a, b), i
+
+
+@pytest.mark.parametrize("norm", ["off", "all"], ids=["copies", "norm-on-load"])
+def test_triton_keep_t_ops_opcheck_cpu(norm, monkeypatch, device):
+    # the keep-T ops' schema, autograd registration and fake impls (incl. the q/k l2norm factors they
+    # return under NORM_ON_LOAD, empty otherwise) against the real outputs; the dynamic-shape AOT test
+    # needs a GPU (test_gpu_opcheck_keep_t)
+    from jagattn.gated_delta import ops
+
+    monkeypatch.setattr(ops, "NORM_ON_LOAD", norm)
+    checks = ("test_schema", "test_autograd_registration", "test_faketensor")
+    case = make_case([10, 0, 70], 1, 2, 16, 16, dtype=torch.float16, with_init=True, l2=True, seed=5,
+                     device=device)  # fmt: skip
+    names = ("q", "k", "v", "g", "beta", "initial_state", "cu_seqlens")
+    args = (*(case[n] for n in names), 16**-0.5, True, False)
+    torch.library.opcheck(ops.gated_delta_fwd_keep_t, args, test_utils=checks)
+    with torch.no_grad():
+        _, _, gc, ainv, rq, rk = ops.gated_delta_fwd_keep_t(*args)
+    assert rq.shape == ((80, 1) if norm == "all" else (0,)) and rk.shape == rq.shape
+    plain = tuple(case[n].detach() for n in names)
+    bwd_args = (*plain, gc, ainv, rq, rk, case["do"], case["dht"], 16**-0.5, True)
+    torch.library.opcheck(ops.gated_delta_bwd_keep_t, bwd_args, test_utils=checks)
 
 
 def test_triton_norm_on_load_auto_keeps_fp16_copies_in_fp32(monkeypatch):
@@ -738,10 +762,13 @@ def test_triton_save_t_auto_keeps_nothing_without_grad(monkeypatch, device):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("norm", ["off", "auto"], ids=["copies", "norm-on-load"])
 @pytest.mark.parametrize("t_in_input_dtype", [False, True], ids=["T-fp32", "T-input"])
-def test_gpu_opcheck_keep_t(t_in_input_dtype):
-    # the opt-in keep-T ops (JAGATTN_GD_SAVE_T); never run on a GPU before the next device round
+def test_gpu_opcheck_keep_t(t_in_input_dtype, norm, monkeypatch):
+    # the keep-T ops (JAGATTN_GD_SAVE_T), with the q/k l2norm factors they keep under NORM_ON_LOAD
     from jagattn.gated_delta import ops
+
+    monkeypatch.setattr(ops, "NORM_ON_LOAD", norm)
 
     case = make_case(
         [10, 0, 70], 1, 2, 32, 32, dtype=torch.bfloat16, with_init=True, l2=True, seed=5, device="cuda"
@@ -750,9 +777,9 @@ def test_gpu_opcheck_keep_t(t_in_input_dtype):
     args = (*(case[n] for n in names), 32**-0.5, True, t_in_input_dtype)
     torch.library.opcheck(ops.gated_delta_fwd_keep_t, args)
     with torch.no_grad():
-        _, _, gc, ainv = ops.gated_delta_fwd_keep_t(*args)
+        _, _, gc, ainv, rq, rk = ops.gated_delta_fwd_keep_t(*args)
     plain = tuple(case[n].detach() for n in names)
-    bwd_args = (*plain, gc, ainv, case["do"], case["dht"], 32**-0.5, True)
+    bwd_args = (*plain, gc, ainv, rq, rk, case["do"], case["dht"], 32**-0.5, True)
     torch.library.opcheck(ops.gated_delta_bwd_keep_t, bwd_args)
 
 

@@ -49,16 +49,24 @@ from .triton.recurrent import recurrent_fwd
 NORM_ON_LOAD = env_choice("JAGATTN_GD_NORM_ON_LOAD", ("off", "auto", "all"), "off")
 
 
+def _norm_on_load(dtype: torch.dtype, use_qk_l2norm: bool) -> bool:
+    """Whether the chunk kernels normalise q/k on load for these inputs (``NORM_ON_LOAD``)."""
+    return use_qk_l2norm and (NORM_ON_LOAD == "all" or (NORM_ON_LOAD == "auto" and dtype != torch.float16))
+
+
 def _prep(
-    q: torch.Tensor, k: torch.Tensor, use_qk_l2norm: bool
+    q: torch.Tensor, k: torch.Tensor, use_qk_l2norm: bool, kept_rstd=None
 ) -> tuple[torch.Tensor, torch.Tensor, tuple[torch.Tensor, torch.Tensor] | None]:
     """``(q, k, rstd)`` for the scalar-gate chunk kernels: normalised copies and ``rstd = None``, or
-    (``NORM_ON_LOAD``) q, k as given and ``rstd = (rq, rk)`` for the kernels to normalise on load."""
+    (``NORM_ON_LOAD``) q, k as given and ``rstd = (rq, rk)`` for the kernels to normalise on load
+    (``kept_rstd``: the forward's, kept by autograd; recomputed when empty)."""
     q = q.contiguous()
     k = k.contiguous()
     if not use_qk_l2norm:
         return q, k, None  # the inputs as given
-    if NORM_ON_LOAD == "all" or (NORM_ON_LOAD == "auto" and q.dtype != torch.float16):
+    if _norm_on_load(q.dtype, use_qk_l2norm):
+        if kept_rstd is not None and kept_rstd[0].numel() > 0:
+            return q, k, kept_rstd
         return q, k, (l2norm_rstd(q), l2norm_rstd(k))
     # Normalised copies in the intermediate dtype: bf16 for bf16 inputs (the speed path), fp32 for
     # fp16, whose chunk kernels compute in fp32 anyway. Rounding them to fp16 was the fp16 path's
@@ -155,9 +163,12 @@ def gated_delta_bwd(
     return _bwd_scalar(q, k, v, g, beta, initial_state, cu_seqlens, do, dht, scale, use_qk_l2norm, None)
 
 
-def _bwd_scalar(q, k, v, g, beta, initial_state, cu_seqlens, do, dht, scale, use_qk_l2norm, saved):
-    """Body of ``gated_delta_bwd`` / ``gated_delta_bwd_keep_t`` (``saved``: the forward's G and T)."""
-    qn, kn, rstd = _prep(q, k, use_qk_l2norm)
+def _bwd_scalar(
+    q, k, v, g, beta, initial_state, cu_seqlens, do, dht, scale, use_qk_l2norm, saved, kept_rstd=None
+):
+    """Body of ``gated_delta_bwd`` / ``gated_delta_bwd_keep_t`` (``saved``: the forward's G and T;
+    ``kept_rstd``: its q/k l2norm factors when it normalised on load)."""
+    qn, kn, rstd = _prep(q, k, use_qk_l2norm, kept_rstd)
     dq, dk, dv, dg, db, dh0 = chunk_bwd(
         qn,
         kn,
@@ -361,11 +372,18 @@ def gated_delta_fwd_keep_t(
     scale: float,
     use_qk_l2norm: bool,
     t_in_input_dtype: bool,
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """``(o, final_state, gc [T, HV] fp32, T^-1 [T, HV, 64] fp32 or q.dtype)``; o and final_state as
-    ``gated_delta_fwd`` (the same kernels: bitwise the same values)."""
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """``(o, final_state, gc [T, HV] fp32, T^-1 [T, HV, 64] fp32 or q.dtype, rq, rk)``; o and
+    final_state as ``gated_delta_fwd`` (the same kernels: bitwise the same values); ``rq``, ``rk``
+    ``[T, H]`` fp32: q's and k's l2norm factors when the kernels normalised on load
+    (``NORM_ON_LOAD``), kept for the backward, else empty ``[0]``."""
     qn, kn, rstd = _prep(q, k, use_qk_l2norm)
-    return chunk_fwd(
+    if rstd is None:
+        rstd = (q.new_empty((0,), dtype=torch.float32), q.new_empty((0,), dtype=torch.float32))
+        kernel_rstd = None
+    else:
+        kernel_rstd = rstd
+    o, final, gc, ainv = chunk_fwd(
         qn,
         kn,
         v.contiguous(),
@@ -375,18 +393,22 @@ def gated_delta_fwd_keep_t(
         cu_seqlens,
         scale,
         keep_t="input" if t_in_input_dtype else "fp32",
-        rstd=rstd,
+        rstd=kernel_rstd,
     )
+    return o, final, gc, ainv, *rstd
 
 
 @gated_delta_fwd_keep_t.register_fake
 def _(q, k, v, g, beta, initial_state, cu_seqlens, scale, use_qk_l2norm, t_in_input_dtype):
     t, hv = v.shape[0], v.shape[1]
+    rshape = q.shape[:2] if _norm_on_load(q.dtype, use_qk_l2norm) else (0,)
     return (
         v.new_empty(v.shape),
         _state_like(q, v, cu_seqlens),
         v.new_empty((t, hv), dtype=torch.float32),
         v.new_empty((t, hv, 64), dtype=q.dtype if t_in_input_dtype else torch.float32),
+        q.new_empty(rshape, dtype=torch.float32),
+        k.new_empty(rshape, dtype=torch.float32),
     )
 
 
@@ -401,32 +423,37 @@ def gated_delta_bwd_keep_t(
     cu_seqlens: torch.Tensor,
     gc: torch.Tensor,
     ainv: torch.Tensor,
+    rq: torch.Tensor,
+    rk: torch.Tensor,
     do: torch.Tensor,
     dht: torch.Tensor | None,
     scale: float,
     use_qk_l2norm: bool,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """``gated_delta_bwd`` with the forward's ``gc`` and ``T^-1`` (no ``kkt_solve``)."""
-    return _bwd_scalar(q, k, v, g, beta, initial_state, cu_seqlens, do, dht, scale, use_qk_l2norm, (gc, ainv))
+    """``gated_delta_bwd`` with the forward's ``gc`` and ``T^-1`` (no ``kkt_solve``) and its q/k l2norm
+    factors ``rq``, ``rk`` (empty when it made normalised copies: recomputed as needed)."""
+    return _bwd_scalar(
+        q, k, v, g, beta, initial_state, cu_seqlens, do, dht, scale, use_qk_l2norm, (gc, ainv), (rq, rk)
+    )
 
 
 @gated_delta_bwd_keep_t.register_fake
-def _(q, k, v, g, beta, initial_state, cu_seqlens, gc, ainv, do, dht, scale, use_qk_l2norm):
+def _(q, k, v, g, beta, initial_state, cu_seqlens, gc, ainv, rq, rk, do, dht, scale, use_qk_l2norm):
     return (*(x.new_empty(x.shape) for x in (q, k, v, g, beta)), _dh0_like(q, v, cu_seqlens, initial_state))
 
 
 def _setup_context_keep_t(ctx, inputs, output) -> None:
     _no_materialized_grads(ctx)
     q, k, v, g, beta, initial_state, cu_seqlens, scale, use_qk_l2norm, _ = inputs
-    _, _, gc, ainv = output
-    ctx.save_for_backward(q, k, v, g, beta, initial_state, cu_seqlens, gc, ainv)
+    _, _, gc, ainv, rq, rk = output
+    ctx.save_for_backward(q, k, v, g, beta, initial_state, cu_seqlens, gc, ainv, rq, rk)
     ctx.scale = scale
     ctx.use_qk_l2norm = use_qk_l2norm
     ctx.has_initial_state = initial_state is not None
 
 
-def _backward_keep_t(ctx, do, dht, _dgc, _dainv):
-    saved = ctx.saved_tensors  # q, k, v, g, beta, initial_state, cu_seqlens, gc, ainv
+def _backward_keep_t(ctx, do, dht, _dgc, _dainv, _drq, _drk):
+    saved = ctx.saved_tensors  # q, k, v, g, beta, initial_state, cu_seqlens, gc, ainv, rq, rk
     do = _do_or_zeros(do, saved[0], saved[2])
     dq, dk, dv, dg, db, dh0 = eager_call(
         gated_delta_bwd_keep_t, *saved, do, dht, ctx.scale, ctx.use_qk_l2norm
@@ -463,6 +490,6 @@ def chunked_fwd(q, k, v, g, beta, initial_state, cu_seqlens, scale: float, use_q
     args = (q, k, v, g, beta, initial_state, cu_seqlens, scale, use_qk_l2norm)
     mode = keep_t_mode(q, k, v, g, beta, initial_state)
     if mode != "off":
-        o, final_state, _, _ = eager_call(gated_delta_fwd_keep_t, *args, mode == "input")
+        o, final_state, *_ = eager_call(gated_delta_fwd_keep_t, *args, mode == "input")
         return o, final_state
     return eager_call(gated_delta_fwd, *args)
