@@ -239,6 +239,11 @@ def main() -> None:
                 break
             msg = run_case(op, seed, args.device, args.scale)
             runs[op] += 1
+            if runs[op] % 50 == 0 and op == ops[-1]:
+                print(
+                    f"... {runs[op]} cases per op, {sum(fails.values())} failed, {time.time() - t0:.0f} s",
+                    flush=True,
+                )
             if msg is not None:
                 fails[op] += 1
                 print(f"FAIL --op {op} --seed {seed}: {msg}", flush=True)

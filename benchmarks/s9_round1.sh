@@ -24,8 +24,11 @@ echo "== t=$((SECONDS-T0)) JAGATTN_GD_FUSE_DV=1 (dU_local inside dhu)"
 JAGATTN_GD_FUSE_DV=1 PYTHONPATH="$PWD/src" timeout 90 python3 benchmarks/gated_delta_triton.py --out $OUT/fuse --no-fla \
   --no-breakdown --rows H16-8seqs,H16-1seq --profile-rows H16-8seqs 2>&1 | grep -v -i warn | tee $OUT/fuse/bench.log \
   | grep -v "^      0.0"
-echo "== t=$((SECONDS-T0)) gpu tests"
+echo "== t=$((SECONDS-T0)) gpu tests: the new variants first, then what session 8's changes touched"
+PYTHONPATH="$PWD/src" timeout -s INT $((420 - (SECONDS-T0))) python3 -m pytest -q -m gpu tests/test_gated_delta_triton.py \
+  -k "norm_on_load or norm-on-load or fuse-dv" -p no:cacheprovider -rA 2>&1 | tee $OUT/tests1.log \
+  | grep -E "PASS|FAIL|Error|passed|failed"
 PYTHONPATH="$PWD/src" timeout -s INT $((575 - (SECONDS-T0))) python3 -m pytest -q -m gpu tests/test_gated_delta_triton.py \
-  -k "norm_on_load or norm-on-load or fuse-dv or fp16_small or compile_fullgraph or (opcheck and not keep_t)" -p no:cacheprovider -rA \
-  2>&1 | tee $OUT/tests.log | grep -E "PASS|FAIL|Error|passed|failed"
+  -k "fp16_small or compile_fullgraph or opcheck" -p no:cacheprovider -rA 2>&1 | tee $OUT/tests2.log \
+  | grep -E "PASS|FAIL|Error|passed|failed"
 echo "== t=$((SECONDS-T0)) done"
