@@ -145,7 +145,7 @@ def case_hstu(rng: random.Random, dev: str, dtype, scale: int):
 def case_gated_delta(rng: random.Random, dev: str, dtype, scale: int, per_key: bool = False):
     h = rng.choice([1, 2])
     hv = h * rng.choice([1, 2])
-    dk = rng.choice([16, 32]) if not per_key else rng.choice([16, 32])
+    dk = rng.choice([16, 32])
     dv = rng.choice([16, 32, 48])
     lengths = _lengths(rng, 80, scale)
     l2 = rng.random() < 0.7

@@ -378,11 +378,6 @@ def gated_delta_fwd_keep_t(
     ``[T, H]`` fp32: q's and k's l2norm factors when the kernels normalised on load
     (``NORM_ON_LOAD``), kept for the backward, else empty ``[0]``."""
     qn, kn, rstd = _prep(q, k, use_qk_l2norm)
-    if rstd is None:
-        rstd = (q.new_empty((0,), dtype=torch.float32), q.new_empty((0,), dtype=torch.float32))
-        kernel_rstd = None
-    else:
-        kernel_rstd = rstd
     o, final, gc, ainv = chunk_fwd(
         qn,
         kn,
@@ -393,8 +388,10 @@ def gated_delta_fwd_keep_t(
         cu_seqlens,
         scale,
         keep_t="input" if t_in_input_dtype else "fp32",
-        rstd=kernel_rstd,
+        rstd=rstd,
     )
+    if rstd is None:  # normalised copies (or no l2norm): nothing to keep
+        rstd = (q.new_empty((0,), dtype=torch.float32), q.new_empty((0,), dtype=torch.float32))
     return o, final, gc, ainv, *rstd
 
 
