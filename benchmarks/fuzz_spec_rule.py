@@ -39,6 +39,15 @@ def _lengths(rng: random.Random, max_len: int, scale: int) -> list[int]:
     return [rng.choice(pool) for _ in range(n)]
 
 
+# --dims A,B: the two head dims of every case (attention d/dv, HSTU dq/dv, gated delta dk/dv) instead of
+# the random draw; the draw still happens, so every other choice of a seed stays the same
+DIMS: tuple[int, int] | None = None
+
+
+def _dims(a: int, b: int) -> tuple[int, int]:
+    return DIMS if DIMS is not None else (a, b)
+
+
 def _leaves(args: dict, names) -> dict:
     return {n: args[n].detach().clone().requires_grad_(True) for n in names if args.get(n) is not None}
 
@@ -68,6 +77,7 @@ def case_attention(rng: random.Random, dev: str, dtype, scale: int):
     hq = hkv * rng.choice([1, 2, 3])
     d = rng.choice([16, 32, 40, 64])
     dv = rng.choice([d, 16, 32])
+    d, dv = _dims(d, dv)
     lq = _lengths(rng, 40, scale)
     lk = [x if rng.random() < 0.6 else rng.randint(0, 40 * scale) for x in lq]
     causal = rng.random() < 0.6
@@ -104,6 +114,7 @@ def case_hstu(rng: random.Random, dev: str, dtype, scale: int):
     h = rng.choice([1, 2])
     dq = rng.choice([16, 32, 48])
     dv = rng.choice([dq, 16, 32])
+    dq, dv = _dims(dq, dv)
     lengths = _lengths(rng, 48, scale)
     n = max(lengths) if max(lengths) > 0 else 1
     nt = None
@@ -147,6 +158,7 @@ def case_gated_delta(rng: random.Random, dev: str, dtype, scale: int, per_key: b
     hv = h * rng.choice([1, 2])
     dk = rng.choice([16, 32])
     dv = rng.choice([16, 32, 48])
+    dk, dv = _dims(dk, dv)
     lengths = _lengths(rng, 80, scale)
     l2 = rng.random() < 0.7
     init = rng.random() < 0.5
@@ -219,7 +231,67 @@ def run_case(op: str, seed: int, dev: str, scale: int) -> str | None:
     return None
 
 
+def _fatal(msg: str) -> bool:
+    """A CUDA error that leaves the context unusable (every later case would fail with it)."""
+    return "illegal memory access" in msg or "unspecified launch failure" in msg or "AcceleratorError" in msg
+
+
+def _apply_sets(sets: list[str]) -> None:
+    """``--set pkg.module.ATTR=value``: override a module constant (a launch knob) for an experiment."""
+    import ast
+    import importlib
+
+    for item in sets:
+        path, _, value = item.partition("=")
+        mod_name, _, attr = path.rpartition(".")
+        mod = importlib.import_module(mod_name)
+        if not hasattr(mod, attr):
+            raise SystemExit(f"--set {item}: {mod_name} has no attribute {attr}")
+        setattr(mod, attr, ast.literal_eval(value))
+
+
+def _isolated(args, ops: list[str], seeds: range) -> None:
+    """Every op in child processes; a child that meets a fatal CUDA error reports it and exits 3, and the
+    next child resumes after that seed (a dead CUDA context must not fail every later case)."""
+    import subprocess
+
+    fails = {op: 0 for op in ops}
+    runs = {op: 0 for op in ops}
+    t0 = time.time()
+    for op in ops:
+        start = seeds.start
+        while start < seeds.stop and time.time() - t0 < args.time_budget:
+            cmd = [sys.executable, __file__, "--op", op, "--first-seed", str(start), "--cases",
+                   str(seeds.stop - start), "--device", args.device, "--scale", str(args.scale),
+                   "--time-budget", str(args.time_budget - (time.time() - t0)), "--child"]  # fmt: skip
+            if args.dims:
+                cmd += ["--dims", args.dims]
+            for item in args.set:
+                cmd += ["--set", item]
+            proc = subprocess.run(cmd, capture_output=True, text=True)
+            last = None
+            for line in proc.stdout.splitlines():
+                if line.startswith("CASE "):
+                    _, _, seed, status = line.split()
+                    runs[op] += 1
+                    last = int(seed)
+                    fails[op] += status != "ok"
+                elif line.startswith("FAIL"):
+                    print(line, flush=True)
+            if proc.returncode not in (0, 1, 3):
+                print(f"child for --op {op} from seed {start} died (exit {proc.returncode}):", proc.stderr[-2000:])
+                fails[op] += 1
+                runs[op] += 1
+                last = start if last is None else last + 1
+            if proc.returncode != 3 and proc.returncode in (0, 1):
+                break
+            start = (last if last is not None else start) + 1
+    print("fuzz:", ", ".join(f"{op} {fails[op]}/{runs[op]} failed" for op in ops), f"({time.time() - t0:.0f} s)")
+    sys.exit(1 if any(fails.values()) else 0)
+
+
 def main() -> None:
+    global DIMS
     ap = argparse.ArgumentParser()
     ap.add_argument("--op", choices=list(OPS), action="append")
     ap.add_argument("--cases", type=int, default=50, help="cases per op")
@@ -228,9 +300,20 @@ def main() -> None:
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     ap.add_argument("--scale", type=int, default=1, help="multiplies the random lengths (GPU)")
     ap.add_argument("--time-budget", type=float, default=float("inf"), help="seconds, then stop")
+    ap.add_argument("--dims", help="A,B: both head dims of every case (instead of the random draw)")
+    ap.add_argument("--set", action="append", default=[], help="pkg.module.ATTR=value (experiments)")
+    ap.add_argument("--isolate", action="store_true", help="child processes; survive fatal CUDA errors")
+    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.dims:
+        DIMS = tuple(int(x) for x in args.dims.split(","))
+        if len(DIMS) != 2:
+            raise SystemExit("--dims takes two head dims: A,B")
+    _apply_sets(args.set)
     ops = args.op or list(OPS)
-    seeds = [args.seed] if args.seed is not None else range(args.first_seed, args.first_seed + args.cases)
+    seeds = range(args.seed, args.seed + 1) if args.seed is not None else range(args.first_seed, args.first_seed + args.cases)
+    if args.isolate:
+        _isolated(args, ops, seeds)
     t0 = time.time()
     fails: dict[str, int] = {op: 0 for op in ops}
     runs: dict[str, int] = {op: 0 for op in ops}
@@ -240,14 +323,18 @@ def main() -> None:
                 break
             msg = run_case(op, seed, args.device, args.scale)
             runs[op] += 1
-            if runs[op] % 50 == 0 and op == ops[-1]:
+            if args.child:
+                print(f"CASE {op} {seed} {'ok' if msg is None else 'FAIL'}", flush=True)
+            elif runs[op] % 50 == 0 and op == ops[-1]:
                 print(
                     f"... {runs[op]} cases per op, {sum(fails.values())} failed, {time.time() - t0:.0f} s",
                     flush=True,
                 )
             if msg is not None:
                 fails[op] += 1
-                print(f"FAIL --op {op} --seed {seed}: {msg}", flush=True)
+                print(f"FAIL --op {op} --seed {seed}{' --dims ' + args.dims if args.dims else ''}: {msg}", flush=True)
+                if args.device != "cpu" and _fatal(msg):
+                    sys.exit(3)  # the CUDA context is dead: the parent (--isolate) resumes after this seed
     print(
         "fuzz:", ", ".join(f"{op} {fails[op]}/{runs[op]} failed" for op in ops), f"({time.time() - t0:.0f} s)"
     )

@@ -60,6 +60,11 @@ from .common import BT, _exp, _inv16, _seq_of_slot, block_k, dot_precision, exac
 # with; do not widen it without a device check.
 KKT_BK = 16
 DQK_BK = 32
+# launch knobs of the WY backward kernel (module constants so a device experiment can override them:
+# benchmarks/fuzz_spec_rule.py --set)
+WY_BC_MIN = 16
+WY_BV = 64
+WY_WARPS = 8
 WARPS = 8
 BV_SEQ = 32  # V block of the sequential state passes (h, dhu)
 BV_PAR = 64  # V block of the chunk-parallel kernels (o, dv_local, loops in wy and dqk); never < 64
@@ -1129,8 +1134,8 @@ def chunk_bwd_gk(q, k, v, g, gk, beta, initial_state, cu, scale: float, do, dht,
     if ns > 0:
         torch.library.wrap_triton(_gated_delta_bwd_gk_wy_kernel)[(ns, hv)](
             k, v, beta, gc, ainv, hbuf, vnew, do, du, da, dp, dkh, dgc, dv, db0, cu, n, scale,
-            H=h, HV=hv, K=dk_, V=dv_, BT=BT, BC=min(32, bk), BV=64, DOT_PREC=prec, EXACT_EXP=exact,
-            num_warps=8,
+            H=h, HV=hv, K=dk_, V=dv_, BT=BT, BC=max(WY_BC_MIN, min(32, bk)), BV=WY_BV, DOT_PREC=prec,
+            EXACT_EXP=exact, num_warps=WY_WARPS,
         )  # fmt: skip
     del ainv, pqk, du
     bkb = min(DQK_BK, bk)
