@@ -207,6 +207,9 @@ DTYPES = {"attention": (torch.float16, torch.float32), "hstu": (torch.float16,),
           "gated_delta_gk": (torch.float16, torch.float32)}  # fmt: skip
 
 
+TRACEBACK = False  # --seed (a reproducer): print the full traceback of an exception
+
+
 def run_case(op: str, seed: int, dev: str, scale: int) -> str | None:
     """None when every output passes, else the failure message."""
     rng = random.Random(f"{op}-{seed}")
@@ -224,6 +227,8 @@ def run_case(op: str, seed: int, dev: str, scale: int) -> str | None:
             testing.assert_finite_where(name, got[name])
             testing.check_close(name, got[name], gold[name], low[name])
     except Exception as exc:  # noqa: BLE001 (a fuzz reports every failure kind)
+        if TRACEBACK and not isinstance(exc, AssertionError):
+            traceback.print_exc()
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         if not isinstance(exc, AssertionError):
             first = f"{type(exc).__name__}: {first} | {traceback.format_exc().splitlines()[-3].strip()}"
@@ -291,7 +296,7 @@ def _isolated(args, ops: list[str], seeds: range) -> None:
 
 
 def main() -> None:
-    global DIMS
+    global DIMS, TRACEBACK
     ap = argparse.ArgumentParser()
     ap.add_argument("--op", choices=list(OPS), action="append")
     ap.add_argument("--cases", type=int, default=50, help="cases per op")
@@ -310,6 +315,7 @@ def main() -> None:
         if len(DIMS) != 2:
             raise SystemExit("--dims takes two head dims: A,B")
     _apply_sets(args.set)
+    TRACEBACK = args.seed is not None
     ops = args.op or list(OPS)
     seeds = range(args.seed, args.seed + 1) if args.seed is not None else range(args.first_seed, args.first_seed + args.cases)
     if args.isolate:

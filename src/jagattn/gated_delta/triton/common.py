@@ -285,7 +285,13 @@ def dot_precision(dtype) -> str:
     errors the reference run does not have (measured on H200: fp32 o error 1e-3 relative)."""
     import torch
 
-    return "tf32" if dtype == torch.bfloat16 else "ieee"
+    return BF16_DOT if dtype == torch.bfloat16 else "ieee"
+
+
+# bf16 precision knobs (module constants for device experiments, benchmarks/fuzz_spec_rule.py --set):
+# the dot precision of fp32 operands and the storage dtype of the chunk intermediates for bf16 inputs
+BF16_DOT = "tf32"
+BF16_INTER = "bf16"
 
 
 def inter_dtype(dtype):
@@ -294,7 +300,9 @@ def inter_dtype(dtype):
     reference run's (fp16 is a correctness path here, not a speed one)."""
     import torch
 
-    return dtype if dtype == torch.bfloat16 else torch.float32
+    if dtype == torch.bfloat16 and BF16_INTER == "bf16":
+        return dtype
+    return torch.float32
 
 
 def exact_exp(dtype) -> bool:
