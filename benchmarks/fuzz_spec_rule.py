@@ -252,7 +252,11 @@ def _apply_sets(sets: list[str]) -> None:
         mod = importlib.import_module(mod_name)
         if not hasattr(mod, attr):
             raise SystemExit(f"--set {item}: {mod_name} has no attribute {attr}")
-        setattr(mod, attr, ast.literal_eval(value))
+        try:
+            parsed = ast.literal_eval(value)
+        except (ValueError, SyntaxError):
+            parsed = value  # a bare word: a string choice
+        setattr(mod, attr, parsed)
 
 
 def _isolated(args, ops: list[str], seeds: range) -> None:

@@ -21,18 +21,22 @@ echo "== t=$((SECONDS-T0)) traceback fp16 dk=256 dv=64 (OutOfResources)"
 timeout 120 $F --op gated_delta --seed 2 --dims 256,64 2>&1 | grep -E "File .*jagattn|Error|FAIL" | cut -c1-300 | tail -12
 echo "== t=$((SECONDS-T0)) bf16 precision variants + sweep rest (parallel)"
 {
-  for v in default "$W.WU_LOWP='off'" "$C.BF16_INTER='fp32'" "$C.BF16_INTER='fp32' --set $W.WU_LOWP='off'" "$C.BF16_DOT='ieee' --set $C.BF16_INTER='fp32' --set $W.WU_LOWP='off'"; do
+  for v in default "$W.WU_LOWP=off" "$C.BF16_INTER=fp32" "$C.BF16_INTER=fp32 --set $W.WU_LOWP=off" "$C.BF16_DOT=ieee --set $C.BF16_INTER=fp32 --set $W.WU_LOWP=off"; do
     for cs in 16,32:0 16,32:1 128,64:1 32,32:0 64,16:1 128,256:1 16,16:0 32,64:1 64,48:1 128,16:1; do
       echo "var|$v|$cs"; done; done
   for d in 96,96 128,128 256,256 64,128 128,64 256,128 40,16 80,80 192,192; do echo "sweep|attention|$d"; done
   for d in 16,16 32,32 64,64 128,128 256,256 64,128 128,32 48,80 96,96 200,200; do echo "sweep|hstu|$d"; done
-} | xargs -P 14 -I{} sh -c '
-  IFS="|"; set -- {}; IFS=" "
-  if [ "$1" = var ]; then d=${3%:*}; s=${3#*:}
-    if [ "$2" = default ]; then sets=""; else sets="--set $2"; fi
-    r=$(eval timeout 200 '"$F"' --op gated_delta --dims $d --seed $s $sets 2>&1 | grep -E "^FAIL|^fuzz" | head -1 | cut -c1-330)
-    echo "[var $2 | $d seed $s] $r"
+} > $OUT/jobs.txt
+job() {
+  IFS='|' read -r kind a b <<< "$1"
+  if [ "$kind" = var ]; then
+    sets=(); [ "$a" = default ] || read -r -a sets <<< "--set $a"
+    r=$(timeout 200 $F --op gated_delta --dims ${b%:*} --seed ${b#*:} "${sets[@]}" 2>&1 | grep -E "^FAIL|^fuzz" | head -1 | cut -c1-330)
+    echo "[var $a | $b] $r"
   else
-    timeout 300 '"$F"' --op $2 --dims $3 --cases 3 --isolate 2>&1 | grep -E "^FAIL|^fuzz|died" | cut -c1-400 | sed "s/^/[$2 $3] /"
-  fi' | tee $OUT/round4.log | grep -v " 0/3 failed"
+    timeout 300 $F --op $a --dims $b --cases 3 --isolate 2>&1 | grep -E "^FAIL|^fuzz|died" | cut -c1-400 | sed "s/^/[$a $b] /"
+  fi
+}
+export -f job; export F
+xargs -P 14 -d '\n' -n 1 bash -c 'job "$1"' _ < $OUT/jobs.txt | tee $OUT/round4.log | grep -v " 0/3 failed"
 echo "== t=$((SECONDS-T0)) done"
