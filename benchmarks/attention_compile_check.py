@@ -30,7 +30,16 @@ def _signature(kernel, dtype: str, constexprs: dict) -> dict:
     for name in kernel.fn.arg_names:
         if name in constexprs:
             sig[name] = "constexpr"
-        elif name.isupper() and name not in ("B", "T", "HK0", "GROUP", "SEQ_BUCKET", "LONG_KEYS", "SHORT_KEYS", "HQ"):
+        elif name.isupper() and name not in (
+            "B",
+            "T",
+            "HK0",
+            "GROUP",
+            "SEQ_BUCKET",
+            "LONG_KEYS",
+            "SHORT_KEYS",
+            "HQ",
+        ):
             ptr_t = "fp32" if name in ("LSE", "DELTA", "DLSE", "DQ_ACC") else dtype
             sig[name] = "*i32" if name.startswith("CU_") else f"*{ptr_t}"
         elif name in ("qk_scale", "softcap_in", "softcap_out", "scale"):

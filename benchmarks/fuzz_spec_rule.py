@@ -288,14 +288,19 @@ def _isolated(args, ops: list[str], seeds: range) -> None:
                 elif line.startswith("FAIL"):
                     print(line, flush=True)
             if proc.returncode not in (0, 1, 3):
-                print(f"child for --op {op} from seed {start} died (exit {proc.returncode}):", proc.stderr[-2000:])
+                print(
+                    f"child for --op {op} from seed {start} died (exit {proc.returncode}):",
+                    proc.stderr[-2000:],
+                )
                 fails[op] += 1
                 runs[op] += 1
                 last = start if last is None else last + 1
             if proc.returncode != 3 and proc.returncode in (0, 1):
                 break
             start = (last if last is not None else start) + 1
-    print("fuzz:", ", ".join(f"{op} {fails[op]}/{runs[op]} failed" for op in ops), f"({time.time() - t0:.0f} s)")
+    print(
+        "fuzz:", ", ".join(f"{op} {fails[op]}/{runs[op]} failed" for op in ops), f"({time.time() - t0:.0f} s)"
+    )
     sys.exit(1 if any(fails.values()) else 0)
 
 
@@ -321,7 +326,11 @@ def main() -> None:
     _apply_sets(args.set)
     TRACEBACK = args.seed is not None
     ops = args.op or list(OPS)
-    seeds = range(args.seed, args.seed + 1) if args.seed is not None else range(args.first_seed, args.first_seed + args.cases)
+    seeds = (
+        range(args.seed, args.seed + 1)
+        if args.seed is not None
+        else range(args.first_seed, args.first_seed + args.cases)
+    )
     if args.isolate:
         _isolated(args, ops, seeds)
     t0 = time.time()
@@ -342,7 +351,10 @@ def main() -> None:
                 )
             if msg is not None:
                 fails[op] += 1
-                print(f"FAIL --op {op} --seed {seed}{' --dims ' + args.dims if args.dims else ''}: {msg}", flush=True)
+                print(
+                    f"FAIL --op {op} --seed {seed}{' --dims ' + args.dims if args.dims else ''}: {msg}",
+                    flush=True,
+                )
                 if args.device != "cpu" and _fatal(msg):
                     sys.exit(3)  # the CUDA context is dead: the parent (--isolate) resumes after this seed
     print(

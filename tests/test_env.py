@@ -260,7 +260,24 @@ IMPORT_TIME = [
     (chunk_fwd, "JAGATTN_GD_WU_LOWP", "WU_LOWP", "w", ("OFF", "off"), "uw", "off, u, w, wu"),
     (gd_ops, "JAGATTN_GD_SAVE_T", "SAVE_T", "auto", ("input", "input"), "fp16", "auto, off, fp32, input"),
     (gd_ops, "JAGATTN_GD_NORM_ON_LOAD", "NORM_ON_LOAD", "off", ("Auto", "auto"), "on", "off, auto, all"),
-    ("gated_delta/triton/chunk_bwd.py", "JAGATTN_GD_FUSE_DV", "FUSE_DV", False, ("1", True), "yes", "0, 1"),
+    (
+        "gated_delta/triton/chunk_bwd.py",
+        "JAGATTN_GD_FUSE_DV",
+        "FUSE_DV",
+        "auto",
+        ("1", "1"),
+        "yes",
+        "auto, 0, 1",
+    ),
+    (
+        "gated_delta/triton/common.py",
+        "JAGATTN_GD_BF16_DOT",
+        "BF16_DOT",
+        "tf32",
+        ("tf32x3", "tf32x3"),
+        "fp32",
+        "tf32, tf32x3, ieee",
+    ),
 ]
 
 

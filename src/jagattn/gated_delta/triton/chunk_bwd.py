@@ -29,7 +29,7 @@ import triton
 import triton.language as tl
 
 from ..._core.alloc import new_empty
-from ..._core.env import env_flag
+from ..._core.env import env_choice
 from .chunk_fwd import _prepare, _state_pass
 from .common import (
     BT,
@@ -38,6 +38,7 @@ from .common import (
     _dot_lhs_f32_rhs,
     _exp,
     _l2n,
+    _num_sms,
     _seq_of_slot,
     block_k,
     dot_precision,
@@ -507,12 +508,26 @@ def _gated_delta_bwd_wy_kernel(
 # ---------------------------------------------------------------------------------------------
 # launcher
 
-# Opt-in (session 8, never run on a GPU): the intra-chunk dU_local = P^T dO computed inside the
-# sequential dhu kernel (from the q, k, dO tiles it loads anyway) instead of by dv_local into an fp32
-# [T, HV, V] buffer that dhu reads back. Saves the dv_local launch (0.18 ms per backward on H16 8 x
-# 4096, H200), its 256 MiB buffer and ~0.5 GB of traffic; costs the [BT, BT] score tile and one more dot
-# per step of the latency-bound state pass (once per V block). "1" to use it.
-FUSE_DV = env_flag("JAGATTN_GD_FUSE_DV", False)
+# The intra-chunk dU_local = P^T dO computed inside the sequential dhu kernel (from the q, k, dO tiles it
+# loads anyway) instead of by dv_local into an fp32 [T, HV, V] buffer that dhu reads back: saves the
+# dv_local launch, its buffer and ~0.5 GB of traffic; costs the [BT, BT] score tile and one more dot
+# per step of the latency-bound state pass. H200, Triton 3.6, bf16 K=V=128, 32768 tokens (session 9,
+# bwd ms, dv_local -> fused): H16 8 x 4096 3.432 -> 3.291, H32 8 x 4096 6.867 -> 6.218, H16 64 x 512
+# 3.491 -> 3.148, H16 ragged 3.638 -> 3.513, but H16 1 x 32768 4.925 -> 5.118 (16 state chains: the
+# longer step is on the critical path). "auto" (default) fuses when the state pass has at least half
+# as many (sequence, head) chains as the GPU has SMs; "0" / "1" force it (JAGATTN_GD_FUSE_DV).
+FUSE_DV = env_choice("JAGATTN_GD_FUSE_DV", ("auto", "0", "1"), "auto")
+
+
+def _fuse_dv(n_chains, device) -> bool:
+    if FUSE_DV in (True, "1"):
+        return True
+    if FUSE_DV in (False, "0"):
+        return False
+    if not isinstance(n_chains, int):
+        return False  # symbolic batch (compile with dynamic dims): no count-dependent choice, no guard
+    index = (device.index or 0) if device.type == "cuda" else 0
+    return 2 * n_chains >= _num_sms(index)
 
 
 def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=None, rstd=None):
@@ -552,11 +567,11 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=
 
     # the full dU in the intermediate dtype (bf16 for bf16 inputs): its readers (dqkwg, wy) round it
     # to that dtype for the tensor cores, and it holds the memory dW needs at the backward's peak
-    du = new_empty((t, hv, dv_), dtype=inter_dtype(k.dtype), device=dev)
+    du = new_empty((t, hv, dv_), dtype=inter_dtype(k.dtype, "du"), device=dev)
     # not updated in place: dhu reads the local dv and writes the full one to another buffer (an
     # in-place variant, with a barrier between the tile's load and store, crashed in dhu on H200);
     # with FUSE_DV dhu computes it itself (no buffer, no dv_local launch)
-    fuse_dv = FUSE_DV
+    fuse_dv = _fuse_dv(n * hv, dev)
     du_local = du if fuse_dv else new_empty((t, hv, dv_), dtype=torch.float32, device=dev)
     dhbuf = new_empty((ns, hv, dk_, dv_), dtype=torch.float32, device=dev)
     # no initial state: nothing reads dh0, so it is neither stored nor allocated ([N, HV, K, V] fp32 at
@@ -590,7 +605,7 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=
             num_stages=stages,
         )
     if n > 0:
-        bv, warps, stages = launch_config("bwd_dhu", n_programs=n * hv, v=dv_)
+        bv, warps, stages = launch_config("bwd_dhu", n_programs=n * hv, v=dv_, k_row_bytes=dk_ * q.element_size())
         torch.library.wrap_triton(_gated_delta_bwd_dhu_kernel)[(triton.cdiv(dv_, bv), n * hv)](
             q,
             k,
@@ -632,13 +647,13 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=
     # group sum it is stored in the intermediate dtype: for bf16 inputs that halves the buffer alive at
     # the backward's peak (128 MiB on the 32768-token 16-head rows, what pays for keeping T, ops.SAVE_T)
     # and its write + read. dk stays fp32: wy adds its WY terms to it.
-    dq = new_empty((t, hv, dk_), dtype=inter_dtype(k.dtype) if grp == 1 else torch.float32, device=dev)
+    dq = new_empty((t, hv, dk_), dtype=inter_dtype(k.dtype, "dq") if grp == 1 else torch.float32, device=dev)
     dk = new_empty((t, hv, dk_), dtype=torch.float32, device=dev)
     bv, warps, stages, bkb = launch_config("bwd_dqkwg", n_programs=ns * hv, v=dv_)
     bkb = min(bkb, bk)
     nkb = triton.cdiv(dk_, bkb)
     dgp = new_empty((nkb, t, hv), dtype=torch.float32, device=dev)
-    dw = new_empty((t, hv, dk_), dtype=inter_dtype(k.dtype), device=dev)  # -dW, see dqkwg
+    dw = new_empty((t, hv, dk_), dtype=inter_dtype(k.dtype, "dw"), device=dev)  # -dW, see dqkwg
     if ns > 0:
         torch.library.wrap_triton(_gated_delta_bwd_dqkwg_kernel)[(ns, hv, nkb)](
             q,

@@ -649,8 +649,8 @@ def _prepare(k, v, g, beta, cu, saved=None, rk=None):
     else:
         gc = new_empty((t, hv), dtype=torch.float32, device=dev)
         ainv = new_empty((t, hv, BT), dtype=torch.float32, device=dev)
-    w = new_empty((t, hv, dk), dtype=inter_dtype(k.dtype), device=dev)
-    u = new_empty((t, hv, dv), dtype=inter_dtype(k.dtype), device=dev)
+    w = new_empty((t, hv, dk), dtype=inter_dtype(k.dtype, "w"), device=dev)
+    u = new_empty((t, hv, dv), dtype=inter_dtype(k.dtype, "u"), device=dev)
     if ns > 0:
         prec = dot_precision(k.dtype)
         exact = exact_exp(k.dtype)
@@ -744,14 +744,14 @@ def _state_pass(k, w, u, gc, initial_state, cu, *, store_final: bool, dhbuf=None
     n = cu.shape[0] - 1
     ns = num_slots(t, n)
     dev = k.device
-    hbuf = new_empty((ns, hv, dk, dv), dtype=inter_dtype(k.dtype), device=dev)
+    hbuf = new_empty((ns, hv, dk, dv), dtype=inter_dtype(k.dtype, "h"), device=dev)
     ng = triton.cdiv(dv, 16)
     # one partial sum per V block of the autotuned width (>= 16); unused entries stay 0
     gh = torch.zeros((ns, hv, ng) if dhbuf is not None else (0,), dtype=torch.float32, device=dev)
-    vnew = new_empty((t, hv, dv), dtype=inter_dtype(k.dtype), device=dev)
+    vnew = new_empty((t, hv, dv), dtype=inter_dtype(k.dtype, "vnew"), device=dev)
     final = new_empty((n, hv, dk, dv) if store_final else (0,), dtype=torch.float32, device=dev)
     if n > 0:
-        bv, warps, stages = launch_config("fwd_h", n_programs=n * hv, v=dv)
+        bv, warps, stages = launch_config("fwd_h", n_programs=n * hv, v=dv, k_row_bytes=dk * k.element_size())
         torch.library.wrap_triton(_gated_delta_fwd_h_kernel)[(triton.cdiv(dv, bv), n * hv)](
             k,
             k if rk is None else rk,

@@ -61,12 +61,17 @@ from .common import BT, _exp, _inv16, _seq_of_slot, block_k, dot_precision, exac
 KKT_BK = 16
 DQK_BK = 32
 # launch knobs of the WY backward kernel (module constants so a device experiment can override them:
-# benchmarks/fuzz_spec_rule.py --set)
-WY_BC_MIN = 16
+# benchmarks/fuzz_spec_rule.py --set). BC >= 32: at BC=16 (dk=16) Triton 3.6 on H200 compiled this
+# kernel into an invalid shared-memory read (compute-sanitizer: 2048-byte __shared__ read out of
+# bounds in a tl.dot; CUDA illegal memory access; session 9 GPU fuzz). BC=32 or 4 warps both ran clean.
+WY_BC_MIN = 32
 WY_BV = 64
 WY_WARPS = 8
 WARPS = 8
-BV_SEQ = 32  # V block of the sequential state passes (h, dhu)
+# V block of the sequential state passes (h, dhu), also for V < 32 (masked): at BV=16 with K=128 the
+# dhu kernel compiled by Triton 3.6 read shared memory out of bounds (512-byte __shared__ read,
+# compute-sanitizer; dk=128 dv=16, session 9 GPU fuzz)
+BV_SEQ = 32
 BV_PAR = 64  # V block of the chunk-parallel kernels (o, dv_local, loops in wy and dqk); never < 64
 
 
@@ -1029,7 +1034,7 @@ def _state_pass_gk(k, w, u, gc, initial_state, cu, dtype, *, store_final: bool, 
     n = cu.shape[0] - 1
     ns = num_slots(t, n)
     dev = k.device
-    bv = min(BV_SEQ, max(16, triton.next_power_of_2(dv)))
+    bv = BV_SEQ
     ng = triton.cdiv(dv, bv)
     hbuf = new_empty((ns, hv, dk, dv), dtype=torch.float32, device=dev)
     gh = new_empty((ns, hv, ng, dk) if dhbuf is not None else (0,), dtype=torch.float32, device=dev)
@@ -1113,7 +1118,7 @@ def chunk_bwd_gk(q, k, v, g, gk, beta, initial_state, cu, scale: float, do, dht,
             pqk, do, du_local, cu, n, scale, HV=hv, V=dv_, BT=BT, BV=bvp, DOT_PREC=prec, num_warps=8
         )
     if n > 0:
-        bv = min(BV_SEQ, max(16, triton.next_power_of_2(dv_)))
+        bv = BV_SEQ
         torch.library.wrap_triton(_gated_delta_bwd_gk_dhu_kernel)[(triton.cdiv(dv_, bv), n * hv)](
             q, k, w, gc, do, du_local, du,
             dht if dht is not None else gc,

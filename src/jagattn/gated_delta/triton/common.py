@@ -23,6 +23,8 @@ import os
 import triton
 import triton.language as tl
 
+from ..._core.env import env_choice
+
 BT = 64  # chunk size (rows); the WY inverse is built from 4 blocks of 16
 
 
@@ -246,11 +248,16 @@ def _num_sms(index: int) -> int:
     return torch.cuda.get_device_properties(index).multi_processor_count
 
 
-def launch_config(kernel: str, *, n_programs: int, v: int, device_index: int = 0) -> tuple[int, ...]:
+def launch_config(
+    kernel: str, *, n_programs: int, v: int, device_index: int = 0, k_row_bytes: int = 0
+) -> tuple[int, ...]:
     """``(BV, num_warps, num_stages)`` of one launch (``bwd_dqkwg``, ``bwd_wy``, ``fwd_wu``: see ``CANDIDATES``).
     ``n_programs`` counts the programs of the grid
     before the V split; sequential kernels (state passes) take the widest V block that still fills
-    the GPU twice, since their programs are latency-bound chains over the chunks."""
+    the GPU twice, since their programs are latency-bound chains over the chunks. ``k_row_bytes``
+    (K times the q/k element size) picks one pipeline stage for the state passes past 512 bytes: fp16
+    inputs with K = 256 (q/k normalised in fp32) needed 262-269 KB of shared memory at two stages, over
+    the 227 KB per block of H100/H200 (``OutOfResources`` on the device, session 9)."""
     if kernel in CONFIG_OVERRIDE:
         return CONFIG_OVERRIDE[kernel]
     if not isinstance(v, int):
@@ -269,12 +276,13 @@ def launch_config(kernel: str, *, n_programs: int, v: int, device_index: int = 0
         fill = 1 if kernel == "fwd_h" else 2
         if not isinstance(n_programs, int):
             # symbolic batch (compile/export with dynamic dims): a count-dependent choice would add guards
-            return (min(32, max(16, triton.next_power_of_2(v))), 4, 2)
+            return (min(32, max(16, triton.next_power_of_2(v))), 4, 1 if k_row_bytes > 512 else 2)
+        stages = 1 if k_row_bytes > 512 else 2
         sms = _num_sms(device_index)
         bv = 64
         while bv > 16 and n_programs * triton.cdiv(v, bv) < fill * sms:
             bv //= 2
-        return (min(bv, max(16, triton.next_power_of_2(v))), 4, 2)
+        return (min(bv, max(16, triton.next_power_of_2(v))), 4, stages)
     raise KeyError(kernel)
 
 
@@ -288,19 +296,37 @@ def dot_precision(dtype) -> str:
     return BF16_DOT if dtype == torch.bfloat16 else "ieee"
 
 
-# bf16 precision knobs (module constants for device experiments, benchmarks/fuzz_spec_rule.py --set):
-# the dot precision of fp32 operands and the storage dtype of the chunk intermediates for bf16 inputs
-BF16_DOT = "tf32"
-BF16_INTER = "bf16"
+# bf16 precision knobs for device experiments (session 9: small random bf16 batches failed the SPEC
+# rule by up to 2.1x the allowance; fp32 intermediates and exact dots each removed part of it):
+# JAGATTN_GD_BF16_DOT: input_precision of the dots with fp32 operands; JAGATTN_GD_BF16_FP32: which
+# intermediates of bf16 inputs are stored in fp32 instead of bf16 (comma list of BF16_INTERMEDIATES,
+# or "all"): qk (normalised q/k), w, u, h (per-chunk states), vnew, du, dw, dq.
+BF16_INTERMEDIATES = ("qk", "w", "u", "h", "vnew", "du", "dw", "dq")
+BF16_DOT = env_choice("JAGATTN_GD_BF16_DOT", ("tf32", "tf32x3", "ieee"), "tf32")
 
 
-def inter_dtype(dtype):
+def _fp32_set(text: str) -> frozenset:
+    items = {x.strip() for x in text.split(",") if x.strip()}
+    if items == {"all"}:
+        return frozenset(BF16_INTERMEDIATES)
+    bad = items - set(BF16_INTERMEDIATES)
+    if bad:
+        raise ValueError(
+            f"JAGATTN_GD_BF16_FP32 takes 'all' or names from {BF16_INTERMEDIATES} (got {sorted(bad)})"
+        )
+    return frozenset(items)
+
+
+BF16_FP32 = _fp32_set(os.environ.get("JAGATTN_GD_BF16_FP32", ""))
+
+
+def inter_dtype(dtype, what: str = ""):
     """Storage dtype of the chunk intermediates (W, U~, v_new, per-chunk states): the input dtype
     for bf16 (the speed path), fp32 for fp16/fp32 inputs, which then add no rounding beyond the
     reference run's (fp16 is a correctness path here, not a speed one)."""
     import torch
 
-    if dtype == torch.bfloat16 and BF16_INTER == "bf16":
+    if dtype == torch.bfloat16 and what not in BF16_FP32:
         return dtype
     return torch.float32
 
