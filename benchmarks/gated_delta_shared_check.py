@@ -58,6 +58,7 @@ def main() -> None:
     ap.add_argument("--dims", action="append", help="dk,dv (default: a grid)")
     ap.add_argument("--dtype", action="append", choices=["bf16", "fp16"])
     ap.add_argument("--no-gk", action="store_true")
+    ap.add_argument("--seqs", type=int, default=2, help="sequences (>= 66 x 2 heads: the widest state-pass V block)")
     args = ap.parse_args()
     triton.runtime.driver.set_active(fp._StubDriver())
     JITFunction.run = _compile
@@ -66,8 +67,10 @@ def main() -> None:
     dims = [tuple(int(x) for x in d.split(",")) for d in args.dims] if args.dims else [
         (a, b) for a in (16, 64, 128, 256) for b in (16, 64, 128, 256)]  # fmt: skip
     dts = {"bf16": torch.bfloat16, "fp16": torch.float16}
-    h, hv, t = 2, 2, 200
-    cu = torch.tensor([0, 70, 200], dtype=torch.int32)
+    h, hv = 2, 2
+    lens = [70, 130] if args.seqs == 2 else [3] * args.seqs
+    t = sum(lens)
+    cu = torch.tensor([0] + lens, dtype=torch.int32).cumsum(0).to(torch.int32)
     for name in args.dtype or ["bf16", "fp16"]:
         dt = dts[name]
         for dk, dv in dims:
@@ -76,7 +79,7 @@ def main() -> None:
             q, k = torch.randn(t, h, dk, dtype=qk_dt), torch.randn(t, h, dk, dtype=qk_dt)
             v, do = torch.randn(t, hv, dv, dtype=dt), torch.randn(t, hv, dv, dtype=dt)
             g, beta = -torch.rand(t, hv), torch.rand(t, hv).to(dt)
-            h0, dht = torch.randn(2, hv, dk, dv), torch.randn(2, hv, dk, dv)
+            h0, dht = torch.randn(len(lens), hv, dk, dv), torch.randn(len(lens), hv, dk, dv)
             chunk_fwd.chunk_fwd(q, k, v, g, beta, h0, cu, dk**-0.5)
             chunk_bwd.chunk_bwd(q, k, v, g, beta, h0, cu, dk**-0.5, do, dht)
             if not args.no_gk:

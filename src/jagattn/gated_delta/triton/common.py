@@ -257,7 +257,8 @@ def launch_config(
     the GPU twice, since their programs are latency-bound chains over the chunks. ``k_row_bytes``
     (K times the q/k element size) picks one pipeline stage for the state passes past 512 bytes: fp16
     inputs with K = 256 (q/k normalised in fp32) needed 262-269 KB of shared memory at two stages, over
-    the 227 KB per block of H100/H200 (``OutOfResources`` on the device, session 9)."""
+    the 227 KB per block of H100/H200 (``OutOfResources`` on the device, session 9); the same for
+    ``fwd_o`` / ``bwd_dv_local``."""
     if kernel in CONFIG_OVERRIDE:
         return CONFIG_OVERRIDE[kernel]
     if not isinstance(v, int):
@@ -265,7 +266,11 @@ def launch_config(
     if kernel == "fwd_kkt_solve":
         return (0, 1, 1)  # forward substitution, one warp (16x16 tiles: no cross-warp reductions)
     if kernel in ("fwd_o", "bwd_dv_local"):
-        return (128 if v > 64 else 64, 4, 2)  # never BV < 64 at 4 warps (see CANDIDATES)
+        # never BV < 64 at 4 warps (see CANDIDATES); past 512-byte K rows (fp16 inputs at K=256: fp32 q/k
+        # and states) BV=64 and one stage: fwd_o at BV=128 needed 256 KB at one or two stages (sm_90)
+        if k_row_bytes > 512:
+            return (64, 4, 1)
+        return (128 if v > 64 else 64, 4, 2)
     if kernel in ("bwd_dqkwg", "bwd_wy", "fwd_wu"):
         return CANDIDATES[kernel][0]
     if kernel == "fwd_recurrent":
