@@ -58,7 +58,9 @@ def main() -> None:
     ap.add_argument("--dims", action="append", help="dk,dv (default: a grid)")
     ap.add_argument("--dtype", action="append", choices=["bf16", "fp16"])
     ap.add_argument("--no-gk", action="store_true")
-    ap.add_argument("--seqs", type=int, default=2, help="sequences (>= 66 x 2 heads: the widest state-pass V block)")
+    ap.add_argument(
+        "--seqs", type=int, default=2, help="sequences (>= 66 x 2 heads: the widest state-pass V block)"
+    )
     args = ap.parse_args()
     triton.runtime.driver.set_active(fp._StubDriver())
     JITFunction.run = _compile

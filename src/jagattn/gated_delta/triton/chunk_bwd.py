@@ -579,7 +579,9 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=
     store_dh0 = initial_state is not None
     dh0 = new_empty((n, hv, dk_, dv_) if store_dh0 else (0,), dtype=torch.float32, device=dev)
     if ns > 0 and not fuse_dv:
-        bv, warps, stages = launch_config("bwd_dv_local", n_programs=ns * hv, v=dv_, k_row_bytes=dk_ * k.element_size())
+        bv, warps, stages = launch_config(
+            "bwd_dv_local", n_programs=ns * hv, v=dv_, k_row_bytes=dk_ * k.element_size()
+        )
         torch.library.wrap_triton(_gated_delta_bwd_dv_local_kernel)[(ns, hv, triton.cdiv(dv_, bv))](
             q,
             k,
@@ -605,7 +607,9 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=
             num_stages=stages,
         )
     if n > 0:
-        bv, warps, stages = launch_config("bwd_dhu", n_programs=n * hv, v=dv_, k_row_bytes=dk_ * q.element_size())
+        bv, warps, stages = launch_config(
+            "bwd_dhu", n_programs=n * hv, v=dv_, k_row_bytes=dk_ * q.element_size()
+        )
         torch.library.wrap_triton(_gated_delta_bwd_dhu_kernel)[(triton.cdiv(dv_, bv), n * hv)](
             q,
             k,

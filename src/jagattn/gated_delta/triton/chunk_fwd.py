@@ -806,7 +806,9 @@ def chunk_fwd(q, k, v, g, beta, initial_state, cu, scale: float, keep_t: str | N
     o = new_empty((t, hv, dv), dtype=v.dtype, device=v.device)
     ns = num_slots(t, n)
     if ns > 0:
-        bv, warps, stages = launch_config("fwd_o", n_programs=ns * hv, v=dv, k_row_bytes=dk * k.element_size())
+        bv, warps, stages = launch_config(
+            "fwd_o", n_programs=ns * hv, v=dv, k_row_bytes=dk * k.element_size()
+        )
         torch.library.wrap_triton(_gated_delta_fwd_o_kernel)[(ns, hv, triton.cdiv(dv, bv))](
             q,
             k,
