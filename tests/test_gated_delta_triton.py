@@ -662,7 +662,7 @@ def test_triton_norm_on_load_is_bitwise_the_normalised_copies(dtype, save_t, mon
             grads = ops.gated_delta_bwd_keep_t(*args, gc, ainv, rq, rk, do, dht, 32**-0.5, True)
         return (o, fs, *grads)
 
-    monkeypatch.setattr(ops, "inter_dtype", lambda dt: dt)  # copies in the input dtype, as on load
+    monkeypatch.setattr(ops, "inter_dtype", lambda dt, what="": dt)  # copies in the input dtype, as on load
     monkeypatch.setattr(ops, "NORM_ON_LOAD", "off")
     base = run()
     monkeypatch.setattr(ops, "NORM_ON_LOAD", "auto" if dtype == torch.float32 else "all")

@@ -555,7 +555,7 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=
     norm = rq is not None
     rq_, rk_ = (rq, rk) if norm else (q, k)  # unread pointers without rstd
     gc, ainv, w, u = _prepare(k, v, g, beta, cu, saved=saved, rk=rk)
-    if saved is None and prec != "ieee" and ainv.dtype != k.dtype:
+    if saved is None and prec == "tf32" and ainv.dtype != k.dtype:
         # W and U~ are recomputed: from here on only wy reads T, and for bf16 inputs it rounds T to
         # bf16 for the tensor cores anyway (on the GPU with the same round-to-nearest-even as this cast,
         # so the results are unchanged; Triton's CPU interpreter truncates instead), so the fp32 copy

@@ -688,7 +688,7 @@ def _prepare(k, v, g, beta, cu, saved=None, rk=None):
         else:
             wu, grid = _gated_delta_fwd_wu_kernel, (ns, hv, triton.cdiv(dk, bc) + triton.cdiv(dv, bc))
         # every parameter passed explicitly (Inductor's launcher needs them all, defaults included)
-        lowp = WU_VARIANT == "loop" and prec != "ieee" and WU_LOWP != "off"
+        lowp = WU_VARIANT == "loop" and prec == "tf32" and WU_LOWP != "off"
         extra = (
             {"LOWP_W": lowp and WU_LOWP in ("w", "wu"), "LOWP_U": lowp and WU_LOWP in ("u", "wu")}
             if WU_VARIANT == "loop"

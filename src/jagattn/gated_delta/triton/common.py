@@ -104,8 +104,9 @@ def _exp(x, EXACT: tl.constexpr):
 @triton.jit
 def _c(x, dt, DOT_PREC: tl.constexpr):
     """A dot operand: in the input dtype ``dt`` for bf16 inputs (tensor cores), fp32 when products
-    are exact (fp16/fp32 inputs) so no rounding is added that the reference run does not have."""
-    if DOT_PREC == "ieee":
+    are exact (fp16/fp32 inputs) so no rounding is added that the reference run does not have. The
+    opt-in ``tf32x3`` (``JAGATTN_GD_BF16_DOT``) keeps fp32 too, on split-tf32 tensor-core products."""
+    if DOT_PREC == "ieee" or DOT_PREC == "tf32x3":
         return x.to(tl.float32)
     else:
         return x.to(dt)
@@ -129,7 +130,7 @@ def _dot_f32_lhs(a, b, DOT_PREC: tl.constexpr):
     """``a @ b`` for an fp32 ``a`` (a masked score matrix) and a half/fp32 ``b``. With exact
     products (fp16/fp32 inputs) ``a`` keeps fp32; for bf16 inputs it is rounded to bf16 for the
     tensor cores, as a bf16 kernel must (its rounding is below the reference run's bf16 error)."""
-    if DOT_PREC == "ieee":
+    if DOT_PREC == "ieee" or DOT_PREC == "tf32x3":
         return tl.dot(a, b.to(tl.float32), input_precision=DOT_PREC)
     else:
         return tl.dot(a.to(b.dtype), b, input_precision=DOT_PREC)
@@ -139,7 +140,7 @@ def _dot_f32_lhs(a, b, DOT_PREC: tl.constexpr):
 def _dot_lhs_f32_rhs(a, b, DOT_PREC: tl.constexpr):
     """``a @ b`` for a half/fp32 ``a`` and an fp32 ``b`` (a masked score matrix): ``_dot_f32_lhs`` with
     the fp32 operand on the right."""
-    if DOT_PREC == "ieee":
+    if DOT_PREC == "ieee" or DOT_PREC == "tf32x3":
         return tl.dot(a.to(tl.float32), b, input_precision=DOT_PREC)
     else:
         return tl.dot(a, b.to(a.dtype), input_precision=DOT_PREC)
@@ -303,7 +304,8 @@ def dot_precision(dtype) -> str:
 
 # bf16 precision knobs for device experiments (session 9: small random bf16 batches failed the SPEC
 # rule by up to 2.1x the allowance; fp32 intermediates and exact dots each removed part of it):
-# JAGATTN_GD_BF16_DOT: input_precision of the dots with fp32 operands; JAGATTN_GD_BF16_FP32: which
+# JAGATTN_GD_BF16_DOT: input_precision of the dots with fp32 operands ("tf32x3" also keeps the fp32
+# operands that "tf32" rounds to bf16 for a bf16 partner, as "ieee" does); JAGATTN_GD_BF16_FP32: which
 # intermediates of bf16 inputs are stored in fp32 instead of bf16 (comma list of BF16_INTERMEDIATES,
 # or "all"): qk (normalised q/k), w, u, h (per-chunk states), vnew, du, dw, dq.
 BF16_INTERMEDIATES = ("qk", "w", "u", "h", "vnew", "du", "dw", "dq")
