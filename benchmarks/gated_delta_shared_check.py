@@ -58,6 +58,7 @@ def main() -> None:
     ap.add_argument("--dims", action="append", help="dk,dv (default: a grid)")
     ap.add_argument("--dtype", action="append", choices=["bf16", "fp16"])
     ap.add_argument("--no-gk", action="store_true")
+    ap.add_argument("--raw-qk", action="store_true", help="fp16 q/k as given (no l2norm) instead of fp32")
     ap.add_argument(
         "--seqs", type=int, default=2, help="sequences (>= 66 x 2 heads: the widest state-pass V block)"
     )
@@ -77,7 +78,8 @@ def main() -> None:
         dt = dts[name]
         for dk, dv in dims:
             CASE[0] = f"{name} dk={dk} dv={dv}"
-            qk_dt = dt if dt == torch.bfloat16 else torch.float32  # ops._prep: fp16 q/k normalised in fp32
+            # ops._prep: fp16 q/k normalised in fp32 (without l2norm they reach the kernels in fp16)
+            qk_dt = dt if dt == torch.bfloat16 or args.raw_qk else torch.float32
             q, k = torch.randn(t, h, dk, dtype=qk_dt), torch.randn(t, h, dk, dtype=qk_dt)
             v, do = torch.randn(t, hv, dv, dtype=dt), torch.randn(t, hv, dv, dtype=dt)
             g, beta = -torch.rand(t, hv), torch.rand(t, hv).to(dt)

@@ -608,7 +608,7 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=
         )
     if n > 0:
         bv, warps, stages = launch_config(
-            "bwd_dhu", n_programs=n * hv, v=dv_, k_row_bytes=dk_ * q.element_size()
+            "bwd_dhu", n_programs=n * hv, v=dv_, k_row_bytes=dk_ * max(q.element_size(), w.element_size())
         )
         torch.library.wrap_triton(_gated_delta_bwd_dhu_kernel)[(triton.cdiv(dv_, bv), n * hv)](
             q,

@@ -751,7 +751,9 @@ def _state_pass(k, w, u, gc, initial_state, cu, *, store_final: bool, dhbuf=None
     vnew = new_empty((t, hv, dv), dtype=inter_dtype(k.dtype, "vnew"), device=dev)
     final = new_empty((n, hv, dk, dv) if store_final else (0,), dtype=torch.float32, device=dev)
     if n > 0:
-        bv, warps, stages = launch_config("fwd_h", n_programs=n * hv, v=dv, k_row_bytes=dk * k.element_size())
+        bv, warps, stages = launch_config(
+            "fwd_h", n_programs=n * hv, v=dv, k_row_bytes=dk * max(k.element_size(), hbuf.element_size())
+        )
         torch.library.wrap_triton(_gated_delta_fwd_h_kernel)[(triton.cdiv(dv, bv), n * hv)](
             k,
             k if rk is None else rk,
@@ -807,7 +809,7 @@ def chunk_fwd(q, k, v, g, beta, initial_state, cu, scale: float, keep_t: str | N
     ns = num_slots(t, n)
     if ns > 0:
         bv, warps, stages = launch_config(
-            "fwd_o", n_programs=ns * hv, v=dv, k_row_bytes=dk * k.element_size()
+            "fwd_o", n_programs=ns * hv, v=dv, k_row_bytes=dk * max(k.element_size(), hbuf.element_size())
         )
         torch.library.wrap_triton(_gated_delta_fwd_o_kernel)[(ns, hv, triton.cdiv(dv, bv))](
             q,

@@ -256,8 +256,9 @@ def launch_config(
     ``n_programs`` counts the programs of the grid
     before the V split; sequential kernels (state passes) take the widest V block that still fills
     the GPU twice, since their programs are latency-bound chains over the chunks. ``k_row_bytes``
-    (K times the q/k element size) picks one pipeline stage for the state passes past 512 bytes: fp16
-    inputs with K = 256 (q/k normalised in fp32) needed 262-269 KB of shared memory at two stages, over
+    (K times the wider of the q/k and intermediate element sizes) picks one pipeline stage for the state
+    passes past 512 bytes: fp16 inputs with K = 256 (fp32 states; q/k normalised in fp32) needed 262-269
+    KB of shared memory at two stages, over
     the 227 KB per block of H100/H200 (``OutOfResources`` on the device, session 9); the same for
     ``fwd_o`` / ``bwd_dv_local``."""
     if kernel in CONFIG_OVERRIDE:
