@@ -2,7 +2,9 @@
 # (1) the bf16 precision experiment that round 5 could not run: JAGATTN_GD_BF16_DOT=tf32x3 now keeps the
 # fp32 dot operands (as ieee), alone and with every intermediate in fp32, on the 10 bf16 cases that fail
 # the SPEC rule (round 4/5 seeds), then their speed on H16-8seqs / H16-1seq; (2) the gk gpu tests (not
-# run since the session-9 launch fixes); (3) the random fuzz of the gated delta ops (--isolate).
+# run since the session-9 launch fixes); (3) fp16 K=256 cases (the stage / V-block rule now also counts
+# the fp32 states of fp16 without l2norm: checked only by a local sm_90 compile) and the random fuzz of
+# the gated delta ops (--isolate).
 # Call: JAGATTN_GIT_SHA=<sha> bash benchmarks/s10_round1.sh
 source benchmarks/device_round_env.sh
 export PYTHONPATH="$PWD/src" JAGATTN_AUTOTUNE=0
@@ -27,9 +29,10 @@ for v in "JAGATTN_GD_BF16_DOT=tf32" "${VARS[@]}"; do
     --rows H16-8seqs,H16-1seq --profile-rows none 2>&1 | grep -E "^H16|Error"
 done
 echo "== t=$((SECONDS-T0)) gk gpu tests + fuzz"
-( timeout $((560 - (SECONDS-T0))) $F --op gated_delta --op gated_delta_gk --isolate --cases 100 --first-seed 200 \
+( timeout 150 $F --op gated_delta --dims 256,128 --isolate --cases 6 2>&1 | grep -E "^FAIL|^fuzz|died" > $OUT/k256.log
+  timeout $((560 - (SECONDS-T0))) $F --op gated_delta --op gated_delta_gk --isolate --cases 100 --first-seed 200 \
     --time-budget $((520 - (SECONDS-T0))) 2>&1 | grep -v -i warn > $OUT/fuzz.log ) &
 timeout -s INT $((540 - (SECONDS-T0))) python3 -m pytest -q -m gpu tests/test_gated_delta_gk.py -p no:cacheprovider -rA 2>&1 \
   | tee $OUT/gk_tests.log | grep -E "^PASS|^FAIL|passed|failed|Error" | tail -20
-wait; grep -E "^FAIL|^fuzz|died" $OUT/fuzz.log | cut -c1-300 | tail -15
+wait; cat $OUT/k256.log | cut -c1-300; grep -E "^FAIL|^fuzz|died" $OUT/fuzz.log | cut -c1-300 | tail -15
 echo "== t=$((SECONDS-T0)) done"
