@@ -78,20 +78,24 @@ def _normalised_ptx(ptx: str) -> str:
     )
 
 
-def _compile_instead_of_launch(self, *args, grid, warmup, **kwargs):
+def compile_launch(fn, args, kwargs):
+    """``(compiled kernel, constexprs, options)`` of one launch of ``fn`` compiled for ``TARGET``."""
     opts = {k: kwargs.pop(k) for k in ("num_warps", "num_stages") if k in kwargs}
-    values = dict(zip(self.arg_names, args, strict=False))
+    values = dict(zip(fn.arg_names, args, strict=False))
     values.update(kwargs)
     sig, consts = {}, {}
-    for param, name in zip(self.params, self.arg_names, strict=True):
+    for param, name in zip(fn.params, fn.arg_names, strict=True):
         value = values.get(name, param.default)
         if param.is_constexpr:
             sig[name], consts[name] = "constexpr", value
         else:
             sig[name] = _arg_type(name, value)
-    compiled = triton.compile(
-        ASTSource(fn=self, signature=sig, constexprs=consts), target=TARGET, options=opts
-    )
+    compiled = triton.compile(ASTSource(fn=fn, signature=sig, constexprs=consts), target=TARGET, options=opts)
+    return compiled, consts, opts
+
+
+def _compile_instead_of_launch(self, *args, grid, warmup, **kwargs):
+    compiled, consts, opts = compile_launch(self, args, kwargs)
     ptx = _normalised_ptx(compiled.asm["ptx"])
     key = f"{self.fn.__name__} {sorted((k, str(v)) for k, v in consts.items())} {opts}"
     FINGERPRINTS[key] = hashlib.sha1(ptx.encode()).hexdigest()[:12]

@@ -24,7 +24,6 @@ fp = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(fp)
 
 import triton  # noqa: E402
-from triton.compiler import ASTSource  # noqa: E402
 from triton.runtime.jit import JITFunction  # noqa: E402
 
 LIMIT = 232448  # bytes per block on H100/H200 (the device's error message)
@@ -33,24 +32,12 @@ CASE = [""]
 
 
 def _compile(self, *args, grid, warmup, **kwargs):
-    opts = {k: kwargs.pop(k) for k in ("num_warps", "num_stages") if k in kwargs}
-    values = dict(zip(self.arg_names, args, strict=False))
-    values.update(kwargs)
-    sig, consts = {}, {}
-    for param, name in zip(self.params, self.arg_names, strict=True):
-        value = values.get(name, param.default)
-        if param.is_constexpr:
-            sig[name], consts[name] = "constexpr", value
-        else:
-            sig[name] = fp._arg_type(name, value)
+    compiled, consts, opts = fp.compile_launch(self, args, kwargs)
     key = f"{self.fn.__name__} {sorted((k, str(v)) for k, v in consts.items())} {opts}"
     if key not in SEEN:
-        c = triton.compile(
-            ASTSource(fn=self, signature=sig, constexprs=consts), target=fp.TARGET, options=opts
-        )
-        SEEN[key] = c.metadata.shared
-        flag = "OVER" if c.metadata.shared > LIMIT else "ok"
-        print(f"{flag:4} {c.metadata.shared:7d} {CASE[0]:28} {self.fn.__name__} {opts}", flush=True)
+        SEEN[key] = compiled.metadata.shared
+        flag = "OVER" if compiled.metadata.shared > LIMIT else "ok"
+        print(f"{flag:4} {compiled.metadata.shared:7d} {CASE[0]:28} {self.fn.__name__} {opts}", flush=True)
 
 
 def main() -> None:
