@@ -131,9 +131,9 @@ def main(path: str) -> None:
             rstd = (torch.rand(t, h), torch.rand(t, h))
             chunk_fwd.chunk_fwd(q, k, v, g, beta, h0, cu, dk**-0.5, rstd=rstd)
             chunk_bwd.chunk_bwd(q, k, v, g, beta, h0, cu, dk**-0.5, do, dht, rstd=rstd)
-            chunk_bwd.FUSE_DV = True  # dU_local inside dhu (opt-in JAGATTN_GD_FUSE_DV)
+            chunk_bwd.FUSE_DV = "1"  # dU_local inside dhu (JAGATTN_GD_FUSE_DV; default auto)
             chunk_bwd.chunk_bwd(q, k, v, g, beta, h0, cu, dk**-0.5, do, dht)
-            chunk_bwd.FUSE_DV = False
+            chunk_bwd.FUSE_DV = "0"
     with open(path, "w") as f:
         json.dump(FINGERPRINTS, f, indent=1)
     print(len(FINGERPRINTS), "kernels ->", path)

@@ -154,8 +154,8 @@ def _gated_delta_bwd_dhu_kernel(
 ):
     """The backward state recurrence, last chunk first: per chunk stores dS (DHBUF), forms the full
     ``dU = dU_local + exp(G_last - G) K dS`` (DU) and steps ``dS``. ``dU_local`` (the intra-chunk
-    ``P^T dO``) is read from DUL (written by ``dv_local``), or with ``FUSE_DV`` computed here from the
-    q, k, dO tiles the step loads anyway (the same operations as ``dv_local``; opt-in ``FUSE_DV``): no
+    ``P^T dO``) is read from DUL (written by ``dv_local``), or with ``FUSE_DV`` (chosen by
+    ``_fuse_dv``) computed here from the q, k, dO tiles the step loads anyway (dv_local's operations): no
     fp32 ``[T, HV, V]`` buffer, its write and read, nor a second read of q, k, dO."""
     scale = tl.cast(scale, tl.float32)  # Inductor passes Python floats as fp64 scalars
     i_v = tl.program_id(0)
@@ -513,9 +513,9 @@ def _gated_delta_bwd_wy_kernel(
 # dv_local launch, its buffer and ~0.5 GB of traffic; costs the [BT, BT] score tile and one more dot
 # per step of the latency-bound state pass. H200, Triton 3.6, bf16 K=V=128, 32768 tokens (session 9,
 # bwd ms, dv_local -> fused): H16 8 x 4096 3.432 -> 3.291, H32 8 x 4096 6.867 -> 6.218, H16 64 x 512
-# 3.491 -> 3.148, H16 ragged 3.638 -> 3.513, but H16 1 x 32768 4.925 -> 5.118 (16 state chains: the
-# longer step is on the critical path). "auto" (default) fuses when the state pass has at least half
-# as many (sequence, head) chains as the GPU has SMs; "0" / "1" force it (JAGATTN_GD_FUSE_DV).
+# 3.491 -> 3.148, H16 ragged 3.638 -> 3.513, but H16 1 x 32768 4.925 -> 5.118 (16 state chains;
+# presumably the longer step on the critical path). "auto" (default) fuses when the state pass has at
+# least half as many (sequence, head) chains as the GPU has SMs; "0" / "1" force it (JAGATTN_GD_FUSE_DV).
 FUSE_DV = env_choice("JAGATTN_GD_FUSE_DV", ("auto", "0", "1"), "auto")
 
 

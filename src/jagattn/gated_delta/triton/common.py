@@ -154,6 +154,9 @@ def _dot_lhs_f32_rhs(a, b, DOT_PREC: tl.constexpr):
 # ``CANDIDATES``, which give the kernel names and config lengths it accepts).
 CONFIG_OVERRIDE: dict = {}
 
+# K-row width (bytes) past which launch_config picks the shared-memory-light configs (see there)
+WIDE_K_ROW_BYTES = 512
+
 # Candidate configs per kernel: the sweep checks each gives the default's result (bitwise where the
 # arithmetic does not depend on the config, to rounding where it does).
 #
@@ -255,22 +258,22 @@ def launch_config(
     """``(BV, num_warps, num_stages)`` of one launch (``bwd_dqkwg``, ``bwd_wy``, ``fwd_wu``: see ``CANDIDATES``).
     ``n_programs`` counts the programs of the grid
     before the V split; sequential kernels (state passes) take the widest V block that still fills
-    the GPU twice, since their programs are latency-bound chains over the chunks. ``k_row_bytes``
-    (K times the wider of the q/k and intermediate element sizes) picks one pipeline stage for the state
-    passes past 512 bytes: fp16 inputs with K = 256 (fp32 states; q/k normalised in fp32) needed 262-269
-    KB of shared memory at two stages, over
-    the 227 KB per block of H100/H200 (``OutOfResources`` on the device, session 9); the same for
-    ``fwd_o`` / ``bwd_dv_local``."""
+    the GPU twice, since their programs are latency-bound chains over the chunks. ``k_row_bytes`` (K
+    times the wider of the q/k and intermediate element sizes) past ``WIDE_K_ROW_BYTES`` gives the state
+    passes one pipeline stage and ``fwd_o`` / ``bwd_dv_local`` BV=64 with one stage: fp16 inputs at
+    K = 256 (fp32 states, q/k normalised in fp32) needed 256-269 KB of shared memory otherwise, over the
+    227 KB per block of H100/H200 (``OutOfResources`` on the device, session 9)."""
     if kernel in CONFIG_OVERRIDE:
         return CONFIG_OVERRIDE[kernel]
     if not isinstance(v, int):
         v = 128  # symbolic head dim: any choice below is valid for every V
+    wide_k = k_row_bytes > WIDE_K_ROW_BYTES
     if kernel == "fwd_kkt_solve":
         return (0, 1, 1)  # forward substitution, one warp (16x16 tiles: no cross-warp reductions)
     if kernel in ("fwd_o", "bwd_dv_local"):
-        # never BV < 64 at 4 warps (see CANDIDATES); past 512-byte K rows (fp16 inputs at K=256: fp32 q/k
-        # and states) BV=64 and one stage: fwd_o at BV=128 needed 256 KB at one or two stages (sm_90)
-        if k_row_bytes > 512:
+        # never BV < 64 at 4 warps (see CANDIDATES); wide K rows: fwd_o at BV=128 needed 256 KB at one
+        # or two stages (fp16 K=256, sm_90)
+        if wide_k:
             return (64, 4, 1)
         return (128 if v > 64 else 64, 4, 2)
     if kernel in ("bwd_dqkwg", "bwd_wy", "fwd_wu"):
@@ -283,13 +286,12 @@ def launch_config(
         fill = 1 if kernel == "fwd_h" else 2
         if not isinstance(n_programs, int):
             # symbolic batch (compile/export with dynamic dims): a count-dependent choice would add guards
-            return (min(32, max(16, triton.next_power_of_2(v))), 4, 1 if k_row_bytes > 512 else 2)
-        stages = 1 if k_row_bytes > 512 else 2
+            return (min(32, max(16, triton.next_power_of_2(v))), 4, 1 if wide_k else 2)
         sms = _num_sms(device_index)
         bv = 64
         while bv > 16 and n_programs * triton.cdiv(v, bv) < fill * sms:
             bv //= 2
-        return (min(bv, max(16, triton.next_power_of_2(v))), 4, stages)
+        return (min(bv, max(16, triton.next_power_of_2(v))), 4, 1 if wide_k else 2)
     raise KeyError(kernel)
 
 
