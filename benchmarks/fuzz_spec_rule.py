@@ -12,6 +12,10 @@ Head dims: small on the CPU (interpreter time); on a GPU the draw also takes the
 256 (session 9: Triton 3.6 crashed or ran out of shared memory only at some head dims; ``--dims A,B``
 fixes both). GPU reproducers recorded before that change (session 9 logs) need their ``--dims``.
 
+``--peer fla`` (``--op gated_delta`` only, GPU): the backend under test is FLA's
+``chunk_gated_delta_rule`` (fla-core) instead of ours, on the same cases, gold and allowance: does the
+peer pass the same rule?
+
 Session 8 found with its first version: the fp16 gated delta path rounded the normalised q/k to fp16
 (dg max-abs 2.14x the allowance on lengths [14, 50, 59]); fixed in ``gated_delta/ops.py::_prep``.
 
@@ -50,6 +54,30 @@ DIMS: tuple[int, int] | None = None
 
 def _dims(a: int, b: int) -> tuple[int, int]:
     return DIMS if DIMS is not None else (a, b)
+
+
+# --peer fla: --op gated_delta runs FLA's chunk_gated_delta_rule instead of ours (_FLA: it, set in main)
+PEER = "jagattn"
+_FLA = None
+
+
+def _load_fla():
+    """FLA's ``chunk_gated_delta_rule``, as benchmarks/gated_delta_triton.py ``_fla()`` (not imported from
+    there: it imports triton and jagattn's kernels at module level); one line and exit 2 when FLA does not
+    import."""
+    import warnings
+
+    try:
+        import fla.ops.common.chunk_o as chunk_o
+        from fla.ops.gated_delta_rule import chunk_gated_delta_rule
+    except Exception as exc:  # noqa: BLE001 (not installed, or no GPU/Triton)
+        print(f"--peer fla: FLA does not import ({type(exc).__name__}: {exc})", file=sys.stderr, flush=True)
+        sys.exit(2)
+    if getattr(chunk_o, "TRITON_ABOVE_3_7_1", True) is False:
+        chunk_o.TRITON_ABOVE_3_7_1 = True  # Hopper with Triton < 3.7.1: its gated backward guard bypassed
+    # short sequences (T < H) trip FLA's head-first layout hint on every call
+    warnings.filterwarnings("ignore", message="Input tensor shape suggests potential format mismatch")
+    return chunk_gated_delta_rule
 
 
 def _leaves(args: dict, names) -> dict:
@@ -182,7 +210,22 @@ def case_gated_delta(rng: random.Random, dev: str, dtype, scale: int, per_key: b
     cu = testing.cu_seqlens(lengths, dev)
     desc = f"lengths={lengths} h={h} hv={hv} dk={dk} dv={dv} l2={l2} init={init} gk={per_key}"
 
+    def run_fla(a):
+        # packed B=1, [1, T, H, ...]; FLA is not relied on for HV > H: q/k are repeated as the reference does
+        # (value head j reads q/k head j // group; differentiable, the gradients reach our leaves). g and beta
+        # stay fp32 as drawn (FLA takes fp32 g and beta; its backward casts dbeta back to beta's dtype)
+        group = a["v"].shape[1] // a["q"].shape[1]
+        q, k = (a[n].repeat_interleave(group, dim=1) for n in ("q", "k"))
+        o, fs = _FLA(
+            q[None], k[None], a["v"][None], a["g"][None], a["beta"][None], scale=a["q"].shape[-1] ** -0.5,
+            initial_state=a.get("h0"), output_final_state=True, use_qk_l2norm_in_kernel=l2,
+            cu_seqlens=cu.long(),
+        )  # fmt: skip
+        return {"o": o[0], "final_state": fs}
+
     def run(a):
+        if PEER == "fla" and not per_key:
+            return run_fla(a)
         o, fs = jagattn.gated_delta_rule(
             a["q"], a["k"], a["v"], a["g"], a["beta"], cu_seqlens=cu, initial_state=a.get("h0"),
             output_final_state=True, use_qk_l2norm=l2, gk=a.get("gk"), backend="triton",
@@ -279,6 +322,8 @@ def _isolated(args, ops: list[str], seeds: range) -> None:
                    "--time-budget", str(args.time_budget - (time.time() - t0)), "--child"]  # fmt: skip
             if args.dims:
                 cmd += ["--dims", args.dims]
+            if args.peer != "jagattn":
+                cmd += ["--peer", args.peer]
             for item in args.set:
                 cmd += ["--set", item]
             proc = subprocess.run(cmd, capture_output=True, text=True)
@@ -309,7 +354,7 @@ def _isolated(args, ops: list[str], seeds: range) -> None:
 
 
 def main() -> None:
-    global DIMS, TRACEBACK
+    global DIMS, TRACEBACK, PEER, _FLA
     ap = argparse.ArgumentParser()
     ap.add_argument("--op", choices=list(OPS), action="append")
     ap.add_argument("--cases", type=int, default=50, help="cases per op")
@@ -320,6 +365,7 @@ def main() -> None:
     ap.add_argument("--time-budget", type=float, default=float("inf"), help="seconds, then stop")
     ap.add_argument("--dims", help="A,B: both head dims of every case (instead of the random draw)")
     ap.add_argument("--set", action="append", default=[], help="pkg.module.ATTR=value (experiments)")
+    ap.add_argument("--peer", choices=("jagattn", "fla"), default="jagattn", help="gated_delta under test")
     ap.add_argument("--isolate", action="store_true", help="child processes; survive fatal CUDA errors")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -330,6 +376,10 @@ def main() -> None:
     _apply_sets(args.set)
     TRACEBACK = args.seed is not None
     ops = args.op or list(OPS)
+    if args.peer == "fla":
+        if set(ops) != {"gated_delta"}:
+            ap.error("--peer fla tests FLA's chunk_gated_delta_rule: give --op gated_delta and no other --op")
+        PEER, _FLA = args.peer, _load_fla()
     seeds = (
         range(args.seed, args.seed + 1)
         if args.seed is not None
@@ -355,10 +405,9 @@ def main() -> None:
                 )
             if msg is not None:
                 fails[op] += 1
-                print(
-                    f"FAIL --op {op} --seed {seed}{' --dims ' + args.dims if args.dims else ''}: {msg}",
-                    flush=True,
-                )
+                repro = f" --dims {args.dims}" if args.dims else ""
+                repro += " --peer fla" if PEER == "fla" else ""
+                print(f"FAIL --op {op} --seed {seed}{repro}: {msg}", flush=True)
                 if args.device != "cpu" and _fatal(msg):
                     sys.exit(3)  # the CUDA context is dead: the parent (--isolate) resumes after this seed
     print(

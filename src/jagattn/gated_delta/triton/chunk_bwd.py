@@ -44,6 +44,7 @@ from .common import (
     dot_precision,
     exact_exp,
     inter_dtype,
+    keep_fp32,
     launch_config,
     num_slots,
 )
@@ -82,6 +83,7 @@ def _gated_delta_bwd_dv_local_kernel(
     BK: tl.constexpr,
     BV: tl.constexpr,
     DOT_PREC: tl.constexpr,
+    KEEP: tl.constexpr,
     EXACT_EXP: tl.constexpr,
     NORM: tl.constexpr,
 ):
@@ -114,7 +116,7 @@ def _gated_delta_bwd_dv_local_kernel(
     p_v = (rows[:, None] * HV + i_hv) * V + o_v[None, :]
     m_tv = m_t[:, None] & m_v[None, :]
     b_do = tl.load(DO + p_v, mask=m_tv, other=0.0)
-    tl.store(DU + p_v, _dot_f32_lhs(b_pt, b_do, DOT_PREC), mask=m_tv)
+    tl.store(DU + p_v, _dot_f32_lhs(b_pt, b_do, DOT_PREC, KEEP), mask=m_tv)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -148,6 +150,7 @@ def _gated_delta_bwd_dhu_kernel(
     USE_FINAL_STATE_GRADIENT: tl.constexpr,
     STORE_DH0: tl.constexpr,
     DOT_PREC: tl.constexpr,
+    KEEP: tl.constexpr,
     EXACT_EXP: tl.constexpr,
     NORM: tl.constexpr,
     FUSE_DV: tl.constexpr,
@@ -200,7 +203,7 @@ def _gated_delta_bwd_dhu_kernel(
         b_k = _l2n(tl.load(K_ + p_qk, mask=m_tk, other=0.0), RK, rows, m_t, i_h, H, NORM)
         p_v = (rows[:, None] * HV + i_hv) * V + o_v[None, :]
         m_tv = m_t[:, None] & m_v[None, :]
-        b_kd = _c(b_k.to(tl.float32) * _exp(g_last - b_g, EXACT_EXP)[:, None], dt, DOT_PREC)
+        b_kd = _c(b_k.to(tl.float32) * _exp(g_last - b_g, EXACT_EXP)[:, None], dt, DOT_PREC, KEEP)
         if FUSE_DV:
             b_q = _l2n(tl.load(Q + p_qk, mask=m_tk, other=0.0), RQ, rows, m_t, i_h, H, NORM)
             b_do = tl.load(DO + p_v, mask=m_tv, other=0.0)
@@ -215,22 +218,24 @@ def _gated_delta_bwd_dhu_kernel(
                 )
                 * scale
             )
-            b_dul = _dot_f32_lhs(b_pt, b_do, DOT_PREC)
+            b_dul = _dot_f32_lhs(b_pt, b_do, DOT_PREC, KEEP)
         else:
             b_dul = tl.load(DUL + p_v, mask=m_tv, other=0.0)
-        b_du = b_dul + tl.dot(b_kd, _c(b_dh, dt, DOT_PREC), input_precision=DOT_PREC)
+        b_du = b_dul + tl.dot(b_kd, _c(b_dh, dt, DOT_PREC, KEEP), input_precision=DOT_PREC)
         tl.store(DU + p_v, b_du.to(DU.dtype.element_ty), mask=m_tv)
 
         if not FUSE_DV:  # (the order of the loads before FUSE_DV existed)
             b_q = _l2n(tl.load(Q + p_qk, mask=m_tk, other=0.0), RQ, rows, m_t, i_h, H, NORM)
         b_w = tl.load(W + (rows[:, None] * HV + i_hv) * K + o_k[None, :], mask=m_tk, other=0.0)
-        b_qd = _c(b_q.to(tl.float32) * (_exp(b_g, EXACT_EXP) * scale)[:, None], dt, DOT_PREC)
+        b_qd = _c(b_q.to(tl.float32) * (_exp(b_g, EXACT_EXP) * scale)[:, None], dt, DOT_PREC, KEEP)
         if not FUSE_DV:
             b_do = tl.load(DO + p_v, mask=m_tv, other=0.0)
         b_dh = (
             b_dh * _exp(g_last, EXACT_EXP)
-            + tl.dot(tl.trans(b_qd), _c(b_do, dt, DOT_PREC), input_precision=DOT_PREC)
-            - tl.dot(tl.trans(_c(b_w, dt, DOT_PREC)), _c(b_du, dt, DOT_PREC), input_precision=DOT_PREC)
+            + tl.dot(tl.trans(b_qd), _c(b_do, dt, DOT_PREC, KEEP), input_precision=DOT_PREC)
+            - tl.dot(
+                tl.trans(_c(b_w, dt, DOT_PREC, KEEP)), _c(b_du, dt, DOT_PREC, KEEP), input_precision=DOT_PREC
+            )
         )
     if STORE_DH0:
         tl.store(DH0 + p_state + o_kv, b_dh, mask=m_kv)
@@ -271,6 +276,7 @@ def _gated_delta_bwd_dqkwg_kernel(
     NG: tl.constexpr,
     BG: tl.constexpr,
     DOT_PREC: tl.constexpr,
+    KEEP: tl.constexpr,
     EXACT_EXP: tl.constexpr,
     NORM: tl.constexpr,
 ):
@@ -305,14 +311,14 @@ def _gated_delta_bwd_dqkwg_kernel(
         m_kv = m_k[:, None] & m_v[None, :]
         b_h = tl.load(HBUF + p_state + o_kv, mask=m_kv, other=0.0)
         b_dh = tl.load(DHBUF + p_state + o_kv, mask=m_kv, other=0.0)
-        b_h = _c(b_h, dt, DOT_PREC)
-        b_dh = _c(b_dh, dt, DOT_PREC)
-        b_do = _c(b_do, dt, DOT_PREC)
-        b_vn = _c(b_vn, dt, DOT_PREC)
+        b_h = _c(b_h, dt, DOT_PREC, KEEP)
+        b_dh = _c(b_dh, dt, DOT_PREC, KEEP)
+        b_do = _c(b_do, dt, DOT_PREC, KEEP)
+        b_vn = _c(b_vn, dt, DOT_PREC, KEEP)
         b_dp += tl.dot(b_do, tl.trans(b_vn), input_precision=DOT_PREC)
         b_dq += tl.dot(b_do, tl.trans(b_h), input_precision=DOT_PREC)
         b_dk += tl.dot(b_vn, tl.trans(b_dh), input_precision=DOT_PREC)
-        b_du = _c(tl.load(DU + p_v, mask=m_tv, other=0.0), dt, DOT_PREC)
+        b_du = _c(tl.load(DU + p_v, mask=m_tv, other=0.0), dt, DOT_PREC, KEEP)
         b_dw += tl.dot(b_du, tl.trans(b_h), input_precision=DOT_PREC)
 
     p_qk = (rows[:, None] * H + i_h) * K + o_k[None, :]
@@ -339,8 +345,8 @@ def _gated_delta_bwd_dqkwg_kernel(
     e_ts = _exp(tl.where(causal, b_g[:, None] - b_g[None, :], 0.0), EXACT_EXP)
     b_p = tl.where(causal, tl.dot(b_q, tl.trans(b_k), input_precision=DOT_PREC) * e_ts, 0.0) * scale
     b_dpm = tl.where(causal, b_dp * e_ts, 0.0) * scale
-    b_dq += _dot_f32_lhs(b_dpm, b_k, DOT_PREC)
-    b_dk += tl.trans(_dot_lhs_f32_rhs(tl.trans(b_q), b_dpm, DOT_PREC))
+    b_dq += _dot_f32_lhs(b_dpm, b_k, DOT_PREC, KEEP)
+    b_dk += tl.trans(_dot_lhs_f32_rhs(tl.trans(b_q), b_dpm, DOT_PREC, KEEP))
     b_dpp = b_dp * b_p  # G_t - G_s: + for the row t, - for the column s
     b_dg += tl.sum(b_dpp, 1) - tl.sum(b_dpp, 0)
     b_dg += tl.where(rows == last, dg_last, 0.0)
@@ -382,6 +388,7 @@ def _gated_delta_bwd_wy_kernel(
     NKB: tl.constexpr,
     BC: tl.constexpr,
     DOT_PREC: tl.constexpr,
+    KEEP: tl.constexpr,
     EXACT_EXP: tl.constexpr,
     NORM: tl.constexpr,
 ):
@@ -421,6 +428,7 @@ def _gated_delta_bwd_wy_kernel(
         tl.load(AINV + (rows[:, None] * HV + i_hv) * BT + o_t[None, :], mask=m_t[:, None], other=0.0),
         dt,
         DOT_PREC,
+        KEEP,
     )
     b_beta = tl.load(BETA + rows * HV + i_hv, mask=m_t, other=0.0).to(tl.float32)
     b_g = tl.load(GC + rows * HV + i_hv, mask=m_t, other=0.0)
@@ -451,7 +459,7 @@ def _gated_delta_bwd_wy_kernel(
         b_vh = tl.load(V_ + p_v, mask=m_tv, other=0.0)
         b_d += tl.dot(b_duh, tl.trans(b_vh.to(b_duh.dtype)), input_precision=DOT_PREC)
         b_v = b_vh.to(tl.float32)
-        b_tdu = tl.dot(tl.trans(b_a), _c(b_duh, dt, DOT_PREC), input_precision=DOT_PREC)
+        b_tdu = tl.dot(tl.trans(b_a), _c(b_duh, dt, DOT_PREC, KEEP), input_precision=DOT_PREC)
         tl.store(DV + p_v, (b_tdu * b_beta[:, None]).to(DV.dtype.element_ty), mask=m_tv)
         b_db += tl.sum(b_tdu * b_v, 1)
 
@@ -459,9 +467,10 @@ def _gated_delta_bwd_wy_kernel(
     strict = (o_t[:, None] > o_t[None, :]) & m_t[:, None]
     b_da = -tl.dot(
         _c(
-            tl.dot(tl.trans(b_a), _c(b_d * b_beta[None, :], dt, DOT_PREC), input_precision=DOT_PREC),
+            tl.dot(tl.trans(b_a), _c(b_d * b_beta[None, :], dt, DOT_PREC, KEEP), input_precision=DOT_PREC),
             dt,
             DOT_PREC,
+            KEEP,
         ),
         tl.trans(b_a),
         input_precision=DOT_PREC,
@@ -485,14 +494,14 @@ def _gated_delta_bwd_wy_kernel(
         b_kh = _l2n(b_kh, RK, rows, m_t, i_h, H, NORM)
         b_k = b_kh.to(tl.float32)
         p_kv = (rows[:, None] * HV + i_hv) * K + o_k[None, :]
-        b_dw = _c(tl.load(DW + p_kv, mask=m_tk, other=0.0), dt, DOT_PREC)
+        b_dw = _c(tl.load(DW + p_kv, mask=m_tk, other=0.0), dt, DOT_PREC, KEEP)
         b_tdw = tl.dot(tl.trans(b_a), b_dw, input_precision=DOT_PREC)
         b_tdwk = tl.sum(b_tdw * b_k, 1)
         b_db += b_tdwk * b_eg
         b_dg += b_tdwk * b_f
         # d/dK of sum(M * K K^T) = M K + M^T K
-        b_kc = _c(b_kh, dt, DOT_PREC)
-        b_dmc = _c(b_dm, dt, DOT_PREC)
+        b_kc = _c(b_kh, dt, DOT_PREC, KEEP)
+        b_dmc = _c(b_dm, dt, DOT_PREC, KEEP)
         b_mk = tl.dot(b_dmc, b_kc, input_precision=DOT_PREC) + tl.trans(
             tl.dot(tl.trans(b_kc), b_dmc, input_precision=DOT_PREC)
         )
@@ -601,6 +610,7 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=
             BK=bk,
             BV=bv,
             DOT_PREC=prec,
+            KEEP=keep_fp32(q.dtype, "dv_local"),
             EXACT_EXP=exact,
             NORM=norm,
             num_warps=warps,
@@ -636,6 +646,7 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=
             USE_FINAL_STATE_GRADIENT=dht is not None,
             STORE_DH0=store_dh0,
             DOT_PREC=prec,
+            KEEP=keep_fp32(q.dtype, "dhu"),
             EXACT_EXP=exact,
             NORM=norm,
             FUSE_DV=fuse_dv,
@@ -689,6 +700,7 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=
             NG=gh.shape[-1],
             BG=triton.next_power_of_2(gh.shape[-1]),
             DOT_PREC=prec,
+            KEEP=keep_fp32(q.dtype, "dqkwg"),
             EXACT_EXP=exact,
             NORM=norm,
             num_warps=warps,
@@ -725,6 +737,7 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=
             NKB=nkb,
             BC=bc,
             DOT_PREC=prec,
+            KEEP=keep_fp32(q.dtype, "wy"),
             EXACT_EXP=exact,
             NORM=norm,
             num_warps=warps,

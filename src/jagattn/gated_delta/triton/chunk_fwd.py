@@ -36,6 +36,7 @@ from .common import (
     dot_precision,
     exact_exp,
     inter_dtype,
+    keep_fp32,
     launch_config,
     num_slots,
 )
@@ -492,6 +493,7 @@ def _gated_delta_fwd_h_kernel(
     STORE_FINAL_STATE: tl.constexpr,
     COMPUTE_GH: tl.constexpr,
     DOT_PREC: tl.constexpr,
+    KEEP: tl.constexpr,
     EXACT_EXP: tl.constexpr,
     NORM: tl.constexpr,
 ):
@@ -539,7 +541,9 @@ def _gated_delta_fwd_h_kernel(
         )
         p_u = (rows[:, None] * HV + i_hv) * V + o_v[None, :]
         b_u = tl.load(U + p_u, mask=m_t[:, None] & m_v[None, :], other=0.0).to(tl.float32)
-        b_vn = b_u - tl.dot(b_w, b_h.to(dt), input_precision=DOT_PREC)
+        b_vn = b_u - tl.dot(
+            _c(b_w, dt, DOT_PREC, KEEP), _c(b_h, dt, DOT_PREC, KEEP), input_precision=DOT_PREC
+        )
         b_vn = b_vn.to(dt)
         tl.store(VNEW + p_u, b_vn, mask=m_t[:, None] & m_v[None, :])
 
@@ -552,7 +556,7 @@ def _gated_delta_fwd_h_kernel(
         # the decay exp(G_last - G_t) scales the [BT, BV] updates rather than the [BT, K] keys
         b_vd = b_vn.to(tl.float32) * tl.where(m_t, _exp(g_last - b_g, EXACT_EXP), 0.0)[:, None]
         b_h = b_h * _exp(g_last, EXACT_EXP) + tl.dot(
-            tl.trans(_c(b_k, dt, DOT_PREC)), _c(b_vd, dt, DOT_PREC), input_precision=DOT_PREC
+            tl.trans(_c(b_k, dt, DOT_PREC, KEEP)), _c(b_vd, dt, DOT_PREC, KEEP), input_precision=DOT_PREC
         )
     if STORE_FINAL_STATE:
         tl.store(HT + p_state + o_kv, b_h, mask=m_kv)
@@ -583,6 +587,7 @@ def _gated_delta_fwd_o_kernel(
     BK: tl.constexpr,
     BV: tl.constexpr,
     DOT_PREC: tl.constexpr,
+    KEEP: tl.constexpr,
     EXACT_EXP: tl.constexpr,
     NORM: tl.constexpr,
 ):
@@ -614,17 +619,20 @@ def _gated_delta_fwd_o_kernel(
         HBUF + (i_s.to(tl.int64) * HV + i_hv) * K * V + o_k[:, None] * V + o_v[None, :],
         mask=m_k[:, None] & m_v[None, :],
         other=0.0,
-    ).to(dt)
+    )
     b_g = tl.load(GC + rows * HV + i_hv, mask=m_t, other=0.0)
 
-    b_o = tl.dot(_c(b_q, dt, DOT_PREC), b_h, input_precision=DOT_PREC) * _exp(b_g, EXACT_EXP)[:, None]
+    b_o = (
+        tl.dot(_c(b_q, dt, DOT_PREC, KEEP), _c(b_h, dt, DOT_PREC, KEEP), input_precision=DOT_PREC)
+        * _exp(b_g, EXACT_EXP)[:, None]
+    )
     b_qk = tl.dot(b_q, tl.trans(b_k), input_precision=DOT_PREC)
     causal = (o_t[:, None] >= o_t[None, :]) & m_t[:, None]
     b_p = tl.where(causal, b_qk * _exp(tl.where(causal, b_g[:, None] - b_g[None, :], 0.0), EXACT_EXP), 0.0)
     p_v = (rows[:, None] * HV + i_hv) * V + o_v[None, :]
     m_tv = m_t[:, None] & m_v[None, :]
     b_vn = tl.load(VNEW + p_v, mask=m_tv, other=0.0)
-    b_o = (b_o + _dot_f32_lhs(b_p, b_vn, DOT_PREC)) * scale
+    b_o = (b_o + _dot_f32_lhs(b_p, b_vn, DOT_PREC, KEEP)) * scale
     tl.store(O + p_v, b_o.to(O.dtype.element_ty), mask=m_tv)
 
 
@@ -780,6 +788,7 @@ def _state_pass(k, w, u, gc, initial_state, cu, *, store_final: bool, dhbuf=None
             STORE_FINAL_STATE=store_final,
             COMPUTE_GH=dhbuf is not None,
             DOT_PREC=dot_precision(k.dtype),
+            KEEP=keep_fp32(k.dtype, "fwd_h"),
             EXACT_EXP=exact_exp(k.dtype),
             NORM=rk is not None,
             num_warps=warps,
@@ -831,6 +840,7 @@ def chunk_fwd(q, k, v, g, beta, initial_state, cu, scale: float, keep_t: str | N
             BK=block_k(dk),
             BV=bv,
             DOT_PREC=dot_precision(q.dtype),
+            KEEP=keep_fp32(q.dtype, "fwd_o"),
             EXACT_EXP=exact_exp(q.dtype),
             NORM=rq is not None,
             num_warps=warps,

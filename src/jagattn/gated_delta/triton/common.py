@@ -102,11 +102,13 @@ def _exp(x, EXACT: tl.constexpr):
 
 
 @triton.jit
-def _c(x, dt, DOT_PREC: tl.constexpr):
+def _c(x, dt, DOT_PREC: tl.constexpr, KEEP: tl.constexpr = False):
     """A dot operand: in the input dtype ``dt`` for bf16 inputs (tensor cores), fp32 when products
     are exact (fp16/fp32 inputs) so no rounding is added that the reference run does not have. The
-    opt-in ``tf32x3`` (``JAGATTN_GD_BF16_DOT``) keeps fp32 too, on split-tf32 tensor-core products."""
-    if DOT_PREC == "ieee" or DOT_PREC == "tf32x3":
+    opt-in ``tf32x3`` (``JAGATTN_GD_BF16_DOT``) keeps fp32 too, on split-tf32 tensor-core products;
+    ``KEEP`` (``keep_fp32``) keeps fp32 for a bf16 kernel's tf32 products (a bf16 value converts
+    exactly, an fp32 one keeps 10 mantissa bits instead of 7)."""
+    if DOT_PREC == "ieee" or DOT_PREC == "tf32x3" or KEEP:
         return x.to(tl.float32)
     else:
         return x.to(dt)
@@ -126,21 +128,21 @@ def _l2n(x, R, rows, m_rows, i_h, H: tl.constexpr, NORM: tl.constexpr):
 
 
 @triton.jit
-def _dot_f32_lhs(a, b, DOT_PREC: tl.constexpr):
+def _dot_f32_lhs(a, b, DOT_PREC: tl.constexpr, KEEP: tl.constexpr = False):
     """``a @ b`` for an fp32 ``a`` (a masked score matrix) and a half/fp32 ``b``. With exact
     products (fp16/fp32 inputs) ``a`` keeps fp32; for bf16 inputs it is rounded to bf16 for the
     tensor cores, as a bf16 kernel must (its rounding is below the reference run's bf16 error)."""
-    if DOT_PREC == "ieee" or DOT_PREC == "tf32x3":
+    if DOT_PREC == "ieee" or DOT_PREC == "tf32x3" or KEEP:
         return tl.dot(a, b.to(tl.float32), input_precision=DOT_PREC)
     else:
         return tl.dot(a.to(b.dtype), b, input_precision=DOT_PREC)
 
 
 @triton.jit
-def _dot_lhs_f32_rhs(a, b, DOT_PREC: tl.constexpr):
+def _dot_lhs_f32_rhs(a, b, DOT_PREC: tl.constexpr, KEEP: tl.constexpr = False):
     """``a @ b`` for a half/fp32 ``a`` and an fp32 ``b`` (a masked score matrix): ``_dot_f32_lhs`` with
     the fp32 operand on the right."""
-    if DOT_PREC == "ieee" or DOT_PREC == "tf32x3":
+    if DOT_PREC == "ieee" or DOT_PREC == "tf32x3" or KEEP:
         return tl.dot(a.to(tl.float32), b, input_precision=DOT_PREC)
     else:
         return tl.dot(a, b.to(a.dtype), input_precision=DOT_PREC)
@@ -328,6 +330,33 @@ def _fp32_set(text: str) -> frozenset:
 
 
 BF16_FP32 = _fp32_set(os.environ.get("JAGATTN_GD_BF16_FP32", ""))
+
+
+# JAGATTN_GD_BF16_KEEP: kernels (KEEP_KERNELS, or "all") whose fp32 dot operands stay fp32 (tf32
+# products, bf16 partners converted exactly) for bf16 inputs instead of being rounded to bf16
+KEEP_KERNELS = ("fwd_h", "fwd_o", "dv_local", "dhu", "dqkwg", "wy")
+
+
+def _keep_set(text: str) -> frozenset:
+    items = {x.strip() for x in text.split(",") if x.strip()}
+    if items == {"all"}:
+        return frozenset(KEEP_KERNELS)
+    bad = items - set(KEEP_KERNELS)
+    if bad:
+        raise ValueError(f"JAGATTN_GD_BF16_KEEP takes 'all' or names from {KEEP_KERNELS} (got {sorted(bad)})")
+    return frozenset(items)
+
+
+BF16_KEEP = _keep_set(os.environ.get("JAGATTN_GD_BF16_KEEP", ""))
+
+
+def keep_fp32(dtype, kernel: str) -> bool:
+    """The ``KEEP`` constexpr of ``kernel`` for inputs of ``dtype`` (see ``_c``)."""
+    import torch
+
+    if kernel not in KEEP_KERNELS:
+        raise KeyError(kernel)
+    return dtype == torch.bfloat16 and kernel in BF16_KEEP
 
 
 def inter_dtype(dtype, what: str = ""):
