@@ -43,6 +43,9 @@ def lengths_for(kind: str, seed: int = 0) -> list[int]:
     if kind.startswith("equal"):
         n = int(kind.split(":")[1])
         return [TOTAL // n] * n
+    if kind.startswith("tokens"):  # tokens:T:n, n equal sequences of T tokens in all
+        total, n = (int(x) for x in kind.split(":")[1:])
+        return [total // n] * n
     rng = random.Random(seed)
     out: list[int] = []
     while sum(out) < TOTAL:
@@ -57,6 +60,14 @@ ROWS = [
     ("H16-64seqs", 16, "equal:64"),
     ("H16-1seq", 16, "equal:1"),
     ("H16-ragged", 16, "ragged"),
+]
+# small problems (not in "all"; name them in --rows): where bf16 takes the precise path by default
+# (common.PRECISE_MAX_TOKEN_HEADS = 65536 tokens x value heads), to time it against the speed path
+SMALL_ROWS = [
+    ("S-H4-2k", 4, "tokens:2048:4"),
+    ("S-H8-8k", 8, "tokens:8192:8"),
+    ("S-H16-4k", 16, "tokens:4096:4"),
+    ("S-H16-4k-1seq", 16, "tokens:4096:1"),
 ]
 
 
@@ -311,8 +322,8 @@ def main() -> None:
         with open(f"{args.out}/gated_delta_bench.json", "w") as f:
             json.dump({"env": env, "rows": results, "stages": stages}, f, indent=1)
 
-    for name, h, kind in ROWS:
-        if args.rows != "all" and name not in args.rows.split(","):
+    for name, h, kind in ROWS + SMALL_ROWS:
+        if (args.rows != "all" or (name, h, kind) in SMALL_ROWS) and name not in args.rows.split(","):
             continue
         results.append(bench_row(name, h, kind, fla, profile=name in args.profile_rows.split(",")))
         dump()

@@ -662,7 +662,9 @@ def test_triton_norm_on_load_is_bitwise_the_normalised_copies(dtype, save_t, mon
             grads = ops.gated_delta_bwd_keep_t(*args, gc, ainv, rq, rk, do, dht, 32**-0.5, True)
         return (o, fs, *grads)
 
-    monkeypatch.setattr(ops, "inter_dtype", lambda dt, what="": dt)  # copies in the input dtype, as on load
+    monkeypatch.setattr(
+        ops, "inter_dtype", lambda dt, what, token_heads: dt
+    )  # copies in the input dtype, as on load
     monkeypatch.setattr(ops, "NORM_ON_LOAD", "off")
     base = run()
     monkeypatch.setattr(ops, "NORM_ON_LOAD", "auto" if dtype == torch.float32 else "all")
@@ -732,12 +734,12 @@ def test_triton_norm_on_load_auto_keeps_fp16_copies_in_fp32(monkeypatch):
     for dtype in (torch.float16, torch.bfloat16, torch.float32):
         x = torch.ones(4, 1, 8, dtype=dtype)
         calls.clear()
-        qn, kn, rstd = ops._prep(x, x, True)
+        qn, kn, rstd = ops._prep(x, x, x, True)
         if dtype == torch.float16:
             assert calls == [torch.float32] * 2 and rstd is None and qn.dtype == torch.float32
         else:
             assert calls == ["rstd"] * 2 and rstd is not None and qn is x
-        assert ops._prep(x, x, False)[2] is None
+        assert ops._prep(x, x, x, False)[2] is None
 
 
 def test_triton_save_t_auto_keeps_nothing_without_grad(monkeypatch, device):

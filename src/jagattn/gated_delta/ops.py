@@ -55,7 +55,7 @@ def _norm_on_load(dtype: torch.dtype, use_qk_l2norm: bool) -> bool:
 
 
 def _prep(
-    q: torch.Tensor, k: torch.Tensor, use_qk_l2norm: bool, kept_rstd=None
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, use_qk_l2norm: bool, kept_rstd=None
 ) -> tuple[torch.Tensor, torch.Tensor, tuple[torch.Tensor, torch.Tensor] | None]:
     """``(q, k, rstd)`` for the scalar-gate chunk kernels: normalised copies and ``rstd = None``, or
     (``NORM_ON_LOAD``) q, k as given and ``rstd = (rq, rk)`` for the kernels to normalise on load
@@ -72,7 +72,7 @@ def _prep(
     # fp16, whose chunk kernels compute in fp32 anyway. Rounding them to fp16 was the fp16 path's
     # largest error: dg max-abs 2.14x the reference run's on a random CPU draw (lengths [14, 50, 59],
     # session 8), 0.00x with fp32 q/k.
-    dt = inter_dtype(q.dtype, "qk")
+    dt = inter_dtype(q.dtype, "qk", q.shape[0] * v.shape[1])
     return l2norm_fwd(q, dt), l2norm_fwd(k, dt), None
 
 
@@ -138,7 +138,7 @@ def gated_delta_fwd(
     use_qk_l2norm: bool,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """``(o [T, HV, V] q.dtype, final_state [N, HV, K, V] fp32)``; shapes as in the public API."""
-    qn, kn, rstd = _prep(q, k, use_qk_l2norm)
+    qn, kn, rstd = _prep(q, k, v, use_qk_l2norm)
     h0 = _contig(initial_state)
     return chunk_fwd(
         qn, kn, v.contiguous(), g.contiguous(), beta.contiguous(), h0, cu_seqlens, scale, rstd=rstd
@@ -168,7 +168,7 @@ def _bwd_scalar(
 ):
     """Body of ``gated_delta_bwd`` / ``gated_delta_bwd_keep_t`` (``saved``: the forward's G and T;
     ``kept_rstd``: its q/k l2norm factors when it normalised on load)."""
-    qn, kn, rstd = _prep(q, k, use_qk_l2norm, kept_rstd)
+    qn, kn, rstd = _prep(q, k, v, use_qk_l2norm, kept_rstd)
     dq, dk, dv, dg, db, dh0 = chunk_bwd(
         qn,
         kn,
@@ -377,7 +377,7 @@ def gated_delta_fwd_keep_t(
     final_state as ``gated_delta_fwd`` (the same kernels: bitwise the same values); ``rq``, ``rk``
     ``[T, H]`` fp32: q's and k's l2norm factors when the kernels normalised on load
     (``NORM_ON_LOAD``), kept for the backward, else empty ``[0]``."""
-    qn, kn, rstd = _prep(q, k, use_qk_l2norm)
+    qn, kn, rstd = _prep(q, k, v, use_qk_l2norm)
     o, final, gc, ainv = chunk_fwd(
         qn,
         kn,

@@ -350,22 +350,44 @@ def _keep_set(text: str) -> frozenset:
 BF16_KEEP = _keep_set(os.environ.get("JAGATTN_GD_BF16_KEEP", ""))
 
 
-def keep_fp32(dtype, kernel: str) -> bool:
-    """The ``KEEP`` constexpr of ``kernel`` for inputs of ``dtype`` (see ``_c``)."""
+# bf16 precision by problem size (JAGATTN_GD_BF16_PRECISE=auto|on|off, default auto). The bf16 speed
+# path (bf16 intermediates, fp32 operands rounded to bf16 for the tensor cores) failed the SPEC rule on
+# most small random bf16 batches in session 9/10's GPU fuzz (FLA failed the same seeds, or crashed);
+# fp32 intermediates with tf32 products (every intermediate fp32, every kernel KEEP) passed 9 of those
+# 10 seeds but cost 1.5x fwd / 1.3x bwd on the 32768-token 16-head row (session 10). "auto" takes the
+# precise path up to PRECISE_MAX_TOKEN_HEADS tokens x value heads (the launch-bound sizes where its cost
+# is small in absolute terms, measured in benchmarks/results/README.md) and the speed path above.
+BF16_PRECISE = env_choice("JAGATTN_GD_BF16_PRECISE", ("auto", "on", "off"), "auto")
+PRECISE_MAX_TOKEN_HEADS = 65536
+
+
+def bf16_precise(dtype, token_heads: int) -> bool:
+    """True when bf16 inputs of ``token_heads`` (T x HV) take the precise path (see BF16_PRECISE)."""
+    import torch
+
+    if dtype != torch.bfloat16 or BF16_PRECISE == "off":
+        return False
+    return BF16_PRECISE == "on" or token_heads <= PRECISE_MAX_TOKEN_HEADS
+
+
+def keep_fp32(dtype, kernel: str, token_heads: int) -> bool:
+    """The ``KEEP`` constexpr of ``kernel`` for inputs of ``dtype`` (see ``_c``): bf16 inputs on the
+    precise path, or named in ``JAGATTN_GD_BF16_KEEP``."""
     import torch
 
     if kernel not in KEEP_KERNELS:
         raise KeyError(kernel)
-    return dtype == torch.bfloat16 and kernel in BF16_KEEP
+    return dtype == torch.bfloat16 and (kernel in BF16_KEEP or bf16_precise(dtype, token_heads))
 
 
-def inter_dtype(dtype, what: str = ""):
-    """Storage dtype of the chunk intermediates (W, U~, v_new, per-chunk states): the input dtype
-    for bf16 (the speed path), fp32 for fp16/fp32 inputs, which then add no rounding beyond the
-    reference run's (fp16 is a correctness path here, not a speed one)."""
+def inter_dtype(dtype, what: str, token_heads: int):
+    """Storage dtype of the chunk intermediates (W, U~, v_new, per-chunk states, ...): the input dtype
+    for bf16 on the speed path, fp32 for bf16 on the precise path (``bf16_precise``) and for
+    fp16/fp32 inputs, which then add no rounding beyond the reference run's (fp16 is a correctness
+    path here, not a speed one)."""
     import torch
 
-    if dtype == torch.bfloat16 and what not in BF16_FP32:
+    if dtype == torch.bfloat16 and what not in BF16_FP32 and not bf16_precise(dtype, token_heads):
         return dtype
     return torch.float32
 
