@@ -352,11 +352,10 @@ BF16_KEEP = _keep_set(os.environ.get("JAGATTN_GD_BF16_KEEP", ""))
 
 # bf16 precision by problem size (JAGATTN_GD_BF16_PRECISE=auto|on|off, default auto). The bf16 speed
 # path (bf16 intermediates, fp32 operands rounded to bf16 for the tensor cores) failed the SPEC rule on
-# most small random bf16 batches in session 9/10's GPU fuzz (FLA failed the same seeds, or crashed);
-# fp32 intermediates with tf32 products (every intermediate fp32, every kernel KEEP) passed 9 of those
-# 10 seeds but cost 1.5x fwd / 1.3x bwd on the 32768-token 16-head row (session 10). "auto" takes the
-# precise path up to PRECISE_MAX_TOKEN_HEADS tokens x value heads (the launch-bound sizes where its cost
-# is small in absolute terms, measured in benchmarks/results/README.md) and the speed path above.
+# many small random bf16 batches in the GPU fuzz (sessions 9-10; FLA failed or crashed on the same
+# seeds). The precise path stores every intermediate but the normalised q/k in fp32 and keeps fp32 dot
+# operands (tf32 products, KEEP in every kernel). "auto" takes it up to PRECISE_MAX_TOKEN_HEADS tokens x
+# value heads and the speed path above (what it passes and costs: the gated delta README).
 BF16_PRECISE = env_choice("JAGATTN_GD_BF16_PRECISE", ("auto", "on", "off"), "auto")
 PRECISE_MAX_TOKEN_HEADS = 65536
 
@@ -387,8 +386,11 @@ def inter_dtype(dtype, what: str, token_heads: int):
     path here, not a speed one)."""
     import torch
 
-    if dtype == torch.bfloat16 and what not in BF16_FP32 and not bf16_precise(dtype, token_heads):
-        return dtype
+    if dtype == torch.bfloat16 and what not in BF16_FP32:
+        # normalised q/k stay bf16 on the precise path: fp32 copies would make the chunk kernels see
+        # fp32 inputs and take the fp16 path's exact fp32 products ("ieee"), 10-25x slower (session 10)
+        if what == "qk" or not bf16_precise(dtype, token_heads):
+            return dtype
     return torch.float32
 
 
