@@ -386,11 +386,14 @@ def inter_dtype(dtype, what: str, token_heads: int):
     path here, not a speed one)."""
     import torch
 
-    if dtype == torch.bfloat16 and what not in BF16_FP32:
-        # normalised q/k stay bf16 on the precise path: fp32 copies would make the chunk kernels see
-        # fp32 inputs and take the fp16 path's exact fp32 products ("ieee"), 10-25x slower (session 10)
-        if what == "qk" or not bf16_precise(dtype, token_heads):
-            return dtype
+    # normalised q/k stay bf16 on the precise path: fp32 copies would make the chunk kernels see fp32
+    # inputs and take the fp16 path's exact fp32 products ("ieee"), 10-25x slower (session 10)
+    if (
+        dtype == torch.bfloat16
+        and what not in BF16_FP32
+        and (what == "qk" or not bf16_precise(dtype, token_heads))
+    ):
+        return dtype
     return torch.float32
 
 
