@@ -49,36 +49,40 @@ def test_bf16_fp32_intermediates_switch():
     assert common._fp32_set("all") == set(common.BF16_INTERMEDIATES)
     with pytest.raises(ValueError, match="JAGATTN_GD_BF16_FP32"):
         common._fp32_set("h,state")
-    big = common.PRECISE_MAX_TOKEN_HEADS + 1
-    assert common.inter_dtype(torch.bfloat16, "h", big) == torch.bfloat16  # default: bf16 intermediates
-    assert common.inter_dtype(torch.float16, "h", big) == torch.float32
+    big = common.PRECISE_MAX_TOKENS + 1
+    assert common.inter_dtype(torch.bfloat16, "h", big, 1) == torch.bfloat16  # default: bf16 intermediates
+    assert common.inter_dtype(torch.float16, "h", big, 1) == torch.float32
 
 
 def test_bf16_precise_path_by_size(monkeypatch):
-    """bf16 inputs up to PRECISE_MAX_TOKEN_HEADS (T x HV) take fp32 intermediates (but q/k) and KEEP in every
-    kernel ("auto"); "on" / "off" force either path; fp16/fp32 inputs are never affected."""
-    limit = common.PRECISE_MAX_TOKEN_HEADS
+    """bf16 inputs up to PRECISE_MAX_TOKENS tokens and PRECISE_MAX_TOKEN_HEADS tokens x value heads take
+    fp32 intermediates (but q/k) and KEEP in every kernel ("auto"); "on" / "off" force either path;
+    fp16/fp32 inputs are never affected."""
+    t_max, th_max = common.PRECISE_MAX_TOKENS, common.PRECISE_MAX_TOKEN_HEADS
     monkeypatch.setattr(common, "BF16_PRECISE", "auto")
     monkeypatch.setattr(common, "BF16_FP32", frozenset())
     monkeypatch.setattr(common, "BF16_KEEP", frozenset())
     bf = torch.bfloat16
-    assert common.bf16_precise(bf, limit) and not common.bf16_precise(bf, limit + 1)
-    assert not common.bf16_precise(torch.float16, 1) and not common.bf16_precise(torch.float32, 1)
+    hv = th_max // t_max  # both limits reached at once
+    assert common.bf16_precise(bf, t_max, hv)
+    assert not common.bf16_precise(bf, t_max + 1, 1)  # one long sequence: the speed path
+    assert not common.bf16_precise(bf, t_max, hv + 1)
+    assert not common.bf16_precise(torch.float16, 1, 1) and not common.bf16_precise(torch.float32, 1, 1)
     for what in common.BF16_INTERMEDIATES:  # normalised q/k stay bf16 (fp32 ones take the fp16 path)
-        assert common.inter_dtype(bf, what, limit) == (bf if what == "qk" else torch.float32)
-        assert common.inter_dtype(bf, what, limit + 1) == bf
+        assert common.inter_dtype(bf, what, t_max, hv) == (bf if what == "qk" else torch.float32)
+        assert common.inter_dtype(bf, what, t_max + 1, 1) == bf
     for kernel in common.KEEP_KERNELS:
-        assert common.keep_fp32(bf, kernel, limit) and not common.keep_fp32(bf, kernel, limit + 1)
-        assert not common.keep_fp32(torch.float16, kernel, 1)  # fp16 keeps fp32 through DOT_PREC "ieee"
+        assert common.keep_fp32(bf, kernel, 1, 1) and not common.keep_fp32(bf, kernel, t_max + 1, 1)
+        assert not common.keep_fp32(torch.float16, kernel, 1, 1)  # fp16 keeps fp32 through DOT_PREC "ieee"
     with pytest.raises(KeyError):
-        common.keep_fp32(bf, "fwd_x", 1)
+        common.keep_fp32(bf, "fwd_x", 1, 1)
     monkeypatch.setattr(common, "BF16_PRECISE", "off")
-    assert not common.bf16_precise(bf, 1) and common.inter_dtype(bf, "h", 1) == bf
+    assert not common.bf16_precise(bf, 1, 1) and common.inter_dtype(bf, "h", 1, 1) == bf
     monkeypatch.setattr(common, "BF16_PRECISE", "on")
-    assert common.bf16_precise(bf, 10**9) and common.keep_fp32(bf, "wy", 10**9)
+    assert common.bf16_precise(bf, 10**6, 64) and common.keep_fp32(bf, "wy", 10**6, 64)
     monkeypatch.setattr(common, "BF16_PRECISE", "off")
     monkeypatch.setattr(common, "BF16_KEEP", common._keep_set("dhu, wy"))
-    assert common.keep_fp32(bf, "wy", 1) and not common.keep_fp32(bf, "dqkwg", 1)
+    assert common.keep_fp32(bf, "wy", 1, 1) and not common.keep_fp32(bf, "dqkwg", 1, 1)
     assert common._keep_set("all") == set(common.KEEP_KERNELS)
     with pytest.raises(ValueError, match="JAGATTN_GD_BF16_KEEP"):
         common._keep_set("dhu,fwd")

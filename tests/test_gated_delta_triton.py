@@ -663,7 +663,7 @@ def test_triton_norm_on_load_is_bitwise_the_normalised_copies(dtype, save_t, mon
         return (o, fs, *grads)
 
     monkeypatch.setattr(
-        ops, "inter_dtype", lambda dt, what, token_heads: dt
+        ops, "inter_dtype", lambda dt, what, t, hv: dt
     )  # copies in the input dtype, as on load
     monkeypatch.setattr(ops, "NORM_ON_LOAD", "off")
     base = run()

@@ -72,7 +72,7 @@ def _prep(
     # fp16, whose chunk kernels compute in fp32 anyway. Rounding them to fp16 was the fp16 path's
     # largest error: dg max-abs 2.14x the reference run's on a random CPU draw (lengths [14, 50, 59],
     # session 8), 0.00x with fp32 q/k.
-    dt = inter_dtype(q.dtype, "qk", q.shape[0] * v.shape[1])
+    dt = inter_dtype(q.dtype, "qk", q.shape[0], v.shape[1])
     return l2norm_fwd(q, dt), l2norm_fwd(k, dt), None
 
 

@@ -576,7 +576,7 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=
 
     # the full dU in the intermediate dtype (bf16 for bf16 inputs): its readers (dqkwg, wy) round it
     # to that dtype for the tensor cores, and it holds the memory dW needs at the backward's peak
-    du = new_empty((t, hv, dv_), dtype=inter_dtype(k.dtype, "du", t * hv), device=dev)
+    du = new_empty((t, hv, dv_), dtype=inter_dtype(k.dtype, "du", t, hv), device=dev)
     # not updated in place: dhu reads the local dv and writes the full one to another buffer (an
     # in-place variant, with a barrier between the tile's load and store, crashed in dhu on H200);
     # with FUSE_DV dhu computes it itself (no buffer, no dv_local launch)
@@ -610,7 +610,7 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=
             BK=bk,
             BV=bv,
             DOT_PREC=prec,
-            KEEP=keep_fp32(q.dtype, "dv_local", t * hv),
+            KEEP=keep_fp32(q.dtype, "dv_local", t, hv),
             EXACT_EXP=exact,
             NORM=norm,
             num_warps=warps,
@@ -646,7 +646,7 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=
             USE_FINAL_STATE_GRADIENT=dht is not None,
             STORE_DH0=store_dh0,
             DOT_PREC=prec,
-            KEEP=keep_fp32(q.dtype, "dhu", t * hv),
+            KEEP=keep_fp32(q.dtype, "dhu", t, hv),
             EXACT_EXP=exact,
             NORM=norm,
             FUSE_DV=fuse_dv,
@@ -663,14 +663,14 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=
     # the backward's peak (128 MiB on the 32768-token 16-head rows, what pays for keeping T, ops.SAVE_T)
     # and its write + read. dk stays fp32: wy adds its WY terms to it.
     dq = new_empty(
-        (t, hv, dk_), dtype=inter_dtype(k.dtype, "dq", t * hv) if grp == 1 else torch.float32, device=dev
+        (t, hv, dk_), dtype=inter_dtype(k.dtype, "dq", t, hv) if grp == 1 else torch.float32, device=dev
     )
     dk = new_empty((t, hv, dk_), dtype=torch.float32, device=dev)
     bv, warps, stages, bkb = launch_config("bwd_dqkwg", n_programs=ns * hv, v=dv_)
     bkb = min(bkb, bk)
     nkb = triton.cdiv(dk_, bkb)
     dgp = new_empty((nkb, t, hv), dtype=torch.float32, device=dev)
-    dw = new_empty((t, hv, dk_), dtype=inter_dtype(k.dtype, "dw", t * hv), device=dev)  # -dW, see dqkwg
+    dw = new_empty((t, hv, dk_), dtype=inter_dtype(k.dtype, "dw", t, hv), device=dev)  # -dW, see dqkwg
     if ns > 0:
         torch.library.wrap_triton(_gated_delta_bwd_dqkwg_kernel)[(ns, hv, nkb)](
             q,
@@ -702,7 +702,7 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=
             NG=gh.shape[-1],
             BG=triton.next_power_of_2(gh.shape[-1]),
             DOT_PREC=prec,
-            KEEP=keep_fp32(q.dtype, "dqkwg", t * hv),
+            KEEP=keep_fp32(q.dtype, "dqkwg", t, hv),
             EXACT_EXP=exact,
             NORM=norm,
             num_warps=warps,
@@ -739,7 +739,7 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=
             NKB=nkb,
             BC=bc,
             DOT_PREC=prec,
-            KEEP=keep_fp32(q.dtype, "wy", t * hv),
+            KEEP=keep_fp32(q.dtype, "wy", t, hv),
             EXACT_EXP=exact,
             NORM=norm,
             num_warps=warps,

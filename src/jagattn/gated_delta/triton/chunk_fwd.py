@@ -657,8 +657,8 @@ def _prepare(k, v, g, beta, cu, saved=None, rk=None):
     else:
         gc = new_empty((t, hv), dtype=torch.float32, device=dev)
         ainv = new_empty((t, hv, BT), dtype=torch.float32, device=dev)
-    w = new_empty((t, hv, dk), dtype=inter_dtype(k.dtype, "w", t * hv), device=dev)
-    u = new_empty((t, hv, dv), dtype=inter_dtype(k.dtype, "u", t * hv), device=dev)
+    w = new_empty((t, hv, dk), dtype=inter_dtype(k.dtype, "w", t, hv), device=dev)
+    u = new_empty((t, hv, dv), dtype=inter_dtype(k.dtype, "u", t, hv), device=dev)
     if ns > 0:
         prec = dot_precision(k.dtype)
         exact = exact_exp(k.dtype)
@@ -752,11 +752,11 @@ def _state_pass(k, w, u, gc, initial_state, cu, *, store_final: bool, dhbuf=None
     n = cu.shape[0] - 1
     ns = num_slots(t, n)
     dev = k.device
-    hbuf = new_empty((ns, hv, dk, dv), dtype=inter_dtype(k.dtype, "h", t * hv), device=dev)
+    hbuf = new_empty((ns, hv, dk, dv), dtype=inter_dtype(k.dtype, "h", t, hv), device=dev)
     ng = triton.cdiv(dv, 16)
     # one partial sum per V block of the autotuned width (>= 16); unused entries stay 0
     gh = torch.zeros((ns, hv, ng) if dhbuf is not None else (0,), dtype=torch.float32, device=dev)
-    vnew = new_empty((t, hv, dv), dtype=inter_dtype(k.dtype, "vnew", t * hv), device=dev)
+    vnew = new_empty((t, hv, dv), dtype=inter_dtype(k.dtype, "vnew", t, hv), device=dev)
     final = new_empty((n, hv, dk, dv) if store_final else (0,), dtype=torch.float32, device=dev)
     if n > 0:
         bv, warps, stages = launch_config(
@@ -788,7 +788,7 @@ def _state_pass(k, w, u, gc, initial_state, cu, *, store_final: bool, dhbuf=None
             STORE_FINAL_STATE=store_final,
             COMPUTE_GH=dhbuf is not None,
             DOT_PREC=dot_precision(k.dtype),
-            KEEP=keep_fp32(k.dtype, "fwd_h", t * hv),
+            KEEP=keep_fp32(k.dtype, "fwd_h", t, hv),
             EXACT_EXP=exact_exp(k.dtype),
             NORM=rk is not None,
             num_warps=warps,
@@ -840,7 +840,7 @@ def chunk_fwd(q, k, v, g, beta, initial_state, cu, scale: float, keep_t: str | N
             BK=block_k(dk),
             BV=bv,
             DOT_PREC=dot_precision(q.dtype),
-            KEEP=keep_fp32(q.dtype, "fwd_o", t * hv),
+            KEEP=keep_fp32(q.dtype, "fwd_o", t, hv),
             EXACT_EXP=exact_exp(q.dtype),
             NORM=rq is not None,
             num_warps=warps,

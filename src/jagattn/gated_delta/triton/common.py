@@ -354,32 +354,35 @@ BF16_KEEP = _keep_set(os.environ.get("JAGATTN_GD_BF16_KEEP", ""))
 # path (bf16 intermediates, fp32 operands rounded to bf16 for the tensor cores) failed the SPEC rule on
 # many small random bf16 batches in the GPU fuzz (sessions 9-10; FLA failed or crashed on the same
 # seeds). The precise path stores every intermediate but the normalised q/k in fp32 and keeps fp32 dot
-# operands (tf32 products, KEEP in every kernel). "auto" takes it up to PRECISE_MAX_TOKEN_HEADS tokens x
-# value heads and the speed path above (what it passes and costs: the gated delta README).
+# operands (tf32 products, KEEP in every kernel). "auto" takes it up to PRECISE_MAX_TOKENS tokens and
+# PRECISE_MAX_TOKEN_HEADS tokens x value heads, the speed path above (what it passes and costs, and why
+# the token limit: the gated delta README, session 10).
 BF16_PRECISE = env_choice("JAGATTN_GD_BF16_PRECISE", ("auto", "on", "off"), "auto")
+PRECISE_MAX_TOKENS = 4096
 PRECISE_MAX_TOKEN_HEADS = 65536
 
 
-def bf16_precise(dtype, token_heads: int) -> bool:
-    """True when bf16 inputs of ``token_heads`` (T x HV) take the precise path (see BF16_PRECISE)."""
+def bf16_precise(dtype, t: int, hv: int) -> bool:
+    """True when bf16 inputs of ``t`` tokens and ``hv`` value heads take the precise path (see
+    BF16_PRECISE); from shapes only, so the forward and the backward of a call agree."""
     import torch
 
     if dtype != torch.bfloat16 or BF16_PRECISE == "off":
         return False
-    return BF16_PRECISE == "on" or token_heads <= PRECISE_MAX_TOKEN_HEADS
+    return BF16_PRECISE == "on" or (t <= PRECISE_MAX_TOKENS and t * hv <= PRECISE_MAX_TOKEN_HEADS)
 
 
-def keep_fp32(dtype, kernel: str, token_heads: int) -> bool:
+def keep_fp32(dtype, kernel: str, t: int, hv: int) -> bool:
     """The ``KEEP`` constexpr of ``kernel`` for inputs of ``dtype`` (see ``_c``): bf16 inputs on the
     precise path, or named in ``JAGATTN_GD_BF16_KEEP``."""
     import torch
 
     if kernel not in KEEP_KERNELS:
         raise KeyError(kernel)
-    return dtype == torch.bfloat16 and (kernel in BF16_KEEP or bf16_precise(dtype, token_heads))
+    return dtype == torch.bfloat16 and (kernel in BF16_KEEP or bf16_precise(dtype, t, hv))
 
 
-def inter_dtype(dtype, what: str, token_heads: int):
+def inter_dtype(dtype, what: str, t: int, hv: int):
     """Storage dtype of the chunk intermediates (W, U~, v_new, per-chunk states, ...): the input dtype
     for bf16 on the speed path, fp32 for bf16 on the precise path (``bf16_precise``) and for
     fp16/fp32 inputs, which then add no rounding beyond the reference run's (fp16 is a correctness
@@ -388,11 +391,7 @@ def inter_dtype(dtype, what: str, token_heads: int):
 
     # normalised q/k stay bf16 on the precise path: fp32 copies would make the chunk kernels see fp32
     # inputs and take the fp16 path's exact fp32 products ("ieee"), 10-25x slower (session 10)
-    if (
-        dtype == torch.bfloat16
-        and what not in BF16_FP32
-        and (what == "qk" or not bf16_precise(dtype, token_heads))
-    ):
+    if dtype == torch.bfloat16 and what not in BF16_FP32 and (what == "qk" or not bf16_precise(dtype, t, hv)):
         return dtype
     return torch.float32
 
