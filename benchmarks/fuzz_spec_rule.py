@@ -50,6 +50,8 @@ def _lengths(rng: random.Random, max_len: int, scale: int) -> list[int]:
 # --dims A,B: the two head dims of every case (attention d/dv, HSTU dq/dv, gated delta dk/dv) instead of
 # the random draw; the draw still happens, so every other choice of a seed stays the same
 DIMS: tuple[int, int] | None = None
+# --dtype bf16|fp16 (GPU): the dtype of every case instead of the random draw (drawn anyway, as --dims)
+DTYPE: torch.dtype | None = None
 
 
 def _dims(a: int, b: int) -> tuple[int, int]:
@@ -261,6 +263,7 @@ def run_case(op: str, seed: int, dev: str, scale: int) -> str | None:
     """None when every output passes, else the failure message."""
     rng = random.Random(f"{op}-{seed}")
     dtype = rng.choice(DTYPES[op] if dev == "cpu" else (torch.bfloat16, torch.float16))
+    dtype = DTYPE if DTYPE is not None else dtype
     desc, args, grads, run, ref = OPS[op](rng, dev, dtype, scale)
     try:
         got = _outputs_and_grads(run, args, grads, seed)
@@ -322,6 +325,8 @@ def _isolated(args, ops: list[str], seeds: range) -> None:
                    "--time-budget", str(args.time_budget - (time.time() - t0)), "--child"]  # fmt: skip
             if args.dims:
                 cmd += ["--dims", args.dims]
+            if args.dtype:
+                cmd += ["--dtype", args.dtype]
             if args.peer != "jagattn":
                 cmd += ["--peer", args.peer]
             for item in args.set:
@@ -354,7 +359,7 @@ def _isolated(args, ops: list[str], seeds: range) -> None:
 
 
 def main() -> None:
-    global DIMS, TRACEBACK, PEER, _FLA
+    global DIMS, DTYPE, TRACEBACK, PEER, _FLA
     ap = argparse.ArgumentParser()
     ap.add_argument("--op", choices=list(OPS), action="append")
     ap.add_argument("--cases", type=int, default=50, help="cases per op")
@@ -364,6 +369,7 @@ def main() -> None:
     ap.add_argument("--scale", type=int, default=1, help="multiplies the random lengths (GPU)")
     ap.add_argument("--time-budget", type=float, default=float("inf"), help="seconds, then stop")
     ap.add_argument("--dims", help="A,B: both head dims of every case (instead of the random draw)")
+    ap.add_argument("--dtype", choices=("bf16", "fp16"), help="every case in this dtype (GPU)")
     ap.add_argument("--set", action="append", default=[], help="pkg.module.ATTR=value (experiments)")
     ap.add_argument("--peer", choices=("jagattn", "fla"), default="jagattn", help="gated_delta under test")
     ap.add_argument("--isolate", action="store_true", help="child processes; survive fatal CUDA errors")
@@ -373,6 +379,10 @@ def main() -> None:
         DIMS = tuple(int(x) for x in args.dims.split(","))
         if len(DIMS) != 2:
             raise SystemExit("--dims takes two head dims: A,B")
+    if args.dtype:
+        if args.device == "cpu":
+            ap.error("--dtype is for the GPU (the CPU interpreter draws fp32/fp16 and cannot run bf16 dots)")
+        DTYPE = {"bf16": torch.bfloat16, "fp16": torch.float16}[args.dtype]
     _apply_sets(args.set)
     TRACEBACK = args.seed is not None
     ops = args.op or list(OPS)
@@ -406,6 +416,7 @@ def main() -> None:
             if msg is not None:
                 fails[op] += 1
                 repro = f" --dims {args.dims}" if args.dims else ""
+                repro += f" --dtype {args.dtype}" if args.dtype else ""
                 repro += " --peer fla" if PEER == "fla" else ""
                 print(f"FAIL --op {op} --seed {seed}{repro}: {msg}", flush=True)
                 if args.device != "cpu" and _fatal(msg):

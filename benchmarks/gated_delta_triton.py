@@ -35,6 +35,7 @@ from jagattn.gated_delta.triton import chunk_fwd as tf
 from jagattn.gated_delta.triton.l2norm import l2norm_fwd
 
 TOTAL = 32768
+DTYPE = torch.bfloat16  # --dtype fp16: the same rows in fp16
 K = V = 128
 C = 64
 
@@ -75,11 +76,11 @@ def make(h: int, lengths: list[int], seed: int = 0):
     gen = torch.Generator(device="cuda").manual_seed(seed)
     t = sum(lengths)
     dev = "cuda"
-    q = torch.randn(t, h, K, device=dev, generator=gen, dtype=torch.bfloat16)
-    k = torch.randn(t, h, K, device=dev, generator=gen, dtype=torch.bfloat16)
-    v = torch.randn(t, h, V, device=dev, generator=gen, dtype=torch.bfloat16)
+    q = torch.randn(t, h, K, device=dev, generator=gen, dtype=DTYPE)
+    k = torch.randn(t, h, K, device=dev, generator=gen, dtype=DTYPE)
+    v = torch.randn(t, h, V, device=dev, generator=gen, dtype=DTYPE)
     g = F.logsigmoid(torch.randn(t, h, device=dev, generator=gen, dtype=torch.float32))
-    beta = torch.sigmoid(torch.randn(t, h, device=dev, generator=gen, dtype=torch.float32)).to(torch.bfloat16)
+    beta = torch.sigmoid(torch.randn(t, h, device=dev, generator=gen, dtype=torch.float32)).to(DTYPE)
     cu = torch.tensor([0] + list(torch.tensor(lengths).cumsum(0)), dtype=torch.int32, device=dev)
     return q, k, v, g, beta, cu
 
@@ -157,7 +158,7 @@ def bench_row(name: str, h: int, kind: str, fla=None, profile: bool = False) -> 
     lengths = lengths_for(kind)
     q, k, v, g, beta, cu = make(h, lengths)
     leaves = [x.requires_grad_() for x in (q, k, v, g, beta)]
-    do = torch.randn(q.shape[0], h, V, device="cuda", dtype=torch.bfloat16)
+    do = torch.randn(q.shape[0], h, V, device="cuda", dtype=DTYPE)
 
     def fwd():
         return jagattn.gated_delta_rule(*leaves, cu_seqlens=cu, use_qk_l2norm=True, backend="triton")[0]
@@ -239,7 +240,9 @@ def breakdown(h: int, kind: str, variant_kernels: list[str] | None = None) -> di
     out["l2norm(q,k)"] = bench(lambda: (l2norm_fwd(q), l2norm_fwd(k)))
     out["prepare(kkt+solve+wu)"] = bench(lambda: tf._prepare(kn, v, g, beta, cu))
     gc, ainv, w, u = tf._prepare(kn, v, g, beta, cu)
-    out["state_pass"] = bench(lambda: tf._state_pass(kn, w, u, gc, None, cu, store_final=True))
+    out["state_pass"] = bench(
+        lambda: tf._state_pass(kn, w, u, gc, None, cu, in_dtype=v.dtype, store_final=True)
+    )
     out["chunk_fwd(total)"] = bench(lambda: tf.chunk_fwd(qn, kn, v, g, beta, None, cu, scale))
     out["chunk_bwd(total)"] = bench(lambda: tb.chunk_bwd(qn, kn, v, g, beta, None, cu, scale, do, None))
     variants = {}
@@ -260,7 +263,7 @@ def breakdown(h: int, kind: str, variant_kernels: list[str] | None = None) -> di
         "fwd_wu": lambda: tf._prepare(kn, v, g, beta, cu, saved=(gc, ainv)),  # the w/u kernel alone
         "fwd_o": lambda: tf.chunk_fwd(qn, kn, v, g, beta, None, cu, scale),
         "bwd_dv_local": bwd,
-        "fwd_h": lambda: tf._state_pass(kn, w, u, gc, None, cu, store_final=True),
+        "fwd_h": lambda: tf._state_pass(kn, w, u, gc, None, cu, in_dtype=v.dtype, store_final=True),
         "bwd_dhu": bwd,
         "bwd_dqkwg": bwd,
         "bwd_wy": bwd,
@@ -302,11 +305,15 @@ def main() -> None:
         "--profile-rows", default="H16-8seqs", help="rows with a per-kernel profile, ours and FLA"
     )
     ap.add_argument("--variants", help="kernels whose launch-config variants are timed (default: all listed)")
+    ap.add_argument("--dtype", choices=("bf16", "fp16"), default="bf16")
     args = ap.parse_args()
+    global DTYPE
+    DTYPE = {"bf16": torch.bfloat16, "fp16": torch.float16}[args.dtype]
     env = {
         "gpu": torch.cuda.get_device_name(),
         "torch": torch.__version__,
         "triton": triton.__version__,
+        "dtype": args.dtype,
         "time": time.strftime("%Y-%m-%d %H:%M:%S"),
     }
     print(env, flush=True)

@@ -86,3 +86,18 @@ def test_bf16_precise_path_by_size(monkeypatch):
     assert common._keep_set("all") == set(common.KEEP_KERNELS)
     with pytest.raises(ValueError, match="JAGATTN_GD_BF16_KEEP"):
         common._keep_set("dhu,fwd")
+
+
+def test_fp16_tf32_products_switch(monkeypatch):
+    """fp16 takes exact fp32 products by default; JAGATTN_GD_FP16_DOT=tf32 gives tf32 ones with KEEP in
+    every kernel (fp32 operands stay fp32); bf16 and fp32 inputs are unaffected."""
+    monkeypatch.setattr(common, "BF16_PRECISE", "off")
+    monkeypatch.setattr(common, "BF16_KEEP", frozenset())
+    monkeypatch.setattr(common, "FP16_DOT", "ieee")
+    assert common.dot_precision(torch.float16) == "ieee" and not common.keep_fp32(torch.float16, "wy", 1, 1)
+    monkeypatch.setattr(common, "FP16_DOT", "tf32")
+    assert common.dot_precision(torch.float16) == "tf32"
+    assert all(common.keep_fp32(torch.float16, kern, 10**6, 64) for kern in common.KEEP_KERNELS)
+    assert common.dot_precision(torch.float32) == "ieee" and not common.keep_fp32(torch.float32, "wy", 1, 1)
+    assert common.dot_precision(torch.bfloat16) == common.BF16_DOT
+    assert not common.keep_fp32(torch.bfloat16, "wy", 10**6, 64)

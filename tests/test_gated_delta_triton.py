@@ -603,6 +603,31 @@ def test_triton_opt_in_variant_matches_reference(variant, dtype, force_variant, 
     check_against_reference(case, dtype)
 
 
+@pytest.mark.parametrize("l2", [False, True], ids=["fp16-qk", "fp32-qk-copies"])
+def test_triton_fp16_tf32_products_opt_in(l2, monkeypatch, device):
+    """``JAGATTN_GD_FP16_DOT=tf32`` (opt-in): fp16 inputs take tf32 products with ``KEEP`` in every
+    kernel, decided from the input dtype even when q/k arrive as fp32 copies (l2norm). The interpreter
+    computes every dot in fp32, so this checks the plumbing and the SPEC rule there; what tf32 costs in
+    accuracy is a GPU question (benchmarks/fuzz_spec_rule.py with the variable set)."""
+    from jagattn.gated_delta.triton import chunk_bwd, chunk_fwd, common
+
+    monkeypatch.setattr(common, "FP16_DOT", "tf32")
+    seen = []
+    for mod in (chunk_fwd, chunk_bwd):
+
+        def record(dt, kernel, t, hv, inner=mod.keep_fp32):
+            seen.append((kernel, inner(dt, kernel, t, hv)))
+            return seen[-1][1]
+
+        monkeypatch.setattr(mod, "keep_fp32", record)
+    case = make_case(
+        [63, 0, 65, 1, 70], 1, 2, 32, 48, dtype=torch.float16, with_init=True, l2=l2, seed=5, device=device
+    )
+    check_against_reference(case, torch.float16)
+    assert {k for k, _ in seen} >= {"fwd_h", "fwd_o", "dhu", "dqkwg", "wy"}
+    assert all(keep for _, keep in seen)
+
+
 def _count_calls(monkeypatch, module, name: str) -> list[int]:
     calls: list[int] = []
     inner = getattr(module, name)

@@ -558,13 +558,13 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=
     ns = num_slots(t, n)
     dev = q.device
     bk = block_k(dk_)
-    prec = dot_precision(q.dtype)
+    prec = dot_precision(v.dtype)  # the input dtype: q/k may be fp32 copies (l2norm, fp16)
     exact = exact_exp(q.dtype)
     rq, rk = rstd if rstd is not None else (None, None)
     norm = rq is not None
     rq_, rk_ = (rq, rk) if norm else (q, k)  # unread pointers without rstd
     gc, ainv, w, u = _prepare(k, v, g, beta, cu, saved=saved, rk=rk)
-    if saved is None and prec == "tf32" and ainv.dtype != k.dtype:
+    if saved is None and prec == "tf32" and ainv.dtype != k.dtype and not keep_fp32(v.dtype, "wy", t, hv):
         # W and U~ are recomputed: from here on only wy reads T, and for bf16 inputs it rounds T to
         # bf16 for the tensor cores anyway (on the GPU with the same round-to-nearest-even as this cast,
         # so the results are unchanged; Triton's CPU interpreter truncates instead), so the fp32 copy
@@ -610,7 +610,7 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=
             BK=bk,
             BV=bv,
             DOT_PREC=prec,
-            KEEP=keep_fp32(q.dtype, "dv_local", t, hv),
+            KEEP=keep_fp32(v.dtype, "dv_local", t, hv),
             EXACT_EXP=exact,
             NORM=norm,
             num_warps=warps,
@@ -646,7 +646,7 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=
             USE_FINAL_STATE_GRADIENT=dht is not None,
             STORE_DH0=store_dh0,
             DOT_PREC=prec,
-            KEEP=keep_fp32(q.dtype, "dhu", t, hv),
+            KEEP=keep_fp32(v.dtype, "dhu", t, hv),
             EXACT_EXP=exact,
             NORM=norm,
             FUSE_DV=fuse_dv,
@@ -655,7 +655,9 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=
         )
     del du_local
     # the state pass runs after dhu so it can form sum(S0 * dS) from its exact fp32 state
-    hbuf, vnew, _, gh = _state_pass(k, w, u, gc, initial_state, cu, store_final=False, dhbuf=dhbuf, rk=rk)
+    hbuf, vnew, _, gh = _state_pass(
+        k, w, u, gc, initial_state, cu, in_dtype=v.dtype, store_final=False, dhbuf=dhbuf, rk=rk
+    )
     del w, u  # free before the per-chunk gradient buffers are allocated (peak memory)
     grp = hv // h
     # dq is final after dqkwg (only the l2norm backward or the cast to q's dtype follow), so without a
@@ -702,7 +704,7 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=
             NG=gh.shape[-1],
             BG=triton.next_power_of_2(gh.shape[-1]),
             DOT_PREC=prec,
-            KEEP=keep_fp32(q.dtype, "dqkwg", t, hv),
+            KEEP=keep_fp32(v.dtype, "dqkwg", t, hv),
             EXACT_EXP=exact,
             NORM=norm,
             num_warps=warps,
@@ -739,7 +741,7 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=
             NKB=nkb,
             BC=bc,
             DOT_PREC=prec,
-            KEEP=keep_fp32(q.dtype, "wy", t, hv),
+            KEEP=keep_fp32(v.dtype, "wy", t, hv),
             EXACT_EXP=exact,
             NORM=norm,
             num_warps=warps,

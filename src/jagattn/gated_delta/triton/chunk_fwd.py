@@ -660,7 +660,7 @@ def _prepare(k, v, g, beta, cu, saved=None, rk=None):
     w = new_empty((t, hv, dk), dtype=inter_dtype(k.dtype, "w", t, hv), device=dev)
     u = new_empty((t, hv, dv), dtype=inter_dtype(k.dtype, "u", t, hv), device=dev)
     if ns > 0:
-        prec = dot_precision(k.dtype)
+        prec = dot_precision(v.dtype)  # the input dtype: k may be an fp32 copy (l2norm, fp16)
         exact = exact_exp(k.dtype)
         inv_pow, warps, _ = launch_config("fwd_kkt_solve", n_programs=ns * hv, v=dv)
         kkt = (
@@ -746,7 +746,7 @@ WU_VARIANT = env_choice("JAGATTN_GD_WU", ("loop", "tiles"), "loop")
 WU_LOWP = env_choice("JAGATTN_GD_WU_LOWP", ("off", "u", "w", "wu"), "w")
 
 
-def _state_pass(k, w, u, gc, initial_state, cu, *, store_final: bool, dhbuf=None, rk=None):
+def _state_pass(k, w, u, gc, initial_state, cu, *, in_dtype, store_final: bool, dhbuf=None, rk=None):
     t, h, dk = k.shape
     hv, dv = u.shape[1], u.shape[2]
     n = cu.shape[0] - 1
@@ -787,8 +787,8 @@ def _state_pass(k, w, u, gc, initial_state, cu, *, store_final: bool, dhbuf=None
             USE_INITIAL_STATE=initial_state is not None,
             STORE_FINAL_STATE=store_final,
             COMPUTE_GH=dhbuf is not None,
-            DOT_PREC=dot_precision(k.dtype),
-            KEEP=keep_fp32(k.dtype, "fwd_h", t, hv),
+            DOT_PREC=dot_precision(in_dtype),
+            KEEP=keep_fp32(in_dtype, "fwd_h", t, hv),
             EXACT_EXP=exact_exp(k.dtype),
             NORM=rk is not None,
             num_warps=warps,
@@ -813,7 +813,9 @@ def chunk_fwd(q, k, v, g, beta, initial_state, cu, scale: float, keep_t: str | N
     gc, ainv, w, u = _prepare(k, v, g, beta, cu, rk=rk)
     if keep_t == "input":
         ainv = ainv.to(k.dtype)
-    hbuf, vnew, final, _ = _state_pass(k, w, u, gc, initial_state, cu, store_final=True, rk=rk)
+    hbuf, vnew, final, _ = _state_pass(
+        k, w, u, gc, initial_state, cu, in_dtype=v.dtype, store_final=True, rk=rk
+    )
     o = new_empty((t, hv, dv), dtype=v.dtype, device=v.device)
     ns = num_slots(t, n)
     if ns > 0:
@@ -839,8 +841,8 @@ def chunk_fwd(q, k, v, g, beta, initial_state, cu, scale: float, keep_t: str | N
             BT=BT,
             BK=block_k(dk),
             BV=bv,
-            DOT_PREC=dot_precision(q.dtype),
-            KEEP=keep_fp32(q.dtype, "fwd_o", t, hv),
+            DOT_PREC=dot_precision(v.dtype),
+            KEEP=keep_fp32(v.dtype, "fwd_o", t, hv),
             EXACT_EXP=exact_exp(q.dtype),
             NORM=rq is not None,
             num_warps=warps,

@@ -298,12 +298,15 @@ def launch_config(
 
 
 def dot_precision(dtype) -> str:
-    """``input_precision`` of every ``tl.dot`` (it only matters for fp32 operands). tf32 keeps 10
+    """``input_precision`` of every ``tl.dot`` (it only matters for fp32 operands), from the *input*
+    dtype (the launchers pass v's: q/k may be fp32 copies, v never is). tf32 keeps 10
     mantissa bits: finer than bf16's 7, so bf16 inputs use it for their fp32 intermediates (T, W);
     fp16 (10 bits) and fp32 inputs get exact fp32 products, or tf32 would add input-dtype-sized
     errors the reference run does not have (measured on H200: fp32 o error 1e-3 relative)."""
     import torch
 
+    if dtype == torch.float16:
+        return FP16_DOT
     return BF16_DOT if dtype == torch.bfloat16 else "ieee"
 
 
@@ -315,6 +318,11 @@ def dot_precision(dtype) -> str:
 # or "all"): qk (normalised q/k), w, u, h (per-chunk states), vnew, du, dw, dq.
 BF16_INTERMEDIATES = ("qk", "w", "u", "h", "vnew", "du", "dw", "dq")
 BF16_DOT = env_choice("JAGATTN_GD_BF16_DOT", ("tf32", "tf32x3", "ieee"), "tf32")
+# JAGATTN_GD_FP16_DOT=tf32 (opt-in, session 10, not yet run on a GPU): fp16 inputs keep their fp32
+# intermediates but take tf32 products (KEEP in every kernel) instead of exact fp32 ones ("ieee", the
+# default): the exact products made fp16 10-25x slower than bf16 on H200 (session 10, round 4). tf32
+# keeps fp16's 10 mantissa bits; whether that stays inside the SPEC rule is what the fuzz must show.
+FP16_DOT = env_choice("JAGATTN_GD_FP16_DOT", ("ieee", "tf32"), "ieee")
 
 
 def _fp32_set(text: str) -> frozenset:
@@ -375,12 +383,15 @@ def bf16_precise(dtype, t: int, hv: int) -> bool:
 
 
 def keep_fp32(dtype, kernel: str, t: int, hv: int) -> bool:
-    """The ``KEEP`` constexpr of ``kernel`` for inputs of ``dtype`` (see ``_c``): bf16 inputs on the
-    precise path, or named in ``JAGATTN_GD_BF16_KEEP``."""
+    """The ``KEEP`` constexpr of ``kernel`` for inputs of ``dtype`` (see ``_c``; ``dtype`` is the input
+    dtype, not that of fp32 q/k copies): bf16 inputs on the precise path or named in
+    ``JAGATTN_GD_BF16_KEEP``, fp16 inputs with tf32 products (``JAGATTN_GD_FP16_DOT``)."""
     import torch
 
     if kernel not in KEEP_KERNELS:
         raise KeyError(kernel)
+    if dtype == torch.float16:
+        return FP16_DOT == "tf32"
     return dtype == torch.bfloat16 and (kernel in BF16_KEEP or bf16_precise(dtype, t, hv))
 
 
