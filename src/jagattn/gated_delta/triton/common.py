@@ -373,8 +373,9 @@ PRECISE_MAX_TOKEN_HEADS = 65536
 def bf16_precise(dtype, t: int, hv: int) -> bool:
     """True when bf16 inputs of ``t`` tokens and ``hv`` value heads take the precise path (see
     BF16_PRECISE); from shapes only, so the forward and the backward of a call agree. A symbolic ``t``
-    (torch.compile with dynamic shapes) gets a guard on the limit rather than a fixed choice, so a
-    compiled call computes what the eager one does."""
+    (torch.compile with dynamic shapes) should get a guard on the limits rather than a fixed choice, so
+    that a compiled call computes what the eager one does (not exercised yet: the gpu compile tests
+    use static shapes)."""
     import torch
 
     if dtype != torch.bfloat16 or BF16_PRECISE == "off":
