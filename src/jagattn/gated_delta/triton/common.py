@@ -325,16 +325,19 @@ BF16_DOT = env_choice("JAGATTN_GD_BF16_DOT", ("tf32", "tf32x3", "ieee"), "tf32")
 FP16_DOT = env_choice("JAGATTN_GD_FP16_DOT", ("ieee", "tf32"), "ieee")
 
 
-def _fp32_set(text: str) -> frozenset:
+def _name_set(var: str, text: str, names: tuple) -> frozenset:
+    """The comma list ``text`` of environment variable ``var``: names from ``names``, or ``all``."""
     items = {x.strip() for x in text.split(",") if x.strip()}
     if items == {"all"}:
-        return frozenset(BF16_INTERMEDIATES)
-    bad = items - set(BF16_INTERMEDIATES)
+        return frozenset(names)
+    bad = items - set(names)
     if bad:
-        raise ValueError(
-            f"JAGATTN_GD_BF16_FP32 takes 'all' or names from {BF16_INTERMEDIATES} (got {sorted(bad)})"
-        )
+        raise ValueError(f"{var} takes 'all' or names from {names} (got {sorted(bad)})")
     return frozenset(items)
+
+
+def _fp32_set(text: str) -> frozenset:
+    return _name_set("JAGATTN_GD_BF16_FP32", text, BF16_INTERMEDIATES)
 
 
 BF16_FP32 = _fp32_set(os.environ.get("JAGATTN_GD_BF16_FP32", ""))
@@ -346,13 +349,7 @@ KEEP_KERNELS = ("fwd_h", "fwd_o", "dv_local", "dhu", "dqkwg", "wy")
 
 
 def _keep_set(text: str) -> frozenset:
-    items = {x.strip() for x in text.split(",") if x.strip()}
-    if items == {"all"}:
-        return frozenset(KEEP_KERNELS)
-    bad = items - set(KEEP_KERNELS)
-    if bad:
-        raise ValueError(f"JAGATTN_GD_BF16_KEEP takes 'all' or names from {KEEP_KERNELS} (got {sorted(bad)})")
-    return frozenset(items)
+    return _name_set("JAGATTN_GD_BF16_KEEP", text, KEEP_KERNELS)
 
 
 BF16_KEEP = _keep_set(os.environ.get("JAGATTN_GD_BF16_KEEP", ""))
