@@ -302,7 +302,8 @@ def dot_precision(dtype) -> str:
     dtype (the launchers pass v's: q/k may be fp32 copies, v never is). tf32 keeps 10
     mantissa bits: finer than bf16's 7, so bf16 inputs use it for their fp32 intermediates (T, W);
     fp16 (10 bits) and fp32 inputs get exact fp32 products, or tf32 would add input-dtype-sized
-    errors the reference run does not have (measured on H200: fp32 o error 1e-3 relative)."""
+    errors the reference run does not have (measured on H200: fp32 o error 1e-3 relative); fp16 takes
+    tf32 only with the opt-in ``JAGATTN_GD_FP16_DOT=tf32``."""
     import torch
 
     if dtype == torch.float16:
@@ -320,7 +321,8 @@ BF16_INTERMEDIATES = ("qk", "w", "u", "h", "vnew", "du", "dw", "dq")
 BF16_DOT = env_choice("JAGATTN_GD_BF16_DOT", ("tf32", "tf32x3", "ieee"), "tf32")
 # JAGATTN_GD_FP16_DOT=tf32 (opt-in, session 10, not yet run on a GPU): fp16 inputs keep their fp32
 # intermediates but take tf32 products (KEEP in every kernel) instead of exact fp32 ones ("ieee", the
-# default): the exact products made fp16 10-25x slower than bf16 on H200 (session 10, round 4). tf32
+# default). bf16 inputs run through that structure (fp32 q/k copies, exact products) were 10-25x slower
+# than the bf16 speed path on H200 (session 10, round 4); fp16 itself was not timed. tf32
 # keeps fp16's 10 mantissa bits; whether that stays inside the SPEC rule is what the fuzz must show.
 FP16_DOT = env_choice("JAGATTN_GD_FP16_DOT", ("ieee", "tf32"), "ieee")
 
@@ -400,8 +402,9 @@ def inter_dtype(dtype, what: str, t: int, hv: int):
     path here, not a speed one)."""
     import torch
 
-    # normalised q/k stay bf16 on the precise path: fp32 copies would make the chunk kernels see fp32
-    # inputs and take the fp16 path's exact fp32 products ("ieee"), 10-25x slower (session 10)
+    # normalised q/k stay bf16 on the precise path: measured with fp32 copies (session 10, round 4, when the
+    # dot precision still followed q's dtype: exact products) it was 10-25x slower; the copies would now
+    # get tf32 products, still twice the q/k traffic and half the tensor-core rate (not measured)
     if dtype == torch.bfloat16 and what not in BF16_FP32 and (what == "qk" or not bf16_precise(dtype, t, hv)):
         return dtype
     return torch.float32
