@@ -305,10 +305,10 @@ def main() -> None:
         "--profile-rows", default="H16-8seqs", help="rows with a per-kernel profile, ours and FLA"
     )
     ap.add_argument("--variants", help="kernels whose launch-config variants are timed (default: all listed)")
-    ap.add_argument("--dtype", choices=("bf16", "fp16"), default="bf16")
+    ap.add_argument("--dtype", choices=("bf16", "fp16", "fp32"), default="bf16")
     args = ap.parse_args()
     global DTYPE
-    DTYPE = {"bf16": torch.bfloat16, "fp16": torch.float16}[args.dtype]
+    DTYPE = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}[args.dtype]
     env = {
         "gpu": torch.cuda.get_device_name(),
         "torch": torch.__version__,
