@@ -15,7 +15,7 @@ for v in "JAGATTN_GD_FP16_DOT=tf32x3 --dtype fp16" "JAGATTN_GD_FP16_DOT=tf32 JAG
   i=$((i+1)); mkdir -p $OUT/speed$i; echo "-- $v"
   rows=S-H4-2k,S-H16-4k,H16-8seqs; [[ $v == *fp32 ]] && rows=S-H16-4k,H16-8seqs
   env ${v%% --*} timeout 120 python3 benchmarks/gated_delta_triton.py --out $OUT/speed$i --no-breakdown --no-fla \
-    --profile-rows none --rows $rows ${v#* --} 2>&1 | tee $OUT/speed$i/log.txt | grep -E "^S-|^H16|Error" | cut -c1-200
+    --profile-rows none --rows $rows --${v#* --} 2>&1 | tee $OUT/speed$i/log.txt | grep -E "^S-|^H16|Error" | cut -c1-200
 done
 wait
 grep -E "^d[a-z]+:|^lengths" $OUT/dg_outliers_on_rne.log | cut -c1-200
