@@ -4,6 +4,8 @@ These tests pin the choices; the device runs (benchmarks/s9_round*.sh) are what 
 
 from __future__ import annotations
 
+import os
+
 import pytest
 import torch
 
@@ -73,7 +75,7 @@ def test_bf16_precise_path_by_size(monkeypatch):
         assert common.inter_dtype(bf, what, t_max + 1, 1) == bf
     for kernel in common.KEEP_KERNELS:
         assert common.keep_fp32(bf, kernel, 1, 1) and not common.keep_fp32(bf, kernel, t_max + 1, 1)
-        assert not common.keep_fp32(torch.float16, kernel, 1, 1)  # fp16 keeps fp32 through DOT_PREC "ieee"
+        assert not common.keep_fp32(torch.float16, kernel, 1, 1)  # fp16 keeps fp32 through DOT_PREC (tf32x3)
     with pytest.raises(KeyError):
         common.keep_fp32(bf, "fwd_x", 1, 1)
     monkeypatch.setattr(common, "BF16_PRECISE", "off")
@@ -89,8 +91,13 @@ def test_bf16_precise_path_by_size(monkeypatch):
 
 
 def test_fp16_tf32_products_switch(monkeypatch):
-    """fp16 takes exact fp32 products by default; JAGATTN_GD_FP16_DOT=tf32 gives tf32 ones with KEEP in
-    every kernel (fp32 operands stay fp32); bf16 and fp32 inputs are unaffected."""
+    """fp16 takes split-tf32 products by default (fp32 operands kept through DOT_PREC, no KEEP);
+    JAGATTN_GD_FP16_DOT=ieee exact ones, =tf32 tf32 ones with KEEP in every kernel (fp32 operands stay
+    fp32); bf16 and fp32 inputs are unaffected."""
+    if not os.environ.get("JAGATTN_GD_FP16_DOT"):
+        assert common.FP16_DOT == "tf32x3"
+        assert common.dot_precision(torch.float16) == "tf32x3"
+        assert not any(common.keep_fp32(torch.float16, kern, 1, 1) for kern in common.KEEP_KERNELS)
     monkeypatch.setattr(common, "BF16_PRECISE", "off")
     monkeypatch.setattr(common, "BF16_KEEP", frozenset())
     monkeypatch.setattr(common, "FP16_DOT", "ieee")
