@@ -108,3 +108,17 @@ def test_fp16_tf32_products_switch(monkeypatch):
     assert common.dot_precision(torch.float32) == "ieee" and not common.keep_fp32(torch.float32, "wy", 1, 1)
     assert common.dot_precision(torch.bfloat16) == common.BF16_DOT
     assert not common.keep_fp32(torch.bfloat16, "wy", 10**6, 64)
+
+
+def test_fp16_half_path_switch(monkeypatch):
+    """JAGATTN_GD_FP16_PATH=half sends fp16 through bf16's speed structure: fp16 intermediates, tf32
+    for the remaining fp32 operands, no KEEP; bf16 and fp32 are unaffected."""
+    f16 = torch.float16
+    monkeypatch.setattr(common, "FP16_PATH", "half")
+    monkeypatch.setattr(common, "FP16_DOT", "tf32")  # KEEP stays off on the half path even so
+    assert common.dot_precision(f16) == "tf32"
+    assert all(common.inter_dtype(f16, w, 10**6, 64) == f16 for w in common.BF16_INTERMEDIATES)
+    assert not any(common.keep_fp32(f16, kern, 1, 1) for kern in common.KEEP_KERNELS)
+    assert common.inter_dtype(torch.float32, "h", 1, 1) == torch.float32
+    monkeypatch.setattr(common, "FP16_PATH", "split")
+    assert all(common.inter_dtype(f16, w, 1, 1) == torch.float32 for w in common.BF16_INTERMEDIATES)

@@ -402,16 +402,29 @@ def _rand_lengths(total, n, seed):
     ids=["32k-8seqs-gva2", "32k-single", "odd-multihead"],
 )
 def test_gpu_production_bf16(lengths, h, hv):
-    case = make_case(
-        lengths, h, hv, 128, 128, dtype=torch.bfloat16, with_init=True, l2=True, seed=7, device="cuda"
-    )
+    _check_production(lengths, h, hv, torch.bfloat16)
+
+
+def _check_production(lengths, h, hv, dtype):
+    case = make_case(lengths, h, hv, 128, 128, dtype=dtype, with_init=True, l2=True, seed=7, device="cuda")
     got = run_triton(case)
     gold = run_reference(case, cast=torch.float32)
     for name in gold:
         testing.assert_finite_where(name, got[name])
-    lowp = run_reference(case, cast=torch.bfloat16, compute_dtype=torch.bfloat16)
+    lowp = run_reference(case, cast=dtype, compute_dtype=dtype)
     for name in gold:
         testing.check_close(f"triton {name}", got[name], gold[name], lowp[name])
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize(
+    "lengths,h,hv",
+    [(_rand_lengths(32768, 8, 0), 1, 2), ([32768], 1, 1), ([0, 1, 63, 64, 65, 130, 4000, 0, 2049], 4, 8)],
+    ids=["32k-8seqs-gva2", "32k-single", "odd-multihead"],
+)
+def test_gpu_production_fp16(lengths, h, hv):
+    """fp16 at the production sizes of the bf16 test (fp16's reference run is 8x finer than bf16's)."""
+    _check_production(lengths, h, hv, torch.float16)
 
 
 @pytest.mark.gpu

@@ -334,7 +334,7 @@ def dot_precision(dtype) -> str:
     import torch
 
     if dtype == torch.float16:
-        return FP16_DOT
+        return "tf32" if FP16_PATH == "half" else FP16_DOT
     return BF16_DOT if dtype == torch.bfloat16 else FP32_DOT
 
 
@@ -359,6 +359,11 @@ BF16_DOT = env_choice("JAGATTN_GD_BF16_DOT", ("tf32", "tf32x3", "ieee"), "tf32")
 # bwd 38.4 ms, 15x faster than ieee (still ~10x bf16's speed path): the default since. tf32 with the
 # operands rounded to nearest (JAGATTN_GD_TF32_ROUND=rne) still failed 21 of 29.
 FP16_DOT = env_choice("JAGATTN_GD_FP16_DOT", ("ieee", "tf32", "tf32x3"), "tf32x3")
+# JAGATTN_GD_FP16_PATH=half (experiment, session 11): fp16 inputs through bf16's speed path instead
+# (intermediates stored in fp16, fp16 tensor-core products, tf32 for the fp32 T / score operands rounded
+# to fp16 for an fp16 partner); fp16's reference run rounds to fp16 as well. "split" (default): fp32
+# intermediates and FP16_DOT products.
+FP16_PATH = env_choice("JAGATTN_GD_FP16_PATH", ("split", "half"), "split")
 # JAGATTN_GD_FP32_DOT=tf32x3 (experiment): fp32 inputs on split-tf32 products instead of exact ones
 FP32_DOT = env_choice("JAGATTN_GD_FP32_DOT", ("ieee", "tf32x3"), "ieee")
 # JAGATTN_GD_TF32_ROUND=rne (experiment): fp32 operands kept for a tf32 product (``KEEP``) are rounded
@@ -433,7 +438,7 @@ def keep_fp32(dtype, kernel: str, t: int, hv: int) -> bool:
     if kernel not in KEEP_KERNELS:
         raise KeyError(kernel)
     if dtype == torch.float16:
-        return FP16_DOT == "tf32"
+        return FP16_DOT == "tf32" and FP16_PATH != "half"
     return dtype == torch.bfloat16 and (kernel in BF16_KEEP or bf16_precise(dtype, t, hv))
 
 
@@ -448,6 +453,8 @@ def inter_dtype(dtype, what: str, t: int, hv: int):
     # dot precision still followed q's dtype: exact products) it was 10-25x slower; the copies would now
     # get tf32 products, still twice the q/k traffic and half the tensor-core rate (not measured)
     if dtype == torch.bfloat16 and what not in BF16_FP32 and (what == "qk" or not bf16_precise(dtype, t, hv)):
+        return dtype
+    if dtype == torch.float16 and FP16_PATH == "half":
         return dtype
     return torch.float32
 
