@@ -336,3 +336,17 @@ def test_isolate_reruns_without_the_crashing_implementation(tmp_path, how):
     for r in (first, second):  # the others were measured and checked in the rerun
         assert r["impls"]["reference"]["status"] == "ok" and r["impls"]["reference"]["gate"] == "pass"
         assert list(r["impls"]) == ["triton", "reference"]
+
+
+def test_provenance_records_every_jagattn_variable(monkeypatch):
+    """A result is only reproducible with its knobs: every JAGATTN_* variable that is set (and the
+    interpreter switch) lands in the provenance, nothing else from the environment."""
+    from jagattn.bench import report
+
+    monkeypatch.setenv("JAGATTN_AUTOTUNE", "0")
+    monkeypatch.setenv("JAGATTN_GD_FP16_DOT", "ieee")
+    monkeypatch.setenv("JAGATTN_NOT_A_KNOB_YET", "x")
+    monkeypatch.setenv("SOME_OTHER_VAR", "y")
+    env = report.provenance(["bench"], torch.device("cpu"), {})["env"]
+    assert env["JAGATTN_AUTOTUNE"] == "0" and env["JAGATTN_GD_FP16_DOT"] == "ieee"
+    assert env["JAGATTN_NOT_A_KNOB_YET"] == "x" and "SOME_OTHER_VAR" not in env

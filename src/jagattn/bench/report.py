@@ -257,11 +257,9 @@ def provenance(argv: Sequence[str], device: torch.device, peers: dict[str, str])
         "python": platform.python_version(),
         "platform": platform.platform(),
         "device": str(device),
-        "env": {
-            k: os.environ[k]
-            for k in ("TRITON_INTERPRET", "JAGATTN_BACKEND", "JAGATTN_CHECK_INPUTS")
-            if k in os.environ
-        },
+        # every jagattn knob that is set (JAGATTN_AUTOTUNE, the per-family experiment variables, ...)
+        # and the Triton interpreter switch: a result is only reproducible with them
+        "env": {k: v for k, v in sorted(os.environ.items()) if k.startswith("JAGATTN_") or k == "TRITON_INTERPRET"},
         "peers": peers,
     }
     if device.type == "cuda":
