@@ -4,7 +4,7 @@
 # host-bound HSTU recsys row against GR in one run, with the fast path and without (session 6: fwd 0.91x
 # GR, host 0.28-0.43 ms per forward); (3) the gpu tests of attention + export and HSTU through the fast
 # path (JAGATTN_AUTOTUNE=0), and the gpu compile tests that must still take the dispatcher.
-# Call: JAGATTN_GIT_SHA=<full sha> bash benchmarks/s8_round2.sh
+# Call: JAGATTN_GIT_SHA=<full sha> bash benchmarks/rounds/s8_round2.sh
 source benchmarks/device_round_env.sh
 mkdir -p $OUT/fast $OUT/dispatcher
 PYTHONPATH="$PWD/src" timeout 120 python3 benchmarks/op_overhead.py --json $OUT/op_overhead.json 2>&1 | tee $OUT/op_overhead.log

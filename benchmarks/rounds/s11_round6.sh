@@ -1,6 +1,6 @@
 # Session 11, round 6 (kind nvidia-h200, timeout_s 590, carry .whl peers/gr): GR's autotune configs
 # compiled first in parallel children (hstu_gr_probe.py --skip-default fills Triton's cache), then the
-# full default hstu suite with GR in the same run. Call: JAGATTN_GIT_SHA=<sha> bash benchmarks/s11_round6.sh
+# full default hstu suite with GR in the same run. Call: JAGATTN_GIT_SHA=<sha> bash benchmarks/rounds/s11_round6.sh
 export JAGATTN_AUTOTUNE=0 OUT=${OUT:-$PWD/.device-out}
 mkdir -p $OUT/probe
 echo "sha $JAGATTN_GIT_SHA"

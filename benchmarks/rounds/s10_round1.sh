@@ -5,7 +5,7 @@
 # run since the session-9 launch fixes); (3) fp16 K=256 cases (the stage / V-block rule now also counts
 # the fp32 states of fp16 without l2norm: checked only by a local sm_90 compile) and the random fuzz of
 # the gated delta ops (--isolate).
-# Call: JAGATTN_GIT_SHA=<sha> bash benchmarks/s10_round1.sh
+# Call: JAGATTN_GIT_SHA=<sha> bash benchmarks/rounds/s10_round1.sh
 source benchmarks/device_round_env.sh
 export PYTHONPATH="$PWD/src" JAGATTN_AUTOTUNE=0
 export F="python3 benchmarks/fuzz_spec_rule.py --scale 4 --device cuda"

@@ -3,7 +3,7 @@
 # cannot see it): (1) compute-sanitizer on that case (every kernel it names), (2) the case under launch
 # variants of the WY kernel, (3) a head-dim sweep of every op on the GPU (the fuzz with fixed --dims,
 # child processes that survive a dead CUDA context), 8 at a time.
-# Call: JAGATTN_GIT_SHA=<sha> bash benchmarks/s9_round3.sh   (kind nvidia-h200, timeout_s 590)
+# Call: JAGATTN_GIT_SHA=<sha> bash benchmarks/rounds/s9_round3.sh   (kind nvidia-h200, timeout_s 590)
 source benchmarks/device_round_env.sh
 export PYTHONPATH="$PWD/src" JAGATTN_AUTOTUNE=0
 F="python3 benchmarks/fuzz_spec_rule.py --scale 4 --device cuda"

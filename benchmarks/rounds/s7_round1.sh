@@ -3,7 +3,7 @@
 # no dh0 without an initial state, T cast to bf16 before wy). (1) the gated delta rows with FLA in the same
 # process: times and PEAK MEMORY (predicted H16-64seqs ~2.32 GB, H16-8seqs ~2.24 GB vs FLA 2.36) plus the
 # per-kernel profile of H16-8seqs and H16-1seq; (2) the whole gated delta gpu test file (needs ~330 s cold).
-# Call: JAGATTN_GIT_SHA=<full sha> bash benchmarks/s7_round1.sh
+# Call: JAGATTN_GIT_SHA=<full sha> bash benchmarks/rounds/s7_round1.sh
 set -o pipefail
 export PYTHONUNBUFFERED=1
 T0=$SECONDS

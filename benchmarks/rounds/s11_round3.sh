@@ -3,7 +3,7 @@
 # seeds. Here: fp16 on split-tf32 products (JAGATTN_GD_FP16_DOT=tf32x3) and on tf32 with the operands
 # rounded to nearest (JAGATTN_GD_TF32_ROUND=rne): speed, SPEC-rule fuzz, the fp16 gpu test; fp32 inputs
 # ieee vs tf32x3 speed; the bf16 precise path's 32k dg outlier with rne.
-# Call: JAGATTN_GIT_SHA=<sha> bash benchmarks/s11_round3.sh
+# Call: JAGATTN_GIT_SHA=<sha> bash benchmarks/rounds/s11_round3.sh
 source benchmarks/device_round_env.sh
 export PYTHONPATH="$PWD/src" JAGATTN_AUTOTUNE=0
 echo "== t=$((SECONDS-T0)) bf16 precise 32k dg outliers with rne (background)"

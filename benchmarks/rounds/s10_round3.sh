@@ -3,7 +3,7 @@
 # heads). (1) SPEC rule on the 10 seeds that failed and on random seeds (bf16/fp16, random dims), auto
 # vs off; (2) speed of the small rows (precise by default) against the speed path and FLA, and the
 # large row (speed path by default, unchanged) against PRECISE=on; (3) gated delta gpu tests.
-# Call: JAGATTN_GIT_SHA=<sha> bash benchmarks/s10_round3.sh
+# Call: JAGATTN_GIT_SHA=<sha> bash benchmarks/rounds/s10_round3.sh
 source benchmarks/device_round_env.sh
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl 2>&1 | tail -1
 export PYTHONPATH="$PWD/src:/tmp/site" JAGATTN_AUTOTUNE=0

@@ -2,7 +2,7 @@
 # precise, off = speed path, ieee = precise with exact fp32 products) and on H16-8seqs (PRECISE=on), then
 # the gated delta gpu tests while the SPEC-rule fuzz continues on more random seeds and tries exact
 # products (JAGATTN_GD_BF16_DOT=ieee) on the two seeds the precise path still fails.
-# Call: JAGATTN_GIT_SHA=<sha> bash benchmarks/s10_round4.sh
+# Call: JAGATTN_GIT_SHA=<sha> bash benchmarks/rounds/s10_round4.sh
 source benchmarks/device_round_env.sh
 export PYTHONPATH="$PWD/src" JAGATTN_AUTOTUNE=0
 export F="python3 benchmarks/fuzz_spec_rule.py --scale 4 --device cuda"

@@ -2,7 +2,7 @@
 # test_gpu_production_fp16) on the default split-tf32 path and on the experimental half path
 # (JAGATTN_GD_FP16_PATH=half: bf16's speed structure in fp16); the half path's speed next to bf16 and
 # its SPEC-rule fuzz on small random fp16 cases.
-# Call: JAGATTN_GIT_SHA=<sha> bash benchmarks/s11_round4.sh
+# Call: JAGATTN_GIT_SHA=<sha> bash benchmarks/rounds/s11_round4.sh
 source benchmarks/device_round_env.sh
 export PYTHONPATH="$PWD/src" JAGATTN_AUTOTUNE=0
 echo "== t=$((SECONDS-T0)) fp16 production tests, split and half (background)"

@@ -2,7 +2,7 @@
 # of the eager fast path (inputs on cuda:1 while cuda:0 is current, every family, fast path and
 # dispatcher; never run: session 8 had no device time left to start a two-GPU machine), then the random
 # SPEC-rule fuzz on the device's Triton (bf16/fp16, lengths x4) for what is left of the call.
-# Call: JAGATTN_GIT_SHA=<full sha> bash benchmarks/s9_round2.sh
+# Call: JAGATTN_GIT_SHA=<full sha> bash benchmarks/rounds/s9_round2.sh
 source benchmarks/device_round_env.sh
 nvidia-smi -L | tee -a $OUT/env.txt
 JAGATTN_AUTOTUNE=0 PYTHONPATH="$PWD/src" timeout -s INT 150 python3 -m pytest -q -m gpu tests/test_eager_fast.py \

@@ -8,7 +8,7 @@
 # and dhu, whose k/q tiles now pass through registers); (2) gpu tests: NORM bitwise vs copies in bf16,
 # the norm-on-load variant under the SPEC rule, fp16_small (fp32 copies), compile_fullgraph, opcheck.
 # If NORM auto is bitwise equal and faster on every row: make it the default (ops.NORM_ON_LOAD) in its
-# own commit; the same for FUSE_DV (chunk_bwd.FUSE_DV) if its variant test passes and the bwd is faster. Call: JAGATTN_GIT_SHA=<full sha> bash benchmarks/s9_round1.sh
+# own commit; the same for FUSE_DV (chunk_bwd.FUSE_DV) if its variant test passes and the bwd is faster. Call: JAGATTN_GIT_SHA=<full sha> bash benchmarks/rounds/s9_round1.sh
 source benchmarks/device_round_env.sh
 mkdir -p $OUT/off $OUT/auto $OUT/fuse
 timeout 60 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \

@@ -4,7 +4,7 @@
 # and PEAK MEMORY (predicted ~2.16 / ~2.25 GB; FLA 2.36); (2) the gpu tests that reach the changed paths
 # (32k-single: long-sequence accuracy of the bf16 dq; compile_fullgraph: the keep-T op under
 # torch.compile; odd-multihead; opcheck_keep_t), with a cut (-s INT) that keeps the summary.
-# Call: JAGATTN_GIT_SHA=<full sha> bash benchmarks/s7_round3.sh
+# Call: JAGATTN_GIT_SHA=<full sha> bash benchmarks/rounds/s7_round3.sh
 set -o pipefail
 export PYTHONUNBUFFERED=1
 T0=$SECONDS

@@ -1,6 +1,6 @@
 # Session 10, device call 6 (kind nvidia-h200): same-run A/B of the small rows (bf16 precise path by
 # default vs JAGATTN_GD_BF16_PRECISE=off), then the gated delta gpu tests (-n 4).
-# Call: JAGATTN_GIT_SHA=<sha> bash benchmarks/s10_round6.sh
+# Call: JAGATTN_GIT_SHA=<sha> bash benchmarks/rounds/s10_round6.sh
 source benchmarks/device_round_env.sh
 export PYTHONPATH="$PWD/src" JAGATTN_AUTOTUNE=0
 echo "== t=$((SECONDS-T0)) speed A/B"

@@ -4,7 +4,7 @@
 # (2) speed of "w" vs off on H16-8seqs with the per-kernel profile; (3) launch-config sweep of the w/u
 # kernel (new "fwd_wu" candidates) and of fwd_o, bwd_dv_local, bwd_dqkwg (its 4 never-measured configs);
 # (4) gpu tests: every_launch_config (covers fwd_wu) and opt_in_variant_bf16[wu-lowp-w].
-# Call: JAGATTN_GIT_SHA=<full sha> bash benchmarks/s8_round3.sh
+# Call: JAGATTN_GIT_SHA=<full sha> bash benchmarks/rounds/s8_round3.sh
 source benchmarks/device_round_env.sh
 mkdir -p $OUT/off $OUT/w $OUT/sweep
 echo "== t=$((SECONDS-T0)) accuracy"

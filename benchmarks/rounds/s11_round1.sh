@@ -3,7 +3,7 @@
 # (2) the gated delta gpu tests under the final precise rule (at most 4096 tokens and 65536 token-heads;
 #     never run on the GPU in session 10) with the gk gpu tests; (3) the SPEC-rule fuzz on more random
 #     seeds (350-409) while the tests run.
-# Call: JAGATTN_GIT_SHA=<sha> bash benchmarks/s11_round1.sh
+# Call: JAGATTN_GIT_SHA=<sha> bash benchmarks/rounds/s11_round1.sh
 source benchmarks/device_round_env.sh
 export PYTHONPATH="$PWD/src" JAGATTN_AUTOTUNE=0
 export F="python3 benchmarks/fuzz_spec_rule.py --scale 4 --device cuda"

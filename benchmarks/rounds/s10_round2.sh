@@ -3,7 +3,7 @@
 # products instead of being rounded to bf16), JAGATTN_GD_BF16_FP32 (intermediates stored fp32) and
 # JAGATTN_GD_SAVE_T=fp32 (T kept fp32 for the backward) on the 10 failing seeds; FLA (fla-core 0.6.0)
 # under the same rule on the same seeds (--peer fla); then the speed and per-kernel times of the
-# candidates. Call: JAGATTN_GIT_SHA=<sha> bash benchmarks/s10_round2.sh (carry .whl)
+# candidates. Call: JAGATTN_GIT_SHA=<sha> bash benchmarks/rounds/s10_round2.sh (carry .whl)
 source benchmarks/device_round_env.sh
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl 2>&1 | tail -1
 export PYTHONPATH="$PWD/src:/tmp/site" JAGATTN_AUTOTUNE=0

@@ -6,7 +6,7 @@
 # opt_in_variant_bf16[wu-lowp-u] (SPEC rule at 8192 tokens GVA 2, bitwise repeat). The diag's second
 # case (32k-8seqs-gva2) is left out for time: run `gd_lowp_t_diag.py --cases 32k-8seqs-gva2` if "u" wins.
 # If "u" passes (1) and (3) and is faster: make it the default (chunk_fwd.WU_LOWP) in its own commit.
-# Call: JAGATTN_GIT_SHA=<full sha> bash benchmarks/s8_round1.sh
+# Call: JAGATTN_GIT_SHA=<full sha> bash benchmarks/rounds/s8_round1.sh
 source benchmarks/device_round_env.sh
 mkdir -p $OUT/off $OUT/u
 echo "== t=$((SECONDS-T0)) accuracy (diag, 32k-single: the case 'wu' failed in session 6)"

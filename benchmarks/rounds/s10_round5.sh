@@ -1,7 +1,7 @@
 # Session 10, device call 5 (kind nvidia-h200): the bf16 precise path without fp32 q/k copies (those sent
 # the kernels down the fp16 path's exact products: 10-25x slower in call 4). Speed of the small rows
 # (auto = precise) and of H16-8seqs with PRECISE=on (per kernel); SPEC-rule fuzz on the 10 failing seeds,
-# seed 309 and random seeds 300-349. Call: JAGATTN_GIT_SHA=<sha> bash benchmarks/s10_round5.sh
+# seed 309 and random seeds 300-349. Call: JAGATTN_GIT_SHA=<sha> bash benchmarks/rounds/s10_round5.sh
 source benchmarks/device_round_env.sh
 export PYTHONPATH="$PWD/src" JAGATTN_AUTOTUNE=0
 export F="python3 benchmarks/fuzz_spec_rule.py --scale 4 --device cuda"

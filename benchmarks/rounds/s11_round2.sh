@@ -3,7 +3,7 @@
 # session 10 measured the exact products 10-25x slower than bf16). Speed of fp16 small rows and
 # H16-8seqs, default vs tf32 (and bf16 for scale), then the SPEC-rule fuzz on fp16 cases with tf32 vs
 # the default, and the fp16 gpu tests with tf32.
-# Call: JAGATTN_GIT_SHA=<sha> bash benchmarks/s11_round2.sh
+# Call: JAGATTN_GIT_SHA=<sha> bash benchmarks/rounds/s11_round2.sh
 source benchmarks/device_round_env.sh
 export PYTHONPATH="$PWD/src" JAGATTN_AUTOTUNE=0
 export F="python3 benchmarks/fuzz_spec_rule.py --scale 4 --device cuda --dtype fp16"
