@@ -1,6 +1,6 @@
 """Launch rules of the gated delta kernels that the CPU interpreter cannot check by running them (shared
 memory limits and Triton 3.6 miscompiles met by the GPU fuzz in session 9, each fixed by a launch choice).
-These tests pin the choices; the device runs (benchmarks/s9_round*.sh) are what showed them needed."""
+These tests pin the choices; the device runs (benchmarks/rounds/s9_round*.sh) are what showed them needed."""
 
 from __future__ import annotations
 
