@@ -122,3 +122,18 @@ def test_fp16_half_path_switch(monkeypatch):
     assert common.inter_dtype(torch.float32, "h", 1, 1) == torch.float32
     monkeypatch.setattr(common, "FP16_PATH", "split")
     assert all(common.inter_dtype(f16, w, 1, 1) == torch.float32 for w in common.BF16_INTERMEDIATES)
+
+
+def test_fp16_tf32_per_kernel_switch(monkeypatch):
+    """JAGATTN_GD_FP16_TF32 names fp16 kernels that take tf32 products (with KEEP) instead of the
+    split-tf32 default; the others and every other dtype are unaffected."""
+    f16 = torch.float16
+    monkeypatch.setattr(common, "FP16_PATH", "split")
+    monkeypatch.setattr(common, "FP16_DOT", "tf32x3")
+    monkeypatch.setattr(common, "FP16_TF32", frozenset({"dqkwg", "kkt"}))
+    assert common.dot_precision(f16, "dqkwg") == "tf32" and common.dot_precision(f16, "kkt") == "tf32"
+    assert common.dot_precision(f16, "dhu") == "tf32x3" and common.dot_precision(f16) == "tf32x3"
+    assert common.keep_fp32(f16, "dqkwg", 1, 1) and not common.keep_fp32(f16, "dhu", 1, 1)
+    assert common.dot_precision(torch.float32, "dqkwg") == common.FP32_DOT
+    with pytest.raises(ValueError, match="JAGATTN_GD_FP16_TF32"):
+        common._name_set("JAGATTN_GD_FP16_TF32", "dqkwg,fwd", common.FP16_TF32_KERNELS)

@@ -558,13 +558,16 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=
     ns = num_slots(t, n)
     dev = q.device
     bk = block_k(dk_)
-    prec = dot_precision(v.dtype)  # the input dtype: q/k may be fp32 copies (l2norm, fp16)
+    # from the input dtype (q/k may be fp32 copies: l2norm, fp16), per kernel (JAGATTN_GD_FP16_TF32)
+    def prec_of(kernel: str) -> str:
+        return dot_precision(v.dtype, kernel)
+
     exact = exact_exp(q.dtype)
     rq, rk = rstd if rstd is not None else (None, None)
     norm = rq is not None
     rq_, rk_ = (rq, rk) if norm else (q, k)  # unread pointers without rstd
     gc, ainv, w, u = _prepare(k, v, g, beta, cu, saved=saved, rk=rk)
-    if saved is None and prec == "tf32" and ainv.dtype != k.dtype and not keep_fp32(v.dtype, "wy", t, hv):
+    if saved is None and prec_of("wy") == "tf32" and ainv.dtype != k.dtype and not keep_fp32(v.dtype, "wy", t, hv):
         # W and U~ are recomputed: from here on only wy reads T, and for bf16 inputs it rounds T to
         # bf16 for the tensor cores anyway (on the GPU with the same round-to-nearest-even as this cast,
         # so the results are unchanged; Triton's CPU interpreter truncates instead), so the fp32 copy
@@ -609,7 +612,7 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=
             BT=BT,
             BK=bk,
             BV=bv,
-            DOT_PREC=prec,
+            DOT_PREC=prec_of("dv_local"),
             KEEP=keep_fp32(v.dtype, "dv_local", t, hv),
             EXACT_EXP=exact,
             NORM=norm,
@@ -645,7 +648,7 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=
             BV=bv,
             USE_FINAL_STATE_GRADIENT=dht is not None,
             STORE_DH0=store_dh0,
-            DOT_PREC=prec,
+            DOT_PREC=prec_of("dhu"),
             KEEP=keep_fp32(v.dtype, "dhu", t, hv),
             EXACT_EXP=exact,
             NORM=norm,
@@ -703,7 +706,7 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=
             BV=bv,
             NG=gh.shape[-1],
             BG=triton.next_power_of_2(gh.shape[-1]),
-            DOT_PREC=prec,
+            DOT_PREC=prec_of("dqkwg"),
             KEEP=keep_fp32(v.dtype, "dqkwg", t, hv),
             EXACT_EXP=exact,
             NORM=norm,
@@ -740,7 +743,7 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=
             BT=BT,
             NKB=nkb,
             BC=bc,
-            DOT_PREC=prec,
+            DOT_PREC=prec_of("wy"),
             KEEP=keep_fp32(v.dtype, "wy", t, hv),
             EXACT_EXP=exact,
             NORM=norm,

@@ -660,7 +660,7 @@ def _prepare(k, v, g, beta, cu, saved=None, rk=None):
     w = new_empty((t, hv, dk), dtype=inter_dtype(k.dtype, "w", t, hv), device=dev)
     u = new_empty((t, hv, dv), dtype=inter_dtype(k.dtype, "u", t, hv), device=dev)
     if ns > 0:
-        prec = dot_precision(v.dtype)  # the input dtype: k may be an fp32 copy (l2norm, fp16)
+        prec = dot_precision(v.dtype, "kkt")  # the input dtype: k may be an fp32 copy (l2norm, fp16)
         exact = exact_exp(k.dtype)
         inv_pow, warps, _ = launch_config("fwd_kkt_solve", n_programs=ns * hv, v=dv)
         kkt = (
@@ -690,6 +690,7 @@ def _prepare(k, v, g, beta, cu, saved=None, rk=None):
             num_warps=warps,
         )
     if ns > 0:
+        prec = dot_precision(v.dtype, "wu")
         bc, wu_warps, wu_stages = launch_config("fwd_wu", n_programs=ns * hv, v=dv)
         if WU_VARIANT == "loop":
             wu, grid = _gated_delta_fwd_wu_loop_kernel, (ns, hv)
@@ -787,7 +788,7 @@ def _state_pass(k, w, u, gc, initial_state, cu, *, in_dtype, store_final: bool, 
             USE_INITIAL_STATE=initial_state is not None,
             STORE_FINAL_STATE=store_final,
             COMPUTE_GH=dhbuf is not None,
-            DOT_PREC=dot_precision(in_dtype),
+            DOT_PREC=dot_precision(in_dtype, "fwd_h"),
             KEEP=keep_fp32(in_dtype, "fwd_h", t, hv),
             EXACT_EXP=exact_exp(k.dtype),
             NORM=rk is not None,
@@ -841,7 +842,7 @@ def chunk_fwd(q, k, v, g, beta, initial_state, cu, scale: float, keep_t: str | N
             BT=BT,
             BK=block_k(dk),
             BV=bv,
-            DOT_PREC=dot_precision(v.dtype),
+            DOT_PREC=dot_precision(v.dtype, "fwd_o"),
             KEEP=keep_fp32(v.dtype, "fwd_o", t, hv),
             EXACT_EXP=exact_exp(q.dtype),
             NORM=rq is not None,

@@ -322,7 +322,7 @@ def launch_config(
     raise KeyError(kernel)
 
 
-def dot_precision(dtype) -> str:
+def dot_precision(dtype, kernel: str | None = None) -> str:
     """``input_precision`` of every ``tl.dot`` (it only matters for fp32 operands), from the *input*
     dtype (the launchers pass v's: q/k may be fp32 copies, v never is). tf32 keeps 10
     mantissa bits: finer than bf16's 7, so bf16 inputs use it for their fp32 intermediates (T, W);
@@ -330,11 +330,12 @@ def dot_precision(dtype) -> str:
     reference run does not have (measured on H200: fp32 o error 1e-3 relative; fp16 failed the SPEC
     rule on 26 of 30 seeds). fp16 takes split-tf32 products (``tf32x3``, near-fp32: 27 of 27 seeds
     passed, 15x faster than exact ones), fp32 exact ones (``ieee``); ``JAGATTN_GD_FP16_DOT`` /
-    ``JAGATTN_GD_FP32_DOT`` choose otherwise."""
+    ``JAGATTN_GD_FP32_DOT`` choose otherwise; ``kernel`` (a ``FP16_TF32_KERNELS`` name) lets
+    ``JAGATTN_GD_FP16_TF32`` pick tf32 for single fp16 kernels."""
     import torch
 
     if dtype == torch.float16:
-        return "tf32" if FP16_PATH == "half" else FP16_DOT
+        return "tf32" if FP16_PATH == "half" or kernel in FP16_TF32 else FP16_DOT
     return BF16_DOT if dtype == torch.bfloat16 else FP32_DOT
 
 
@@ -403,6 +404,12 @@ def _keep_set(text: str) -> frozenset:
 
 BF16_KEEP = _keep_set(os.environ.get("JAGATTN_GD_BF16_KEEP", ""))
 
+# JAGATTN_GD_FP16_TF32 (experiment, session 11): fp16 kernels (KEEP_KERNELS, kkt, wu, or "all") that take
+# tf32 products (with KEEP where the kernel has it) instead of FP16_DOT's split-tf32 ones: which
+# kernels need the split for fp16 to meet the SPEC rule (all of them at tf32 fail it, round 2).
+FP16_TF32_KERNELS = KEEP_KERNELS + ("kkt", "wu")
+FP16_TF32 = _name_set("JAGATTN_GD_FP16_TF32", os.environ.get("JAGATTN_GD_FP16_TF32", ""), FP16_TF32_KERNELS)
+
 
 # bf16 precision by problem size (JAGATTN_GD_BF16_PRECISE=auto|on|off, default auto). The bf16 speed
 # path (bf16 intermediates, fp32 operands rounded to bf16 for the tensor cores) failed the SPEC rule on
@@ -438,7 +445,7 @@ def keep_fp32(dtype, kernel: str, t: int, hv: int) -> bool:
     if kernel not in KEEP_KERNELS:
         raise KeyError(kernel)
     if dtype == torch.float16:
-        return FP16_DOT == "tf32" and FP16_PATH != "half"
+        return FP16_PATH != "half" and (FP16_DOT == "tf32" or kernel in FP16_TF32)
     return dtype == torch.bfloat16 and (kernel in BF16_KEEP or bf16_precise(dtype, t, hv))
 
 
