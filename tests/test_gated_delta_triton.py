@@ -881,7 +881,9 @@ def test_tf32_rne_rounds_to_nearest_even(device):
 
     gen = torch.Generator().manual_seed(3)
     rnd = torch.randn(900, generator=gen) * torch.exp2(torch.randint(-60, 60, (900,), generator=gen).float())
-    tie_bits = torch.tensor([0x3F801000, 0x3F803000, 0x3F800FFF, 0x3F801001, 0x3FFFF000, 0x7F7FE000], dtype=torch.int32)
+    tie_bits = torch.tensor(
+        [0x3F801000, 0x3F803000, 0x3F800FFF, 0x3F801001, 0x3FFFF000, 0x7F7FE000], dtype=torch.int32
+    )
     special = torch.cat([tie_bits.view(torch.float32), torch.tensor([0.0, -0.0, 1.0, -1.5, 3.0e-39])])
     x = torch.cat([rnd, -special, special]).to(torch.float32)
     bits = x.view(torch.int32).to(torch.int64)

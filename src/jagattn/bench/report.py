@@ -259,7 +259,9 @@ def provenance(argv: Sequence[str], device: torch.device, peers: dict[str, str])
         "device": str(device),
         # every jagattn knob that is set (JAGATTN_AUTOTUNE, the per-family experiment variables, ...)
         # and the Triton interpreter switch: a result is only reproducible with them
-        "env": {k: v for k, v in sorted(os.environ.items()) if k.startswith("JAGATTN_") or k == "TRITON_INTERPRET"},
+        "env": {
+            k: v for k, v in sorted(os.environ.items()) if k.startswith("JAGATTN_") or k == "TRITON_INTERPRET"
+        },
         "peers": peers,
     }
     if device.type == "cuda":

@@ -558,6 +558,7 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=
     ns = num_slots(t, n)
     dev = q.device
     bk = block_k(dk_)
+
     # from the input dtype (q/k may be fp32 copies: l2norm, fp16), per kernel (JAGATTN_GD_FP16_TF32)
     def prec_of(kernel: str) -> str:
         return dot_precision(v.dtype, kernel)
@@ -567,7 +568,12 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=
     norm = rq is not None
     rq_, rk_ = (rq, rk) if norm else (q, k)  # unread pointers without rstd
     gc, ainv, w, u = _prepare(k, v, g, beta, cu, saved=saved, rk=rk)
-    if saved is None and prec_of("wy") == "tf32" and ainv.dtype != k.dtype and not keep_fp32(v.dtype, "wy", t, hv):
+    if (
+        saved is None
+        and prec_of("wy") == "tf32"
+        and ainv.dtype != k.dtype
+        and not keep_fp32(v.dtype, "wy", t, hv)
+    ):
         # W and U~ are recomputed: from here on only wy reads T, and for bf16 inputs it rounds T to
         # bf16 for the tensor cores anyway (on the GPU with the same round-to-nearest-even as this cast,
         # so the results are unchanged; Triton's CPU interpreter truncates instead), so the fp32 copy
