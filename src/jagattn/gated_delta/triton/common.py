@@ -347,11 +347,8 @@ def dot_precision(dtype, kernel: str | None = None) -> str:
 # or "all"): qk (normalised q/k), w, u, h (per-chunk states), vnew, du, dw, dq.
 BF16_INTERMEDIATES = ("qk", "w", "u", "h", "vnew", "du", "dw", "dq")
 BF16_DOT = env_choice("JAGATTN_GD_BF16_DOT", ("tf32", "tf32x3", "ieee"), "tf32")
-# JAGATTN_GD_FP16_DOT=tf32 (opt-in, session 10, not yet run on a GPU): fp16 inputs keep their fp32
-# intermediates but take tf32 products (KEEP in every kernel) instead of exact fp32 ones ("ieee", the
-# default). bf16 inputs run through that structure (fp32 q/k copies, exact products) were 10-25x slower
-# than the bf16 speed path on H200 (session 10, round 4); fp16 itself was not timed. tf32
-# keeps fp16's 10 mantissa bits; whether that stays inside the SPEC rule is what the fuzz must show.
+# JAGATTN_GD_FP16_DOT (ieee | tf32 | tf32x3): the products of fp16 inputs, which keep their chunk
+# intermediates in fp32. tf32 also sets KEEP in every kernel (fp32 operands stay fp32).
 # Session 11 (H200, Triton 3.6): the exact products cost fp16 150x bf16 (H16-8seqs fwd 162 ms, bwd 538 ms
 # vs 1.04 / 3.31); tf32 ran 2.79 / 7.58 ms but failed the SPEC rule on 26 of 30 fp16 fuzz seeds (o about
 # 2-4x the reference error: Triton's tf32 truncates the fp32 operand, it does not round). "tf32x3" splits
@@ -439,7 +436,8 @@ def bf16_precise(dtype, t: int, hv: int) -> bool:
 def keep_fp32(dtype, kernel: str, t: int, hv: int) -> bool:
     """The ``KEEP`` constexpr of ``kernel`` for inputs of ``dtype`` (see ``_c``; ``dtype`` is the input
     dtype, not that of fp32 q/k copies): bf16 inputs on the precise path or named in
-    ``JAGATTN_GD_BF16_KEEP``, fp16 inputs with tf32 products (``JAGATTN_GD_FP16_DOT``)."""
+    ``JAGATTN_GD_BF16_KEEP``, fp16 inputs with tf32 products (``JAGATTN_GD_FP16_DOT=tf32``, or the
+    kernel named in ``JAGATTN_GD_FP16_TF32``)."""
     import torch
 
     if kernel not in KEEP_KERNELS:
