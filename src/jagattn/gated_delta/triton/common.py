@@ -102,27 +102,6 @@ def _exp(x, EXACT: tl.constexpr):
 
 
 @triton.jit
-def _tf32_rne(x):
-    """fp32 ``x`` rounded to the nearest tf32 value (10 mantissa bits, ties to even), kept in fp32: add
-    half an ulp of tf32 (plus the kept last bit, for ties) to the bits and clear the low 13. On the
-    int32 view the sign bit stays apart from the magnitude bits, so negative values round the same
-    way; finite inputs only (the chunk intermediates are)."""
-    xi = x.to(tl.int32, bitcast=True)
-    xi = (xi + 0xFFF + ((xi >> 13) & 1)) & -8192  # -8192 == 0xFFFFE000
-    return xi.to(tl.float32, bitcast=True)
-
-
-@triton.jit
-def _tf32_operand(x, DOT_PREC: tl.constexpr):
-    """An fp32 dot operand: rounded to nearest for a ``tf32`` product when ``JAGATTN_GD_TF32_ROUND=rne``,
-    else unchanged (the tensor cores truncate)."""
-    if DOT_PREC == "tf32" and _TF32_RNE:
-        return _tf32_rne(x)
-    else:
-        return x
-
-
-@triton.jit
 def _c(x, dt, DOT_PREC: tl.constexpr, KEEP: tl.constexpr = False):
     """A dot operand: in the input dtype ``dt`` for bf16 inputs (tensor cores), fp32 when products
     are exact (fp16/fp32 inputs) so no rounding is added that the reference run does not have. The
@@ -130,7 +109,7 @@ def _c(x, dt, DOT_PREC: tl.constexpr, KEEP: tl.constexpr = False):
     ``KEEP`` (``keep_fp32``) keeps fp32 for a bf16 kernel's tf32 products (a bf16 value converts
     exactly, an fp32 one keeps 10 mantissa bits instead of 7)."""
     if DOT_PREC == "ieee" or DOT_PREC == "tf32x3" or KEEP:
-        return _tf32_operand(x.to(tl.float32), DOT_PREC)
+        return x.to(tl.float32)
     else:
         return x.to(dt)
 
@@ -154,9 +133,7 @@ def _dot_f32_lhs(a, b, DOT_PREC: tl.constexpr, KEEP: tl.constexpr = False):
     products (fp16/fp32 inputs) ``a`` keeps fp32; for bf16 inputs it is rounded to bf16 for the
     tensor cores, as a bf16 kernel must (its rounding is below the reference run's bf16 error)."""
     if DOT_PREC == "ieee" or DOT_PREC == "tf32x3" or KEEP:
-        return tl.dot(
-            _tf32_operand(a, DOT_PREC), _tf32_operand(b.to(tl.float32), DOT_PREC), input_precision=DOT_PREC
-        )
+        return tl.dot(a, b.to(tl.float32), input_precision=DOT_PREC)
     else:
         return tl.dot(a.to(b.dtype), b, input_precision=DOT_PREC)
 
@@ -166,9 +143,7 @@ def _dot_lhs_f32_rhs(a, b, DOT_PREC: tl.constexpr, KEEP: tl.constexpr = False):
     """``a @ b`` for a half/fp32 ``a`` and an fp32 ``b`` (a masked score matrix): ``_dot_f32_lhs`` with
     the fp32 operand on the right."""
     if DOT_PREC == "ieee" or DOT_PREC == "tf32x3" or KEEP:
-        return tl.dot(
-            _tf32_operand(a.to(tl.float32), DOT_PREC), _tf32_operand(b, DOT_PREC), input_precision=DOT_PREC
-        )
+        return tl.dot(a.to(tl.float32), b, input_precision=DOT_PREC)
     else:
         return tl.dot(a, b.to(a.dtype), input_precision=DOT_PREC)
 
@@ -355,7 +330,8 @@ BF16_DOT = env_choice("JAGATTN_GD_BF16_DOT", ("tf32", "tf32x3", "ieee"), "tf32")
 # every fp32 operand into two tf32 parts (three tensor-core products, near-fp32 accuracy).
 # Round 3: tf32x3 passed the fuzz on 27 of 27 fp16 seeds (and the fp16 gpu tests) at H16-8seqs fwd 10.6 /
 # bwd 38.4 ms, 15x faster than ieee (still ~10x bf16's speed path): the default since. tf32 with the
-# operands rounded to nearest (JAGATTN_GD_TF32_ROUND=rne) still failed 21 of 29.
+# operands rounded to nearest in the kernel (an experiment removed again, see the README) still failed
+# 21 of 29.
 FP16_DOT = env_choice("JAGATTN_GD_FP16_DOT", ("ieee", "tf32", "tf32x3"), "tf32x3")
 # JAGATTN_GD_FP16_PATH=half (experiment, session 11): fp16 inputs through bf16's speed path instead
 # (intermediates stored in fp16, fp16 tensor-core products, tf32 for the fp32 T / score operands rounded
@@ -364,12 +340,6 @@ FP16_DOT = env_choice("JAGATTN_GD_FP16_DOT", ("ieee", "tf32", "tf32x3"), "tf32x3
 FP16_PATH = env_choice("JAGATTN_GD_FP16_PATH", ("split", "half"), "split")
 # JAGATTN_GD_FP32_DOT=tf32x3 (experiment): fp32 inputs on split-tf32 products instead of exact ones
 FP32_DOT = env_choice("JAGATTN_GD_FP32_DOT", ("ieee", "tf32x3"), "ieee")
-# JAGATTN_GD_TF32_ROUND=rne (experiment): fp32 operands kept for a tf32 product (``KEEP``) are rounded
-# to the nearest tf32 value (ties to even) in the kernel first; the tensor cores otherwise drop the low
-# 13 mantissa bits, a bias toward zero that a long state recurrence accumulates. Only the operands that
-# pass through ``_c`` / ``_dot_f32_lhs`` / ``_dot_lhs_f32_rhs`` are rounded.
-TF32_ROUND = env_choice("JAGATTN_GD_TF32_ROUND", ("trunc", "rne"), "trunc")
-_TF32_RNE = tl.constexpr(TF32_ROUND == "rne")
 
 
 def _name_set(var: str, text: str, names: tuple) -> frozenset:
