@@ -861,3 +861,39 @@ def test_gpu_norm_on_load_is_bitwise_the_copies_bf16(variant_gold, monkeypatch):
     got = run_triton(case)
     for name in base:
         assert torch.equal(got[name], base[name]), name
+
+
+def test_fp16_launches_take_split_tf32_products(monkeypatch, device):
+    """fp16 inputs: every chunked launch gets ``DOT_PREC="tf32x3"`` (session 11: exact products were a
+    150x slow path, plain tf32 fails the SPEC rule), never ``KEEP``; the results still meet the rule.
+    Checked at the launch, so a launcher that hard-codes a precision cannot slip through."""
+    from jagattn.gated_delta.triton import common
+
+    if os.environ.get("JAGATTN_GD_FP16_DOT") or os.environ.get("JAGATTN_GD_FP16_TF32"):
+        pytest.skip("an fp16 precision knob is set in the environment")
+    monkeypatch.setattr(common, "FP16_PATH", "split")
+    seen: list[tuple[str, object, object]] = []
+    inner = torch.library.wrap_triton
+
+    def recording(kernel):
+        launcher = inner(kernel)
+
+        class _Grid:
+            def __getitem__(self, grid):
+                def launch(*args, **kwargs):
+                    if "DOT_PREC" in kwargs:
+                        seen.append((kernel.__name__, kwargs["DOT_PREC"], kwargs.get("KEEP")))
+                    return launcher[grid](*args, **kwargs)
+
+                return launch
+
+        return _Grid()
+
+    monkeypatch.setattr(torch.library, "wrap_triton", recording)
+    case = make_case(
+        [63, 0, 65, 1, 70], 1, 2, 32, 48, dtype=torch.float16, with_init=True, l2=True, seed=9, device=device
+    )
+    check_against_reference(case, torch.float16)
+    names = {name for name, _, _ in seen}
+    assert len(names) >= 6, names
+    assert all(prec == "tf32x3" and not keep for _, prec, keep in seen), seen
