@@ -25,3 +25,32 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture
 def device():
     return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+@pytest.fixture
+def on_launch(monkeypatch):
+    """``on_launch(hook)`` replaces ``torch.library.wrap_triton`` so that ``hook(kernel, args, kwargs)``
+    sees every Triton launch of the package (which all go through ``wrap_triton(kernel)[grid](...)``)
+    before it runs; undone at the end of the test."""
+
+    def install(hook):
+        real = torch.library.wrap_triton
+
+        def wrap(kernel):
+            wrapped = real(kernel)
+
+            class _Grid:
+                def __getitem__(self, grid):
+                    launch = wrapped[grid]
+
+                    def run(*args, **kwargs):
+                        hook(kernel, args, kwargs)
+                        return launch(*args, **kwargs)
+
+                    return run
+
+            return _Grid()
+
+        monkeypatch.setattr(torch.library, "wrap_triton", wrap)
+
+    return install

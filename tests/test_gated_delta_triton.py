@@ -863,7 +863,7 @@ def test_gpu_norm_on_load_is_bitwise_the_copies_bf16(variant_gold, monkeypatch):
         assert torch.equal(got[name], base[name]), name
 
 
-def test_fp16_launches_take_split_tf32_products(monkeypatch, device):
+def test_fp16_launches_take_split_tf32_products(monkeypatch, on_launch, device):
     """fp16 inputs: every chunked launch gets ``DOT_PREC="tf32x3"`` (session 11: exact products were a
     150x slow path, plain tf32 fails the SPEC rule), never ``KEEP``; the results still meet the rule.
     Checked at the launch, so a launcher that hard-codes a precision cannot slip through."""
@@ -873,23 +873,12 @@ def test_fp16_launches_take_split_tf32_products(monkeypatch, device):
         pytest.skip("an fp16 precision knob is set in the environment")
     monkeypatch.setattr(common, "FP16_PATH", "split")
     seen: list[tuple[str, object, object]] = []
-    inner = torch.library.wrap_triton
 
-    def recording(kernel):
-        launcher = inner(kernel)
+    def record(kernel, args, kwargs):
+        if "DOT_PREC" in kwargs:
+            seen.append((kernel.__name__, kwargs["DOT_PREC"], kwargs.get("KEEP")))
 
-        class _Grid:
-            def __getitem__(self, grid):
-                def launch(*args, **kwargs):
-                    if "DOT_PREC" in kwargs:
-                        seen.append((kernel.__name__, kwargs["DOT_PREC"], kwargs.get("KEEP")))
-                    return launcher[grid](*args, **kwargs)
-
-                return launch
-
-        return _Grid()
-
-    monkeypatch.setattr(torch.library, "wrap_triton", recording)
+    on_launch(record)
     case = make_case(
         [63, 0, 65, 1, 70], 1, 2, 32, 48, dtype=torch.float16, with_init=True, l2=True, seed=9, device=device
     )

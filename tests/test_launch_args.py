@@ -80,25 +80,8 @@ def _check_launch(kernel, args, kwargs) -> None:
 
 
 @pytest.fixture
-def checked_launches(monkeypatch):
-    real = torch.library.wrap_triton
-
-    def wrap(kernel):
-        wrapped = real(kernel)
-
-        class _Grid:
-            def __getitem__(self, grid):
-                launch = wrapped[grid]
-
-                def run(*args, **kwargs):
-                    _check_launch(kernel, args, kwargs)
-                    return launch(*args, **kwargs)
-
-                return run
-
-        return _Grid()
-
-    monkeypatch.setattr(torch.library, "wrap_triton", wrap)
+def checked_launches(on_launch):
+    on_launch(_check_launch)
 
 
 def _leaves(*ts):
