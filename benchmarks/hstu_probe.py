@@ -86,7 +86,8 @@ DTYPE = torch.float16 if SMOKE else torch.bfloat16  # the interpreter's bf16 dot
 
 @dataclasses.dataclass(frozen=True)
 class Cand:
-    """One candidate: ``kind`` is default, fwd, dq, dkdv (with ``cfg``), compact or atomic_dq."""
+    """One candidate: ``kind`` is default, fwd, dq, dkdv (with ``cfg``), compact, atomic_dq or phases (one
+    loop per mask phase, ``JAGATTN_HSTU_ONE_LOOP=0``, in every kernel)."""
 
     name: str
     kind: str
@@ -95,11 +96,11 @@ class Cand:
 
     @property
     def fwd(self) -> bool:
-        return self.kind in ("fwd", "compact")
+        return self.kind in ("fwd", "compact", "phases")
 
     @property
     def bwd(self) -> bool:
-        return self.kind in ("dq", "dkdv", "compact", "atomic_dq")
+        return self.kind in ("dq", "dkdv", "compact", "atomic_dq", "phases")
 
 
 def _cfg_name(kind: str, c: tuple[int, int, int, int]) -> str:
@@ -132,7 +133,7 @@ def all_candidates(extra: bool) -> list[Cand]:
         out += [Cand(_cfg_name(kind, c), kind, c) for c in cfgs]
         if extra and not SMOKE:
             out += [Cand(_cfg_name(kind, c), kind, c, listed=False) for c in EXTRA[kind] if c not in cfgs]
-    out += [Cand("compact", "compact"), Cand("atomic_dq", "atomic_dq")]
+    out += [Cand("compact", "compact"), Cand("atomic_dq", "atomic_dq"), Cand("phases", "phases")]
     return out
 
 
@@ -162,6 +163,7 @@ class Forced:
         self._ops, self._sched = ops, schedule
         self._saved = {k: [list(t.configs) for t in ts] for k, ts in _tuners().items()}
         self._flags = (schedule.ENABLED, ops.ATOMIC_DQ_DEFAULT)
+        self._env = os.environ.get("JAGATTN_HSTU_ONE_LOOP")
         c = self.cand
         if c.cfg is not None:
             bm, bn, w, s = c.cfg
@@ -171,6 +173,8 @@ class Forced:
             schedule.ENABLED = True
         elif c.kind == "atomic_dq":
             ops.ATOMIC_DQ_DEFAULT = True
+        elif c.kind == "phases":
+            os.environ["JAGATTN_HSTU_ONE_LOOP"] = "0"  # read at each launch
         return self
 
     def __exit__(self, *exc) -> bool:
@@ -178,6 +182,10 @@ class Forced:
             for t, cfgs in zip(ts, self._saved[k], strict=True):
                 t.configs = cfgs
         self._sched.ENABLED, self._ops.ATOMIC_DQ_DEFAULT = self._flags
+        if self._env is None:
+            os.environ.pop("JAGATTN_HSTU_ONE_LOOP", None)
+        else:
+            os.environ["JAGATTN_HSTU_ONE_LOOP"] = self._env
         return False
 
 
@@ -262,7 +270,13 @@ def _launch_kernels(c: Cand, p, do: torch.Tensor) -> None:
     n = pr["max_seq_len"]
     args = (p.cu_seqlens, p.seq_tensor("num_targets", torch.int64), n, float(pr["alpha"]), 1.0 / n)
     args += (pr["contextual"], pr["window"], 0)
-    kinds = {"default": "fwd dq dkdv", "compact": "fwd dq dkdv", "atomic_dq": "atomic"}.get(c.kind, c.kind)
+    kinds = {
+        "default": "fwd dq dkdv",
+        "compact": "fwd dq dkdv",
+        "phases": "fwd dq dkdv",
+        "atomic_dq": "atomic",
+    }
+    kinds = kinds.get(c.kind, c.kind)
     if "fwd" in kinds:
         tf._launch(0, q, k, v, None, torch.empty_like(v), *args, None)
     if "dq" in kinds:
@@ -325,8 +339,9 @@ def precompile(names: list[str], jobs: int, gr: bool, timeout: float, extra: boo
     j_ours = max(1, jobs - j_gr)
     # balanced by kernels to compile: the default and the compact list launch all three kernels
     groups: list[list[str]] = [[] for _ in range(min(j_ours, len(names)))]
-    for n in sorted(names, key=lambda n: n not in ("default", "compact")):
-        min(groups, key=lambda g: sum(3 if x in ("default", "compact") else 1 for x in g)).append(n)
+    three = ("default", "compact", "phases")
+    for n in sorted(names, key=lambda n: n not in three):
+        min(groups, key=lambda g: sum(3 if x in three else 1 for x in g)).append(n)
     procs = [("ours", ctx.Process(target=_warm_child, args=(g, extra))) for g in groups if g]
     procs += [("gr", ctx.Process(target=_gr_child, args=(i, j_gr))) for i in range(j_gr)]
     for _, pr in procs:
@@ -575,8 +590,8 @@ def row_lines(name: str, rec: dict) -> list[str]:
 def summary(result: dict, ok: dict) -> list[str]:
     """Per row: the best forward, dQ, dK/dV and switch candidate against the default, and GR's ratios."""
     lines = ["SUMMARY (x = default ms / candidate ms; only candidates that passed every small check)"]
-    groups = [("fwd", ("fwd", "compact"), "fwd"), ("bwd", ("dq", "dkdv", "atomic_dq", "compact"), "bwd"),
-              ("dq", ("dq",), "bwd"), ("dkdv", ("dkdv",), "bwd")]  # fmt: skip
+    groups = [("fwd", ("fwd", "compact", "phases"), "fwd"), ("bwd", ("dq", "dkdv", "atomic_dq", "compact", "phases"), "bwd"),
+              ("dq", ("dq",), "bwd"), ("dkdv", ("dkdv",), "bwd"), ("phases", ("phases",), "bwd")]  # fmt: skip
     for name, rec in result["rows"].items():
         ms = rec["ms"]
         d = ms["default"]

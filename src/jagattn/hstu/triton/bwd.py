@@ -23,9 +23,31 @@ import triton
 import triton.language as tl
 
 from ..._core.triton_utils import next_power_of_2
-from .fwd import _load_rows, autotune_mean, fast_sigmoid, precision_of, tuning_configs, window_first
+from .fwd import _load_rows, autotune_mean, fast_sigmoid, one_loop, precision_of, tuning_configs, window_first
 from .mask import _ids, _last_pos_id_le, _phases, _silu_a_ds, _visible
 from .schedule import _find, make_schedule, use_compact
+
+
+@triton.jit
+def _zero_hidden_pair(
+    b_a,
+    b_ds,
+    o_i,
+    o_j,
+    m_i,
+    C,
+    W,
+    F,
+    M,
+    HAS_CTX: tl.constexpr,
+    HAS_TARGETS: tl.constexpr,
+    HAS_WINDOW: tl.constexpr,
+    HAS_FULL: tl.constexpr,
+):
+    """``b_a, b_ds`` ([BN keys, BM rows]) with 0 where a row cannot see a key or lies outside the range."""
+    vis = _visible(o_i[None, :], o_j[:, None], C, W, F, M, HAS_CTX, HAS_TARGETS, HAS_WINDOW, HAS_FULL)
+    vis = vis & m_i[None, :]
+    return tl.where(vis, b_a, 0.0), tl.where(vis, b_ds, 0.0)
 
 
 @triton.jit
@@ -54,7 +76,9 @@ def _hstu_bwd_tile(
     o_dv,
     m_dq,
     m_dv,
+    masked,
     MASKED: tl.constexpr,
+    RUNTIME_MASK: tl.constexpr,
     ATOMIC_DQ: tl.constexpr,
     HAS_CTX: tl.constexpr,
     HAS_TARGETS: tl.constexpr,
@@ -79,10 +103,15 @@ def _hstu_bwd_tile(
     b_dp = tl.dot(b_v, tl.trans(b_do), input_precision=PRECISION)  # [BN, BM] = <v_j, do_i>
     b_a, b_ds = _silu_a_ds(b_qk, b_dp, alpha, scale_a, FAST_SIGMOID)  # silu(s) / S, alpha * ds_ij
     if MASKED:
-        vis = _visible(o_i[None, :], o_j[:, None], C, W, F, M, HAS_CTX, HAS_TARGETS, HAS_WINDOW, HAS_FULL)
-        vis = vis & m_i[None, :]
-        b_a = tl.where(vis, b_a, 0.0)
-        b_ds = tl.where(vis, b_ds, 0.0)
+        if RUNTIME_MASK:
+            if masked:
+                b_a, b_ds = _zero_hidden_pair(
+                    b_a, b_ds, o_i, o_j, m_i, C, W, F, M, HAS_CTX, HAS_TARGETS, HAS_WINDOW, HAS_FULL
+                )
+        else:
+            b_a, b_ds = _zero_hidden_pair(
+                b_a, b_ds, o_i, o_j, m_i, C, W, F, M, HAS_CTX, HAS_TARGETS, HAS_WINDOW, HAS_FULL
+            )
     b_ds_lp = b_ds.to(b_q.dtype)
     dv = tl.dot(b_a.to(b_do.dtype), b_do, dv, input_precision=PRECISION)
     dk = tl.dot(b_ds_lp, b_q, dk, input_precision=PRECISION)
@@ -140,6 +169,7 @@ def _hstu_bwd_kernel(
     COMPACT: tl.constexpr,
     PRECISION: tl.constexpr,
     FAST_SIGMOID: tl.constexpr,
+    ONE_LOOP: tl.constexpr,
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
     BLOCK_DQ: tl.constexpr,
@@ -198,46 +228,9 @@ def _hstu_bwd_kernel(
 
     if HAS_CTX:
         ctx_end = tl.minimum(C, n)
-        for start_m in range(0, ctx_end, BLOCK_M):
-            dk, dv = _hstu_bwd_tile(
-                dk,
-                dv,
-                b_k,
-                b_v,
-                p_q0,
-                p_do0,
-                p_dq0,
-                stride_qm,
-                stride_dom,
-                stride_dqm,
-                o_j,
-                start_m,
-                0,
-                ctx_end,
-                scale_a,
-                alpha,
-                C,
-                W,
-                F,
-                M,
-                o_dq,
-                o_dv,
-                m_dq,
-                m_dv,
-                True,
-                ATOMIC_DQ,
-                HAS_CTX,
-                HAS_TARGETS,
-                HAS_WINDOW,
-                HAS_FULL,
-                PAD_DQ,
-                PAD_DV,
-                PRECISION,
-                FAST_SIGMOID,
-                BLOCK_M,
-            )
         a0 = tl.maximum(n0, C)
     else:
+        ctx_end = 0
         a0 = n0
     # rows [a0, a1) besides the contextual ones
     if HAS_WINDOW:
@@ -253,125 +246,64 @@ def _hstu_bwd_kernel(
     # rows after the block see every key of it when no key is a target and the window allows
     f_hi = tl.where((n1 > U) | (M <= 0), n1, f_hi)
     t1, t2, nb = _phases(a0, a1, n1, f_hi, BLOCK_M)
-    for t in range(0, t1):
-        dk, dv = _hstu_bwd_tile(
-            dk,
-            dv,
-            b_k,
-            b_v,
-            p_q0,
-            p_do0,
-            p_dq0,
-            stride_qm,
-            stride_dom,
-            stride_dqm,
-            o_j,
-            a0 + t * BLOCK_M,
-            a0,
-            a1,
-            scale_a,
-            alpha,
-            C,
-            W,
-            F,
-            M,
-            o_dq,
-            o_dv,
-            m_dq,
-            m_dv,
-            True,
-            ATOMIC_DQ,
-            HAS_CTX,
-            HAS_TARGETS,
-            HAS_WINDOW,
-            HAS_FULL,
-            PAD_DQ,
-            PAD_DV,
-            PRECISION,
-            FAST_SIGMOID,
-            BLOCK_M,
-        )
-    for t in range(t1, t2):
-        dk, dv = _hstu_bwd_tile(
-            dk,
-            dv,
-            b_k,
-            b_v,
-            p_q0,
-            p_do0,
-            p_dq0,
-            stride_qm,
-            stride_dom,
-            stride_dqm,
-            o_j,
-            a0 + t * BLOCK_M,
-            a0,
-            a1,
-            scale_a,
-            alpha,
-            C,
-            W,
-            F,
-            M,
-            o_dq,
-            o_dv,
-            m_dq,
-            m_dv,
-            False,
-            ATOMIC_DQ,
-            HAS_CTX,
-            HAS_TARGETS,
-            HAS_WINDOW,
-            HAS_FULL,
-            PAD_DQ,
-            PAD_DV,
-            PRECISION,
-            FAST_SIGMOID,
-            BLOCK_M,
-        )
-    for t in range(t2, nb):
-        dk, dv = _hstu_bwd_tile(
-            dk,
-            dv,
-            b_k,
-            b_v,
-            p_q0,
-            p_do0,
-            p_dq0,
-            stride_qm,
-            stride_dom,
-            stride_dqm,
-            o_j,
-            a0 + t * BLOCK_M,
-            a0,
-            a1,
-            scale_a,
-            alpha,
-            C,
-            W,
-            F,
-            M,
-            o_dq,
-            o_dv,
-            m_dq,
-            m_dv,
-            True,
-            ATOMIC_DQ,
-            HAS_CTX,
-            HAS_TARGETS,
-            HAS_WINDOW,
-            HAS_FULL,
-            PAD_DQ,
-            PAD_DV,
-            PRECISION,
-            FAST_SIGMOID,
-            BLOCK_M,
-        )
-    if HAS_WINDOW and HAS_FULL:  # noqa: SIM102 (a constexpr test around a runtime one)
-        if n0 < U:
-            # the last F history rows and the targets ignore the window
-            f0 = tl.maximum(tl.maximum(a1, U - F), a0)
-            for start_m in range(f0, n, BLOCK_M):
+    if HAS_WINDOW and HAS_FULL:
+        # the last F history rows and the targets ignore the window (key blocks before the targets)
+        f0 = tl.maximum(tl.maximum(a1, U - F), a0)
+        n_full = tl.where(n0 < U, tl.cdiv(tl.maximum(n - f0, 0), BLOCK_M), 0)
+    else:
+        f0 = n
+        n_full = 0
+    if ONE_LOOP:
+        # one software-pipelined loop over the three row ranges in turn: contextual rows [0, ctx_end),
+        # main rows [a0, a1) (unmasked for t in [t1, t2)), window-exempt rows [f0, n)
+        n_ctx = tl.cdiv(ctx_end, BLOCK_M)
+        for t in range(0, n_ctx + nb + n_full):
+            u = t - n_ctx
+            in_ctx = u < 0
+            in_main = (u >= 0) & (u < nb)
+            dk, dv = _hstu_bwd_tile(
+                dk,
+                dv,
+                b_k,
+                b_v,
+                p_q0,
+                p_do0,
+                p_dq0,
+                stride_qm,
+                stride_dom,
+                stride_dqm,
+                o_j,
+                tl.where(in_ctx, t * BLOCK_M, tl.where(in_main, a0 + u * BLOCK_M, f0 + (u - nb) * BLOCK_M)),
+                tl.where(in_ctx, 0, tl.where(in_main, a0, f0)),
+                tl.where(in_ctx, ctx_end, tl.where(in_main, a1, n)),
+                scale_a,
+                alpha,
+                C,
+                W,
+                F,
+                M,
+                o_dq,
+                o_dv,
+                m_dq,
+                m_dv,
+                in_ctx | (u < t1) | (u >= t2),
+                True,
+                True,
+                ATOMIC_DQ,
+                HAS_CTX,
+                HAS_TARGETS,
+                HAS_WINDOW,
+                HAS_FULL,
+                PAD_DQ,
+                PAD_DV,
+                PRECISION,
+                FAST_SIGMOID,
+                BLOCK_M,
+            )
+    else:
+        # one loop per row range and mask phase (the layout before session 12, kept for A/B measurements)
+        if HAS_CTX:
+            for start_m in range(0, ctx_end, BLOCK_M):
                 dk, dv = _hstu_bwd_tile(
                     dk,
                     dv,
@@ -385,8 +317,8 @@ def _hstu_bwd_kernel(
                     stride_dqm,
                     o_j,
                     start_m,
-                    f0,
-                    n,
+                    0,
+                    ctx_end,
                     scale_a,
                     alpha,
                     C,
@@ -398,6 +330,8 @@ def _hstu_bwd_kernel(
                     m_dq,
                     m_dv,
                     True,
+                    True,
+                    False,
                     ATOMIC_DQ,
                     HAS_CTX,
                     HAS_TARGETS,
@@ -409,6 +343,168 @@ def _hstu_bwd_kernel(
                     FAST_SIGMOID,
                     BLOCK_M,
                 )
+        for t in range(0, t1):
+            dk, dv = _hstu_bwd_tile(
+                dk,
+                dv,
+                b_k,
+                b_v,
+                p_q0,
+                p_do0,
+                p_dq0,
+                stride_qm,
+                stride_dom,
+                stride_dqm,
+                o_j,
+                a0 + t * BLOCK_M,
+                a0,
+                a1,
+                scale_a,
+                alpha,
+                C,
+                W,
+                F,
+                M,
+                o_dq,
+                o_dv,
+                m_dq,
+                m_dv,
+                True,
+                True,
+                False,
+                ATOMIC_DQ,
+                HAS_CTX,
+                HAS_TARGETS,
+                HAS_WINDOW,
+                HAS_FULL,
+                PAD_DQ,
+                PAD_DV,
+                PRECISION,
+                FAST_SIGMOID,
+                BLOCK_M,
+            )
+        for t in range(t1, t2):
+            dk, dv = _hstu_bwd_tile(
+                dk,
+                dv,
+                b_k,
+                b_v,
+                p_q0,
+                p_do0,
+                p_dq0,
+                stride_qm,
+                stride_dom,
+                stride_dqm,
+                o_j,
+                a0 + t * BLOCK_M,
+                a0,
+                a1,
+                scale_a,
+                alpha,
+                C,
+                W,
+                F,
+                M,
+                o_dq,
+                o_dv,
+                m_dq,
+                m_dv,
+                False,
+                False,
+                False,
+                ATOMIC_DQ,
+                HAS_CTX,
+                HAS_TARGETS,
+                HAS_WINDOW,
+                HAS_FULL,
+                PAD_DQ,
+                PAD_DV,
+                PRECISION,
+                FAST_SIGMOID,
+                BLOCK_M,
+            )
+        for t in range(t2, nb):
+            dk, dv = _hstu_bwd_tile(
+                dk,
+                dv,
+                b_k,
+                b_v,
+                p_q0,
+                p_do0,
+                p_dq0,
+                stride_qm,
+                stride_dom,
+                stride_dqm,
+                o_j,
+                a0 + t * BLOCK_M,
+                a0,
+                a1,
+                scale_a,
+                alpha,
+                C,
+                W,
+                F,
+                M,
+                o_dq,
+                o_dv,
+                m_dq,
+                m_dv,
+                True,
+                True,
+                False,
+                ATOMIC_DQ,
+                HAS_CTX,
+                HAS_TARGETS,
+                HAS_WINDOW,
+                HAS_FULL,
+                PAD_DQ,
+                PAD_DV,
+                PRECISION,
+                FAST_SIGMOID,
+                BLOCK_M,
+            )
+        if HAS_WINDOW and HAS_FULL:  # noqa: SIM102 (a constexpr test around a runtime one)
+            if n0 < U:
+                for start_m in range(f0, n, BLOCK_M):
+                    dk, dv = _hstu_bwd_tile(
+                        dk,
+                        dv,
+                        b_k,
+                        b_v,
+                        p_q0,
+                        p_do0,
+                        p_dq0,
+                        stride_qm,
+                        stride_dom,
+                        stride_dqm,
+                        o_j,
+                        start_m,
+                        f0,
+                        n,
+                        scale_a,
+                        alpha,
+                        C,
+                        W,
+                        F,
+                        M,
+                        o_dq,
+                        o_dv,
+                        m_dq,
+                        m_dv,
+                        True,
+                        True,
+                        False,
+                        ATOMIC_DQ,
+                        HAS_CTX,
+                        HAS_TARGETS,
+                        HAS_WINDOW,
+                        HAS_FULL,
+                        PAD_DQ,
+                        PAD_DV,
+                        PRECISION,
+                        FAST_SIGMOID,
+                        BLOCK_M,
+                    )
 
     p_dk = DK + bos * stride_dkn + i_h * stride_dkh + o_j64[:, None] * stride_dkn + o_dq[None, :]
     p_dv = DV + bos * stride_dvn + i_h * stride_dvh + o_j64[:, None] * stride_dvn + o_dv[None, :]
@@ -422,6 +518,7 @@ def _cfg(bm: int, bn: int, warps: int, stages: int) -> triton.Config:
 
 _KEY = [
     "AUTOTUNE_LEN", "AUTOTUNE_MEAN", "DQ_DIM", "DV_DIM", "ATOMIC_DQ", "HAS_CTX", "HAS_TARGETS", "HAS_WINDOW", "HAS_FULL", "COMPACT",
+    "ONE_LOOP",
 ]  # fmt: skip
 _INTERPRETER = _cfg(16, 32, 4, 1)
 # D <= 128, ordered by the H200 sweep (B=256 N=1024): 64 query rows x 128 keys, 8 warps, 3 stages won for
@@ -511,5 +608,5 @@ def _launch_bwd(
         HAS_CTX=contextual_seq_len > 0, HAS_TARGETS=num_targets is not None,
         HAS_WINDOW=max_attn_len > 0, HAS_FULL=min_full_attn_seq_len > 0, COMPACT=compact,
         PRECISION=precision_of(q.dtype), FAST_SIGMOID=fast_sigmoid(q.dtype), BLOCK_DQ=bdq, BLOCK_DV=bdv,
-        **meta,
+        ONE_LOOP=one_loop(), **meta,
     )  # fmt: skip

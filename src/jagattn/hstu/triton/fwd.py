@@ -23,7 +23,7 @@ import triton.language as tl
 
 from ..._core.env import env_flag
 from ..._core.triton_utils import autotune_enabled, configs, interpreter_enabled, next_power_of_2
-from .mask import _first_pos_id_ge, _ids, _phases, _silu_a, _silu_a_bf16x2, _silu_a_ds, _visible
+from .mask import _first_pos_id_ge, _ids, _phases, _silu_a, _silu_a_bf16x2, _silu_a_ds, _zero_hidden
 from .schedule import _find, make_schedule, use_compact
 
 LOG2E = 1.4426950408889634
@@ -67,7 +67,9 @@ def _hstu_fwd_tile(
     o_dv,
     m_dq,
     m_dv,
+    masked,
     MASKED: tl.constexpr,
+    RUNTIME_MASK: tl.constexpr,
     MODE: tl.constexpr,
     HAS_CTX: tl.constexpr,
     HAS_TARGETS: tl.constexpr,
@@ -92,15 +94,73 @@ def _hstu_fwd_tile(
         else:
             b_a = _silu_a(b_qk, alpha, scale_a, FAST_SIGMOID)  # silu(alpha qk) / S
         if MASKED:
-            vis = _visible(o_i[:, None], o_j[None, :], C, W, F, M, HAS_CTX, HAS_TARGETS, HAS_WINDOW, HAS_FULL)
-            b_a = tl.where(vis & m_j[None, :], b_a, 0.0)
+            if RUNTIME_MASK:
+                if masked:
+                    b_a = _zero_hidden(
+                        b_a,
+                        o_i[:, None],
+                        o_j[None, :],
+                        m_j[None, :],
+                        C,
+                        W,
+                        F,
+                        M,
+                        HAS_CTX,
+                        HAS_TARGETS,
+                        HAS_WINDOW,
+                        HAS_FULL,
+                    )
+            else:
+                b_a = _zero_hidden(
+                    b_a,
+                    o_i[:, None],
+                    o_j[None, :],
+                    m_j[None, :],
+                    C,
+                    W,
+                    F,
+                    M,
+                    HAS_CTX,
+                    HAS_TARGETS,
+                    HAS_WINDOW,
+                    HAS_FULL,
+                )
         acc = tl.dot(b_a.to(b_v.dtype), b_v, acc, input_precision=PRECISION)
     else:
         b_dp = tl.dot(b_do, tl.trans(b_v), input_precision=PRECISION)  # [BM, BN] = <do_i, v_j>
         _, b_ds = _silu_a_ds(b_qk, b_dp, alpha, scale_a, FAST_SIGMOID)  # alpha * ds_ij
         if MASKED:
-            vis = _visible(o_i[:, None], o_j[None, :], C, W, F, M, HAS_CTX, HAS_TARGETS, HAS_WINDOW, HAS_FULL)
-            b_ds = tl.where(vis & m_j[None, :], b_ds, 0.0)
+            if RUNTIME_MASK:
+                if masked:
+                    b_ds = _zero_hidden(
+                        b_ds,
+                        o_i[:, None],
+                        o_j[None, :],
+                        m_j[None, :],
+                        C,
+                        W,
+                        F,
+                        M,
+                        HAS_CTX,
+                        HAS_TARGETS,
+                        HAS_WINDOW,
+                        HAS_FULL,
+                    )
+            else:
+                b_ds = _zero_hidden(
+                    b_ds,
+                    o_i[:, None],
+                    o_j[None, :],
+                    m_j[None, :],
+                    C,
+                    W,
+                    F,
+                    M,
+                    HAS_CTX,
+                    HAS_TARGETS,
+                    HAS_WINDOW,
+                    HAS_FULL,
+                )
         acc = tl.dot(b_ds.to(b_k.dtype), b_k, acc, input_precision=PRECISION)
     return acc
 
@@ -149,6 +209,7 @@ def _hstu_fwd_kernel(
     PRECISION: tl.constexpr,
     FAST_SIGMOID: tl.constexpr,
     PACKED: tl.constexpr,
+    ONE_LOOP: tl.constexpr,
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
     BLOCK_DQ: tl.constexpr,
@@ -241,114 +302,12 @@ def _hstu_fwd_kernel(
     hi_full = tl.where(M <= 0, 0, tl.minimum(m0, U))
 
     t1, t2, nb = _phases(lo, hi, lo_full, hi_full, BLOCK_N)
-    for t in range(0, t1):
-        acc = _hstu_fwd_tile(
-            acc,
-            b_q,
-            b_do,
-            p_k0,
-            p_v0,
-            stride_kn,
-            stride_vn,
-            o_i,
-            lo + t * BLOCK_N,
-            hi,
-            scale_a,
-            alpha,
-            C,
-            W,
-            F,
-            M,
-            o_dq,
-            o_dv,
-            m_dq,
-            m_dv,
-            True,
-            MODE,
-            HAS_CTX,
-            HAS_TARGETS,
-            HAS_WINDOW,
-            HAS_FULL,
-            PAD_DQ,
-            PAD_DV,
-            PRECISION,
-            FAST_SIGMOID,
-            PACKED,
-            BLOCK_N,
-        )
-    for t in range(t1, t2):
-        acc = _hstu_fwd_tile(
-            acc,
-            b_q,
-            b_do,
-            p_k0,
-            p_v0,
-            stride_kn,
-            stride_vn,
-            o_i,
-            lo + t * BLOCK_N,
-            hi,
-            scale_a,
-            alpha,
-            C,
-            W,
-            F,
-            M,
-            o_dq,
-            o_dv,
-            m_dq,
-            m_dv,
-            False,
-            MODE,
-            HAS_CTX,
-            HAS_TARGETS,
-            HAS_WINDOW,
-            HAS_FULL,
-            PAD_DQ,
-            PAD_DV,
-            PRECISION,
-            FAST_SIGMOID,
-            PACKED,
-            BLOCK_N,
-        )
-    for t in range(t2, nb):
-        acc = _hstu_fwd_tile(
-            acc,
-            b_q,
-            b_do,
-            p_k0,
-            p_v0,
-            stride_kn,
-            stride_vn,
-            o_i,
-            lo + t * BLOCK_N,
-            hi,
-            scale_a,
-            alpha,
-            C,
-            W,
-            F,
-            M,
-            o_dq,
-            o_dv,
-            m_dq,
-            m_dv,
-            True,
-            MODE,
-            HAS_CTX,
-            HAS_TARGETS,
-            HAS_WINDOW,
-            HAS_FULL,
-            PAD_DQ,
-            PAD_DV,
-            PRECISION,
-            FAST_SIGMOID,
-            PACKED,
-            BLOCK_N,
-        )
-    if target_block:
-        # a block of targets also sees its own diagonal (targets see no other target)
-        for start_n in range(m0, m1, BLOCK_N):
+    if ONE_LOOP:
+        # one software-pipelined loop over the main blocks [lo, hi) and then, for a block of targets,
+        # its own diagonal [m0, m1); blocks outside [t1, t2) apply the mask (a run-time branch)
+        n_diag = tl.where(target_block, tl.cdiv(m1 - m0, BLOCK_N), 0)
+        for t in range(0, nb + n_diag):
+            main = t < nb
             acc = _hstu_fwd_tile(
                 acc,
                 b_q,
@@ -358,8 +317,8 @@ def _hstu_fwd_kernel(
                 stride_kn,
                 stride_vn,
                 o_i,
-                start_n,
-                m1,
+                tl.where(main, lo + t * BLOCK_N, m0 + (t - nb) * BLOCK_N),
+                tl.where(main, hi, m1),
                 scale_a,
                 alpha,
                 C,
@@ -370,6 +329,8 @@ def _hstu_fwd_kernel(
                 o_dv,
                 m_dq,
                 m_dv,
+                (t < t1) | (t >= t2),
+                True,
                 True,
                 MODE,
                 HAS_CTX,
@@ -383,6 +344,158 @@ def _hstu_fwd_kernel(
                 PACKED,
                 BLOCK_N,
             )
+    else:
+        # one loop per mask phase (the layout before session 12, kept for A/B measurements)
+        for t in range(0, t1):
+            acc = _hstu_fwd_tile(
+                acc,
+                b_q,
+                b_do,
+                p_k0,
+                p_v0,
+                stride_kn,
+                stride_vn,
+                o_i,
+                lo + t * BLOCK_N,
+                hi,
+                scale_a,
+                alpha,
+                C,
+                W,
+                F,
+                M,
+                o_dq,
+                o_dv,
+                m_dq,
+                m_dv,
+                True,
+                True,
+                False,
+                MODE,
+                HAS_CTX,
+                HAS_TARGETS,
+                HAS_WINDOW,
+                HAS_FULL,
+                PAD_DQ,
+                PAD_DV,
+                PRECISION,
+                FAST_SIGMOID,
+                PACKED,
+                BLOCK_N,
+            )
+        for t in range(t1, t2):
+            acc = _hstu_fwd_tile(
+                acc,
+                b_q,
+                b_do,
+                p_k0,
+                p_v0,
+                stride_kn,
+                stride_vn,
+                o_i,
+                lo + t * BLOCK_N,
+                hi,
+                scale_a,
+                alpha,
+                C,
+                W,
+                F,
+                M,
+                o_dq,
+                o_dv,
+                m_dq,
+                m_dv,
+                False,
+                False,
+                False,
+                MODE,
+                HAS_CTX,
+                HAS_TARGETS,
+                HAS_WINDOW,
+                HAS_FULL,
+                PAD_DQ,
+                PAD_DV,
+                PRECISION,
+                FAST_SIGMOID,
+                PACKED,
+                BLOCK_N,
+            )
+        for t in range(t2, nb):
+            acc = _hstu_fwd_tile(
+                acc,
+                b_q,
+                b_do,
+                p_k0,
+                p_v0,
+                stride_kn,
+                stride_vn,
+                o_i,
+                lo + t * BLOCK_N,
+                hi,
+                scale_a,
+                alpha,
+                C,
+                W,
+                F,
+                M,
+                o_dq,
+                o_dv,
+                m_dq,
+                m_dv,
+                True,
+                True,
+                False,
+                MODE,
+                HAS_CTX,
+                HAS_TARGETS,
+                HAS_WINDOW,
+                HAS_FULL,
+                PAD_DQ,
+                PAD_DV,
+                PRECISION,
+                FAST_SIGMOID,
+                PACKED,
+                BLOCK_N,
+            )
+        if target_block:
+            # a block of targets also sees its own diagonal (targets see no other target)
+            for start_n in range(m0, m1, BLOCK_N):
+                acc = _hstu_fwd_tile(
+                    acc,
+                    b_q,
+                    b_do,
+                    p_k0,
+                    p_v0,
+                    stride_kn,
+                    stride_vn,
+                    o_i,
+                    start_n,
+                    m1,
+                    scale_a,
+                    alpha,
+                    C,
+                    W,
+                    F,
+                    M,
+                    o_dq,
+                    o_dv,
+                    m_dq,
+                    m_dv,
+                    True,
+                    True,
+                    False,
+                    MODE,
+                    HAS_CTX,
+                    HAS_TARGETS,
+                    HAS_WINDOW,
+                    HAS_FULL,
+                    PAD_DQ,
+                    PAD_DV,
+                    PRECISION,
+                    FAST_SIGMOID,
+                    PACKED,
+                    BLOCK_N,
+                )
 
     if MODE == 1:
         p_o = (
@@ -421,7 +534,7 @@ def _cfg(bm: int, bn: int, warps: int, stages: int) -> triton.Config:
 
 _KEY = [
     "AUTOTUNE_LEN", "AUTOTUNE_MEAN", "DQ", "DV", "MODE", "IS_CACHED", "HAS_CTX", "HAS_TARGETS", "HAS_WINDOW", "HAS_FULL", "COMPACT",
-    "PACKED",
+    "PACKED", "ONE_LOOP",
 ]  # fmt: skip
 _INTERPRETER = _cfg(32, 16, 4, 1)
 # D <= 128; first = the config without autotuning. Ordered by the H200 sweep (benchmarks/hstu_triton.py
@@ -494,6 +607,14 @@ def packed_silu(dtype: torch.dtype) -> bool:
     return fast_sigmoid(dtype) and env_flag("JAGATTN_HSTU_PACKED", True)
 
 
+def one_loop() -> bool:
+    """One software-pipelined loop per kernel with a run-time branch for the masked blocks (default), or
+    ``JAGATTN_HSTU_ONE_LOOP=0``: one loop per mask phase (the layout before session 12; each loop copy
+    pays its own pipeline prologue and drain, and short phases, e.g. the two diagonal blocks of a
+    causal row block, get no overlap at all). Read at each launch so a benchmark can compare both."""
+    return env_flag("JAGATTN_HSTU_ONE_LOOP", True)
+
+
 def precision_of(dtype: torch.dtype) -> str:
     """Dot precision: fp32 inputs run in IEEE fp32 (no tf32), fp16/bf16 are exact products anyway."""
     return "ieee" if dtype == torch.float32 else "tf32"
@@ -563,6 +684,6 @@ def _launch(
         HAS_CTX=contextual_seq_len > 0, HAS_TARGETS=num_targets is not None,
         HAS_WINDOW=max_attn_len > 0, HAS_FULL=min_full_attn_seq_len > 0, COMPACT=compact,
         PRECISION=precision_of(q.dtype), FAST_SIGMOID=fast_sigmoid(q.dtype), BLOCK_DQ=bdq, BLOCK_DV=bdv,
-        PACKED=mode == 0 and packed_silu(q.dtype),
+        PACKED=mode == 0 and packed_silu(q.dtype), ONE_LOOP=one_loop(),
         **meta,
     )  # fmt: skip

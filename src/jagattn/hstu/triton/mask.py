@@ -57,6 +57,26 @@ def _visible(
 
 
 @triton.jit
+def _zero_hidden(
+    x,
+    pi,
+    pj,
+    valid,
+    C,
+    W,
+    F,
+    M,
+    HAS_CTX: tl.constexpr,
+    HAS_TARGETS: tl.constexpr,
+    HAS_WINDOW: tl.constexpr,
+    HAS_FULL: tl.constexpr,
+):
+    """``x`` with 0 where ``m_ij`` is false or ``valid`` (in-range rows / keys, broadcastable) is false."""
+    vis = _visible(pi, pj, C, W, F, M, HAS_CTX, HAS_TARGETS, HAS_WINDOW, HAS_FULL)
+    return tl.where(vis & valid, x, 0.0)
+
+
+@triton.jit
 def _first_pos_id_ge(x, C, HAS_CTX: tl.constexpr):
     if HAS_CTX:
         r = tl.where(x <= 0, 0, x + C - 1)
