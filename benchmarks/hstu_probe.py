@@ -71,7 +71,7 @@ if os.path.isdir(GR_PATH) and GR_PATH not in sys.path:
 # Tiles in no config list (BLOCK_M, BLOCK_N, warps, stages), around the current first configs; the
 # attention forward gained most from a 64x64 tile on 4 warps (two programs per SM) on short keys.
 EXTRA = {
-    "fwd": [(128, 64, 4, 3), (64, 32, 4, 4), (64, 64, 4, 4)],
+    "fwd": [(128, 64, 4, 3), (64, 32, 4, 4), (64, 64, 4, 4), (128, 64, 4, 2), (128, 32, 4, 2), (256, 32, 8, 3)],
     "dq": [(64, 64, 4, 2), (64, 32, 4, 4), (128, 32, 4, 4)],
     "dkdv": [(64, 64, 4, 3), (32, 64, 4, 2), (32, 32, 4, 3)],
 }
