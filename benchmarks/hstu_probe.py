@@ -71,8 +71,15 @@ if os.path.isdir(GR_PATH) and GR_PATH not in sys.path:
 # Tiles in no config list (BLOCK_M, BLOCK_N, warps, stages), around the current first configs; the
 # attention forward gained most from a 64x64 tile on 4 warps (two programs per SM) on short keys.
 EXTRA = {
-    "fwd": [(128, 64, 4, 3), (64, 32, 4, 4), (64, 64, 4, 4), (128, 64, 4, 2), (128, 32, 4, 2), (256, 32, 8, 3)],
-    "dq": [(64, 64, 4, 2), (64, 32, 4, 4), (128, 32, 4, 4)],
+    "fwd": [
+        (128, 64, 4, 3),
+        (64, 32, 4, 4),
+        (64, 64, 4, 4),
+        (128, 64, 4, 2),
+        (128, 32, 4, 2),
+        (256, 32, 8, 3),
+    ],
+    "dq": [(64, 64, 4, 2), (64, 32, 4, 4), (128, 32, 4, 4), (256, 32, 8, 3)],
     "dkdv": [(64, 64, 4, 3), (32, 64, 4, 2), (32, 32, 4, 3)],
 }
 # Interpreter configs for --smoke: the interpreter's defaults are fwd/dQ 32x16 and dK/dV 16x32.
@@ -143,7 +150,7 @@ def _tuners() -> dict[str, list]:
     from jagattn.hstu.triton import fwd as tf
 
     return {
-        "fwd": [tf._fwd_small, tf._fwd_small_window],
+        "fwd": [tf._fwd_small, tf._fwd_small_window, tf._fwd_small_long],
         "dq": [tf._dq_small, tf._dq_small_window],
         "dkdv": [tb._bwd_small, tb._bwd_small_window],
     }
@@ -189,11 +196,15 @@ class Forced:
         return False
 
 
-def default_configs(window: bool) -> dict[str, tuple[int, int, int, int] | None]:
-    """The config each kernel runs by default (None when it autotunes over several)."""
+def default_configs(p) -> dict[str, tuple[int, int, int, int] | None]:
+    """The config each kernel runs by default on problem ``p`` (None when it autotunes over several)."""
+    from jagattn.hstu.triton import fwd as tf
+
+    window = p.params["window"] > 0
+    long = not window and tf.long_rows(p.params["max_seq_len"], p.dtype)
     out = {}
-    for kind, (plain, win) in _tuners().items():
-        t = win if window else plain
+    for kind, tuners in _tuners().items():
+        t = tuners[2] if kind == "fwd" and long else tuners[1] if window else tuners[0]
         out[kind] = _cfg_tuple(t.configs[0]) if len(t.configs) == 1 else None
     return out
 
@@ -203,7 +214,7 @@ def same_as_default(c: Cand, p) -> bool:
     if c.kind == "default":
         return True
     if c.cfg is not None:
-        return default_configs(p.params["window"] > 0)[c.kind] == c.cfg
+        return default_configs(p)[c.kind] == c.cfg
     if c.kind == "compact":
         b, n = len(p.lengths), p.params["max_seq_len"]
         return not (b > 1 and 2 * p.tokens < b * n)
@@ -478,7 +489,7 @@ def time_row(p, do: torch.Tensor, cands: list[Cand], rows_deadline: float, t_sta
             rec["bwd"] = bench_ms(lambda o=o: torch.autograd.grad(o, grads, do, retain_graph=True))
             del o
 
-    defaults = default_configs(p.params["window"] > 0)
+    defaults = default_configs(p)
     rec = {
         "describe": fam.describe(p),
         "flops": {k: fl[k] for k in ("fwd", "bwd")},

@@ -158,6 +158,31 @@ def test_one_loop_env_is_validated(monkeypatch):
         one_loop()
 
 
+@pytest.mark.parametrize(
+    "max_len, dtype, W, long",
+    [(4096, torch.float16, 0, True), (4095, torch.float16, 0, False), (4096, torch.float32, 0, False),
+     (5000, torch.float16, 16, False)],
+)  # fmt: skip
+def test_long_rows_take_the_long_forward_list(on_launch, max_len, dtype, W, long):
+    # max_seq_len >= LONG_ROWS (no window, 2-byte dtype): the forward launches the list with the 256-row
+    # tile first; the dQ and dK/dV kernels are unaffected. Short real sequences under a long max_seq_len
+    # keep the interpreter cheap (the extra programs exit at once) and still run every check.
+    from jagattn.hstu.triton import fwd as tf
+
+    seen = []
+    on_launch(lambda kernel, args, kwargs: seen.append(kernel))
+    lens = [5, 40, 0, 17]
+    q, k, v, do = _make(lens, 2, 16, 16, dtype=dtype, seed=3)
+    nt = torch.tensor(_targets(lens, 0, 1), device=DEV)
+    _check_against_reference(
+        q, k, v, do, cu_seqlens(lens, DEV), max_len, alpha=0.5, num_targets=nt, max_attn_len=W
+    )
+    assert (seen[0] is tf._fwd_small_long) == long
+    assert tf._fwd_small_long not in seen[1:]
+    assert tf.long_rows(max_len, dtype) == (long or W > 0)
+    assert not tf.long_rows(torch.SymInt, dtype)  # symbolic sizes keep the plain list
+
+
 def test_default_backward_is_the_deterministic_dq_kernel():
     # The default (deterministic=False) takes the dQ-kernel path: the same bits as deterministic=True.
     from jagattn.hstu import ops
@@ -389,7 +414,14 @@ def _prod(B, N, *, seed=0, C=0, W=0, F=0, H=4, D=128, dtype=torch.bfloat16):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize(
-    "B, N, C, W, F", [(8, 1024, 0, 0, 0), (4, 2048, 6, 256, 0), (4, 1024, 6, 128, 100), (2, 4096, 0, 0, 0)]
+    "B, N, C, W, F",
+    [
+        (8, 1024, 0, 0, 0),
+        (4, 2048, 6, 256, 0),
+        (4, 1024, 6, 128, 100),
+        (2, 4096, 0, 0, 0),
+        (2, 4100, 6, 0, 0),
+    ],
 )
 def test_gpu_production_sizes_bf16(monkeypatch, B, N, C, W, F):
     from jagattn.hstu import ops

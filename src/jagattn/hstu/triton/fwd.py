@@ -549,6 +549,12 @@ _FWD_SMALL_D = [
     _cfg(64, 32, 4, 3),
     _cfg(64, 128, 4, 2),
 ]
+# Long rows (at least LONG_ROWS queries per sequence, no window, 2-byte inputs): 256 query rows on 8 warps
+# first (each warpgroup runs the 128-row tile of the list above, and the two share every K/V tile). H200
+# probe, session 12 round 2 (one-loop kernels): B64-N4096 2.636 vs 2.844 ms (1.08x); B128-N2048 1.583 vs
+# 1.596 (equal), B256-N1024 0.93x and the window row 0.62x, hence the bound.
+LONG_ROWS = 4096
+_FWD_SMALL_D_LONG = [_cfg(256, 32, 8, 3), *_FWD_SMALL_D]
 _FWD_LARGE_D = [_cfg(64, 64, 4, 2), _cfg(64, 32, 4, 2), _cfg(32, 64, 4, 2), _cfg(64, 64, 8, 1)]
 _DQ_SMALL_D = [
     _cfg(128, 64, 8, 3),
@@ -582,6 +588,9 @@ _FWD_SMALL_D_WINDOW = window_first(_FWD_SMALL_D, 64, 32, 4, 3)
 _DQ_SMALL_D_WINDOW = window_first(_DQ_SMALL_D, 64, 32, 4, 3)
 
 _fwd_small = triton.autotune(configs=tuning_configs(_FWD_SMALL_D, _INTERPRETER), key=_KEY)(_hstu_fwd_kernel)
+_fwd_small_long = triton.autotune(configs=tuning_configs(_FWD_SMALL_D_LONG, _INTERPRETER), key=_KEY)(
+    _hstu_fwd_kernel
+)
 _fwd_small_window = triton.autotune(configs=tuning_configs(_FWD_SMALL_D_WINDOW, _INTERPRETER), key=_KEY)(
     _hstu_fwd_kernel
 )
@@ -605,6 +614,13 @@ def packed_silu(dtype: torch.dtype) -> bool:
     instruction) for bf16 on a GPU; ``JAGATTN_HSTU_PACKED=0`` (or ``JAGATTN_HSTU_FAST_SIGMOID=0``)
     disables it."""
     return fast_sigmoid(dtype) and env_flag("JAGATTN_HSTU_PACKED", True)
+
+
+def long_rows(rows, dtype: torch.dtype) -> bool:
+    """Whether the forward takes the long-rows config list (``_FWD_SMALL_D_LONG``): at least ``LONG_ROWS``
+    query rows per sequence (``max_seq_len``, or ``delta`` when cached) in fp16/bf16 (fp32's 256-row
+    tile would not fit in shared memory). Symbolic sizes keep the plain list (no guard)."""
+    return isinstance(rows, int) and rows >= LONG_ROWS and dtype in (torch.float16, torch.bfloat16)
 
 
 def one_loop() -> bool:
@@ -653,6 +669,8 @@ def _launch(
     window = max_attn_len > 0
     if mode == 0:
         kernel = _fwd_large if large else _fwd_small_window if window else _fwd_small
+        if kernel is _fwd_small and long_rows(rows, q.dtype):
+            kernel = _fwd_small_long
     else:
         kernel = _dq_large if large else _dq_small_window if window else _dq_small
     do_t = q if do is None else do
