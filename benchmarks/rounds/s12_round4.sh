@@ -1,4 +1,4 @@
-# Session 12, round 4 (kind nvidia-h200, timeout_s 590, carry peers/gr), as s12_round4.sh: GR's autotune configs
+# Session 12, round 4 (kind nvidia-h200, timeout_s 590, carry peers/gr), as s11_round6.sh: GR's autotune configs
 # compiled first in parallel children (hstu_gr_probe.py --skip-default fills Triton's cache), then the
 # full default hstu suite with GR in the same run. Call: JAGATTN_GIT_SHA=<sha> bash benchmarks/rounds/s12_round4.sh
 export JAGATTN_AUTOTUNE=0 OUT=${OUT:-$PWD/.device-out}
