@@ -156,8 +156,10 @@ def _dot_lhs_f32_rhs(a, b, DOT_PREC: tl.constexpr, KEEP: tl.constexpr = False):
 # ``CANDIDATES``, which give the kernel names and config lengths it accepts).
 CONFIG_OVERRIDE: dict = {}
 
-# K-row width (bytes) past which launch_config picks the shared-memory-light configs (see there)
+# K-row width (bytes) past which launch_config picks the shared-memory-light configs (see there), and up
+# to which the state passes may take three pipeline stages at a V block of 16
 WIDE_K_ROW_BYTES = 512
+DEEP_K_ROW_BYTES = 256
 
 # Candidate configs per kernel: the sweep checks each gives the default's result (bitwise where the
 # arithmetic does not depend on the config, to rounding where it does).
@@ -283,17 +285,24 @@ def launch_config(
     if kernel == "fwd_recurrent":
         return (min(32, max(16, triton.next_power_of_2(v))), 4, 1)
     if kernel in ("fwd_h", "bwd_dhu"):
-        # fwd_h: BV 64 is 22% faster than 32 on H16 8 x 4096 (128 programs; H200, session 5), so it
-        # only needs to fill the GPU once; bwd_dhu measured equal at 32 and 64 keeps the 2x rule
-        fill = 1 if kernel == "fwd_h" else 2
+        # the widest V block that fills the GPU once: fwd_h BV 64 is 22% faster than 32 on H16 8 x 4096
+        # (128 (sequence, head) chains; H200, session 5); bwd_dhu (with the fused local dv since session
+        # 9) 6% faster at 64 than 32 there (session 12, benchmarks/gd_state_pass_probe.py; it kept the
+        # 2x rule, i.e. 32, before). V blocks of 16 (fewer than SMs/4 chains, e.g. one 32k sequence x 16
+        # heads) take three pipeline stages: fwd_h 0.536 vs 0.804 ms, the backward 4.660 vs 4.851 ms on
+        # H16-1seq (same probe); 1 or 2 warps (mma.sync) and BV 16 at 8 warps were slower everywhere.
+        # Only for K rows of at most DEEP_K_ROW_BYTES (bf16 states at K <= 128): bwd_dhu of fp16 at K=128
+        # (fp32 q/k and states, 512-byte rows) needs 287 KB of shared memory at three stages (sm_90).
         if not isinstance(n_programs, int):
             # symbolic batch (compile/export with dynamic dims): a count-dependent choice would add guards
             return (min(32, max(16, triton.next_power_of_2(v))), 4, 1 if wide_k else 2)
         sms = _num_sms(device_index)
         bv = 64
-        while bv > 16 and n_programs * triton.cdiv(v, bv) < fill * sms:
+        while bv > 16 and n_programs * triton.cdiv(v, bv) < sms:
             bv //= 2
-        return (min(bv, max(16, triton.next_power_of_2(v))), 4, 1 if wide_k else 2)
+        bv = min(bv, max(16, triton.next_power_of_2(v)))
+        deep = bv == 16 and k_row_bytes <= DEEP_K_ROW_BYTES
+        return (bv, 4, 1 if wide_k else 3 if deep else 2)
     raise KeyError(kernel)
 
 
