@@ -33,8 +33,10 @@ def test_state_pass_v_block_fills_the_gpu_once(monkeypatch, chains, v, config):
     monkeypatch.setattr(common, "_num_sms", lambda index: 132)
     for kernel in ("fwd_h", "bwd_dhu"):
         assert common.launch_config(kernel, n_programs=chains, v=v, k_row_bytes=256) == config
-        # fp32 states or q/k at K=128 (512-byte rows): two stages (three need 287 KB in bwd_dhu on sm_90)
-        assert common.launch_config(kernel, n_programs=chains, v=v, k_row_bytes=512) == (*config[:2], 2)
+        # fp32 states or q/k at K=128 (512-byte rows): two stages (three need 287 KB in bwd_dhu on sm_90),
+        # and bwd_dhu at most 32 wide (263-271 KB at 64: OutOfResources for fp16 on the H200)
+        bv = min(config[0], 32) if kernel == "bwd_dhu" else config[0]
+        assert common.launch_config(kernel, n_programs=chains, v=v, k_row_bytes=512) == (bv, config[1], 2)
 
 
 def test_gk_launch_blocks_avoid_the_small_tiles_that_crashed():

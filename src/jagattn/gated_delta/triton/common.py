@@ -300,6 +300,11 @@ def launch_config(
         bv = 64
         while bv > 16 and n_programs * triton.cdiv(v, bv) < sms:
             bv //= 2
+        if kernel == "bwd_dhu" and k_row_bytes > DEEP_K_ROW_BYTES:
+            # fp32 states / q/k at K = 128 (fp16 inputs, the bf16 precise path) or K = 256: the fused
+            # local-dv dhu at BV 64 needs 263-271 KB of shared memory (sm_90; OutOfResources on the H200
+            # for fp16 with 72 chains in session 12, and before that from 132 chains on)
+            bv = min(bv, 32)
         bv = min(bv, max(16, triton.next_power_of_2(v)))
         deep = bv == 16 and k_row_bytes <= DEEP_K_ROW_BYTES
         return (bv, 4, 1 if wide_k else 3 if deep else 2)
