@@ -103,11 +103,11 @@ class Cand:
 
     @property
     def fwd(self) -> bool:
-        return self.kind in ("fwd", "compact", "phases")
+        return self.kind in ("fwd", "compact", "phases", "scaled")
 
     @property
     def bwd(self) -> bool:
-        return self.kind in ("dq", "dkdv", "compact", "atomic_dq", "phases")
+        return self.kind in ("dq", "dkdv", "compact", "atomic_dq", "phases", "scaled")
 
 
 def _cfg_name(kind: str, c: tuple[int, int, int, int]) -> str:
@@ -140,7 +140,12 @@ def all_candidates(extra: bool) -> list[Cand]:
         out += [Cand(_cfg_name(kind, c), kind, c) for c in cfgs]
         if extra and not SMOKE:
             out += [Cand(_cfg_name(kind, c), kind, c, listed=False) for c in EXTRA[kind] if c not in cfgs]
-    out += [Cand("compact", "compact"), Cand("atomic_dq", "atomic_dq"), Cand("phases", "phases")]
+    out += [
+        Cand("compact", "compact"),
+        Cand("atomic_dq", "atomic_dq"),
+        Cand("phases", "phases"),
+        Cand("scaled", "scaled"),
+    ]
     return out
 
 
@@ -154,6 +159,11 @@ def _tuners() -> dict[str, list]:
         "dq": [tf._dq_small, tf._dq_small_window],
         "dkdv": [tb._bwd_small, tb._bwd_small_window],
     }
+
+
+# launch switches read from the environment at each launch: variable -> candidate kind that sets it to 0
+# (phases: one loop per mask phase; scaled: the score factors applied per score, not at the end)
+ENV_SWITCHES = {"JAGATTN_HSTU_ONE_LOOP": "phases", "JAGATTN_HSTU_SCALE_LAST": "scaled"}
 
 
 class Forced:
@@ -170,7 +180,7 @@ class Forced:
         self._ops, self._sched = ops, schedule
         self._saved = {k: [list(t.configs) for t in ts] for k, ts in _tuners().items()}
         self._flags = (schedule.ENABLED, ops.ATOMIC_DQ_DEFAULT)
-        self._env = os.environ.get("JAGATTN_HSTU_ONE_LOOP")
+        self._env = {v: os.environ.get(v) for v in ENV_SWITCHES}
         c = self.cand
         if c.cfg is not None:
             bm, bn, w, s = c.cfg
@@ -180,8 +190,9 @@ class Forced:
             schedule.ENABLED = True
         elif c.kind == "atomic_dq":
             ops.ATOMIC_DQ_DEFAULT = True
-        elif c.kind == "phases":
-            os.environ["JAGATTN_HSTU_ONE_LOOP"] = "0"  # read at each launch
+        elif c.kind in ENV_SWITCHES.values():
+            var = next(v for v, k in ENV_SWITCHES.items() if k == c.kind)
+            os.environ[var] = "0"  # read at each launch
         return self
 
     def __exit__(self, *exc) -> bool:
@@ -189,10 +200,11 @@ class Forced:
             for t, cfgs in zip(ts, self._saved[k], strict=True):
                 t.configs = cfgs
         self._sched.ENABLED, self._ops.ATOMIC_DQ_DEFAULT = self._flags
-        if self._env is None:
-            os.environ.pop("JAGATTN_HSTU_ONE_LOOP", None)
-        else:
-            os.environ["JAGATTN_HSTU_ONE_LOOP"] = self._env
+        for var, val in self._env.items():
+            if val is None:
+                os.environ.pop(var, None)
+            else:
+                os.environ[var] = val
         return False
 
 
@@ -285,6 +297,7 @@ def _launch_kernels(c: Cand, p, do: torch.Tensor) -> None:
         "default": "fwd dq dkdv",
         "compact": "fwd dq dkdv",
         "phases": "fwd dq dkdv",
+        "scaled": "fwd dq dkdv",
         "atomic_dq": "atomic",
     }
     kinds = kinds.get(c.kind, c.kind)
@@ -350,7 +363,7 @@ def precompile(names: list[str], jobs: int, gr: bool, timeout: float, extra: boo
     j_ours = max(1, jobs - j_gr)
     # balanced by kernels to compile: the default and the compact list launch all three kernels
     groups: list[list[str]] = [[] for _ in range(min(j_ours, len(names)))]
-    three = ("default", "compact", "phases")
+    three = ("default", "compact", "phases", "scaled")
     for n in sorted(names, key=lambda n: n not in three):
         min(groups, key=lambda g: sum(3 if x in three else 1 for x in g)).append(n)
     procs = [("ours", ctx.Process(target=_warm_child, args=(g, extra))) for g in groups if g]
@@ -601,8 +614,10 @@ def row_lines(name: str, rec: dict) -> list[str]:
 def summary(result: dict, ok: dict) -> list[str]:
     """Per row: the best forward, dQ, dK/dV and switch candidate against the default, and GR's ratios."""
     lines = ["SUMMARY (x = default ms / candidate ms; only candidates that passed every small check)"]
-    groups = [("fwd", ("fwd", "compact", "phases"), "fwd"), ("bwd", ("dq", "dkdv", "atomic_dq", "compact", "phases"), "bwd"),
-              ("dq", ("dq",), "bwd"), ("dkdv", ("dkdv",), "bwd"), ("phases", ("phases",), "bwd")]  # fmt: skip
+    sw = ("compact", "phases", "scaled")
+    groups = [("fwd", ("fwd", *sw), "fwd"), ("bwd", ("dq", "dkdv", "atomic_dq", *sw), "bwd"),
+              ("dq", ("dq",), "bwd"), ("dkdv", ("dkdv",), "bwd"), ("phases", ("phases",), "bwd"),
+              ("scaled fwd", ("scaled",), "fwd"), ("scaled bwd", ("scaled",), "bwd")]  # fmt: skip
     for name, rec in result["rows"].items():
         ms = rec["ms"]
         d = ms["default"]

@@ -183,6 +183,40 @@ def test_long_rows_take_the_long_forward_list(on_launch, max_len, dtype, W, long
     assert not tf.long_rows(torch.SymInt, dtype)  # symbolic sizes keep the plain list
 
 
+@pytest.mark.parametrize("C, W, F, atomic, one_loop", [(0, 0, 0, False, "1"), (3, 21, 9, False, "1"),
+                                                       (40, 7, 0, True, "1"), (2, 5, 30, False, "0")])  # fmt: skip
+def test_scale_last(monkeypatch, on_launch, C, W, F, atomic, one_loop):
+    # JAGATTN_HSTU_SCALE_LAST (bf16 by default, a GPU-only dtype here): the tiles leave 1/S and the ds
+    # factor to the fp32 accumulators. "1" applies it to fp32 so the interpreter checks the arithmetic of
+    # every kernel (forward, dQ, dK/dV, atomic dQ, both loop layouts) against the reference.
+    from jagattn.hstu import ops
+
+    monkeypatch.setenv("JAGATTN_HSTU_SCALE_LAST", "1")
+    monkeypatch.setenv("JAGATTN_HSTU_ONE_LOOP", one_loop)
+    monkeypatch.setattr(ops, "ATOMIC_DQ_DEFAULT", atomic)
+    seen = []
+    on_launch(lambda kernel, args, kwargs: seen.append(kwargs.get("SCALE_LAST")))
+    lens = [0, 1, 70, 33, 17, 96, 5]
+    q, k, v, do = _make(lens, 2, 16, 32, dtype=torch.float32, seed=21 + C + W)
+    nt = torch.tensor(_targets(lens, C, 6), device=DEV)
+    kw = dict(alpha=0.3, num_targets=nt, contextual_seq_len=C, max_attn_len=W, min_full_attn_seq_len=F)
+    _check_against_reference(q, k, v, do, cu_seqlens(lens, DEV), 100, scaling_seqlen=37, **kw)
+    assert seen == [True] * (2 if atomic else 3), seen
+
+
+def test_scale_last_choice(monkeypatch):
+    from jagattn.hstu.triton.fwd import scale_last
+
+    assert scale_last(torch.bfloat16) and not scale_last(torch.float32) and not scale_last(torch.float16)
+    monkeypatch.setenv("JAGATTN_HSTU_SCALE_LAST", "1")
+    assert scale_last(torch.float32) and not scale_last(torch.float16)  # fp16's range: never
+    monkeypatch.setenv("JAGATTN_HSTU_SCALE_LAST", "0")
+    assert not scale_last(torch.bfloat16)
+    monkeypatch.setenv("JAGATTN_HSTU_SCALE_LAST", "yes")
+    with pytest.raises(ValueError, match="JAGATTN_HSTU_SCALE_LAST"):
+        scale_last(torch.bfloat16)
+
+
 def test_default_backward_is_the_deterministic_dq_kernel():
     # The default (deterministic=False) takes the dQ-kernel path: the same bits as deterministic=True.
     from jagattn.hstu import ops

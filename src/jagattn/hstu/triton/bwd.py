@@ -23,8 +23,17 @@ import triton
 import triton.language as tl
 
 from ..._core.triton_utils import next_power_of_2
-from .fwd import _load_rows, autotune_mean, fast_sigmoid, one_loop, precision_of, tuning_configs, window_first
-from .mask import _ids, _last_pos_id_le, _phases, _silu_a_ds, _visible
+from .fwd import (
+    _load_rows,
+    autotune_mean,
+    fast_sigmoid,
+    one_loop,
+    precision_of,
+    scale_last,
+    tuning_configs,
+    window_first,
+)
+from .mask import _ds_scale, _ids, _last_pos_id_le, _phases, _silu_a_ds, _visible
 from .schedule import _find, make_schedule, use_compact
 
 
@@ -88,6 +97,7 @@ def _hstu_bwd_tile(
     PAD_DV: tl.constexpr,
     PRECISION: tl.constexpr,
     FAST_SIGMOID: tl.constexpr,
+    SCALE_LAST: tl.constexpr,
     BLOCK_M: tl.constexpr,
 ):
     o_i = start_m + tl.arange(0, BLOCK_M)
@@ -101,7 +111,8 @@ def _hstu_bwd_tile(
     )  # [BM, BDV]
     b_qk = tl.dot(b_k, tl.trans(b_q), input_precision=PRECISION)  # [BN, BM] = <k_j, q_i>
     b_dp = tl.dot(b_v, tl.trans(b_do), input_precision=PRECISION)  # [BN, BM] = <v_j, do_i>
-    b_a, b_ds = _silu_a_ds(b_qk, b_dp, alpha, scale_a, FAST_SIGMOID)  # silu(s) / S, alpha * ds_ij
+    # silu(s) / S, alpha * ds_ij (SCALE_LAST: silu(s), alpha ds_ij / ds_scale; the kernel scales dk, dv)
+    b_a, b_ds = _silu_a_ds(b_qk, b_dp, alpha, scale_a, FAST_SIGMOID, SCALE_LAST)
     if MASKED:
         if RUNTIME_MASK:
             if masked:
@@ -117,6 +128,8 @@ def _hstu_bwd_tile(
     dk = tl.dot(b_ds_lp, b_q, dk, input_precision=PRECISION)
     if ATOMIC_DQ:
         b_dq = tl.dot(tl.trans(b_ds_lp), b_k, input_precision=PRECISION)  # [BM, BDQ] fp32
+        if SCALE_LAST:
+            b_dq = b_dq * _ds_scale(scale_a, FAST_SIGMOID)
         p_dq = p_dq0 + o_i64[:, None] * stride_dqm + o_dq[None, :]
         tl.atomic_add(p_dq, b_dq, mask=m_i[:, None] & m_dq[None, :], sem="relaxed")
     return dk, dv
@@ -170,6 +183,7 @@ def _hstu_bwd_kernel(
     PRECISION: tl.constexpr,
     FAST_SIGMOID: tl.constexpr,
     ONE_LOOP: tl.constexpr,
+    SCALE_LAST: tl.constexpr,
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
     BLOCK_DQ: tl.constexpr,
@@ -298,6 +312,7 @@ def _hstu_bwd_kernel(
                 PAD_DV,
                 PRECISION,
                 FAST_SIGMOID,
+                SCALE_LAST,
                 BLOCK_M,
             )
     else:
@@ -341,6 +356,7 @@ def _hstu_bwd_kernel(
                     PAD_DV,
                     PRECISION,
                     FAST_SIGMOID,
+                    SCALE_LAST,
                     BLOCK_M,
                 )
         for t in range(0, t1):
@@ -381,6 +397,7 @@ def _hstu_bwd_kernel(
                 PAD_DV,
                 PRECISION,
                 FAST_SIGMOID,
+                SCALE_LAST,
                 BLOCK_M,
             )
         for t in range(t1, t2):
@@ -421,6 +438,7 @@ def _hstu_bwd_kernel(
                 PAD_DV,
                 PRECISION,
                 FAST_SIGMOID,
+                SCALE_LAST,
                 BLOCK_M,
             )
         for t in range(t2, nb):
@@ -461,6 +479,7 @@ def _hstu_bwd_kernel(
                 PAD_DV,
                 PRECISION,
                 FAST_SIGMOID,
+                SCALE_LAST,
                 BLOCK_M,
             )
         if HAS_WINDOW and HAS_FULL:  # noqa: SIM102 (a constexpr test around a runtime one)
@@ -503,9 +522,13 @@ def _hstu_bwd_kernel(
                         PAD_DV,
                         PRECISION,
                         FAST_SIGMOID,
+                        SCALE_LAST,
                         BLOCK_M,
                     )
 
+    if SCALE_LAST:  # the constant factors the tiles left out (mask._silu_a_ds with UNIT)
+        dk = dk * _ds_scale(scale_a, FAST_SIGMOID)
+        dv = dv * inv_s
     p_dk = DK + bos * stride_dkn + i_h * stride_dkh + o_j64[:, None] * stride_dkn + o_dq[None, :]
     p_dv = DV + bos * stride_dvn + i_h * stride_dvh + o_j64[:, None] * stride_dvn + o_dv[None, :]
     tl.store(p_dk, dk.to(DK.dtype.element_ty), mask=m_j[:, None] & m_dq[None, :])
@@ -518,7 +541,7 @@ def _cfg(bm: int, bn: int, warps: int, stages: int) -> triton.Config:
 
 _KEY = [
     "AUTOTUNE_LEN", "AUTOTUNE_MEAN", "DQ_DIM", "DV_DIM", "ATOMIC_DQ", "HAS_CTX", "HAS_TARGETS", "HAS_WINDOW", "HAS_FULL", "COMPACT",
-    "ONE_LOOP",
+    "ONE_LOOP", "SCALE_LAST",
 ]  # fmt: skip
 _INTERPRETER = _cfg(16, 32, 4, 1)
 # D <= 128, ordered by the H200 sweep (B=256 N=1024): 64 query rows x 128 keys, 8 warps, 3 stages won for
@@ -608,5 +631,5 @@ def _launch_bwd(
         HAS_CTX=contextual_seq_len > 0, HAS_TARGETS=num_targets is not None,
         HAS_WINDOW=max_attn_len > 0, HAS_FULL=min_full_attn_seq_len > 0, COMPACT=compact,
         PRECISION=precision_of(q.dtype), FAST_SIGMOID=fast_sigmoid(q.dtype), BLOCK_DQ=bdq, BLOCK_DV=bdv,
-        ONE_LOOP=one_loop(), **meta,
+        ONE_LOOP=one_loop(), SCALE_LAST=scale_last(q.dtype), **meta,
     )  # fmt: skip

@@ -21,9 +21,19 @@ import torch
 import triton
 import triton.language as tl
 
-from ..._core.env import env_flag
+from ..._core.env import env_choice, env_flag
 from ..._core.triton_utils import autotune_enabled, configs, interpreter_enabled, next_power_of_2
-from .mask import _first_pos_id_ge, _ids, _phases, _silu_a, _silu_a_bf16x2, _silu_a_ds, _zero_hidden
+from .mask import (
+    _ds_scale,
+    _first_pos_id_ge,
+    _ids,
+    _phases,
+    _silu_a,
+    _silu_a_bf16x2,
+    _silu_a_ds,
+    _silu_bf16x2,
+    _zero_hidden,
+)
 from .schedule import _find, make_schedule, use_compact
 
 LOG2E = 1.4426950408889634
@@ -80,6 +90,7 @@ def _hstu_fwd_tile(
     PRECISION: tl.constexpr,
     FAST_SIGMOID: tl.constexpr,
     PACKED: tl.constexpr,
+    SCALE_LAST: tl.constexpr,
     BLOCK_N: tl.constexpr,
 ):
     o_j = start_n + tl.arange(0, BLOCK_N)
@@ -89,10 +100,14 @@ def _hstu_fwd_tile(
     b_v = _load_rows(p_v0 + o_j[:, None].to(tl.int64) * stride_vn + o_dv[None, :], m_j, m_dv, MASKED, PAD_DV)
     b_qk = tl.dot(b_q, tl.trans(b_k), input_precision=PRECISION)  # [BM, BN] = <q_i, k_j>
     if MODE == 0:
-        if PACKED:  # bf16 silu / S straight from packed bf16x2 tanh and FMA (see mask._silu_a_bf16x2)
+        if PACKED and SCALE_LAST:  # bf16 silu(alpha qk) from packed bf16x2 tanh and FMA; 1/S at the end
+            b_a = _silu_bf16x2(b_qk * (0.5 * alpha))
+        elif PACKED:  # bf16 silu / S straight from packed bf16x2 tanh and FMA (see mask._silu_a_bf16x2)
             b_a = _silu_a_bf16x2(b_qk * (0.5 * alpha), b_qk * (0.5 * scale_a))
         else:
-            b_a = _silu_a(b_qk, alpha, scale_a, FAST_SIGMOID)  # silu(alpha qk) / S
+            b_a = _silu_a(
+                b_qk, alpha, scale_a, FAST_SIGMOID, SCALE_LAST
+            )  # silu(alpha qk) / S (SCALE_LAST: * S)
         if MASKED:
             if RUNTIME_MASK:
                 if masked:
@@ -128,7 +143,7 @@ def _hstu_fwd_tile(
         acc = tl.dot(b_a.to(b_v.dtype), b_v, acc, input_precision=PRECISION)
     else:
         b_dp = tl.dot(b_do, tl.trans(b_v), input_precision=PRECISION)  # [BM, BN] = <do_i, v_j>
-        _, b_ds = _silu_a_ds(b_qk, b_dp, alpha, scale_a, FAST_SIGMOID)  # alpha * ds_ij
+        _, b_ds = _silu_a_ds(b_qk, b_dp, alpha, scale_a, FAST_SIGMOID, SCALE_LAST)  # alpha ds_ij (/ ds_scale)
         if MASKED:
             if RUNTIME_MASK:
                 if masked:
@@ -210,6 +225,7 @@ def _hstu_fwd_kernel(
     FAST_SIGMOID: tl.constexpr,
     PACKED: tl.constexpr,
     ONE_LOOP: tl.constexpr,
+    SCALE_LAST: tl.constexpr,
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
     BLOCK_DQ: tl.constexpr,
@@ -342,6 +358,7 @@ def _hstu_fwd_kernel(
                 PRECISION,
                 FAST_SIGMOID,
                 PACKED,
+                SCALE_LAST,
                 BLOCK_N,
             )
     else:
@@ -381,6 +398,7 @@ def _hstu_fwd_kernel(
                 PRECISION,
                 FAST_SIGMOID,
                 PACKED,
+                SCALE_LAST,
                 BLOCK_N,
             )
         for t in range(t1, t2):
@@ -418,6 +436,7 @@ def _hstu_fwd_kernel(
                 PRECISION,
                 FAST_SIGMOID,
                 PACKED,
+                SCALE_LAST,
                 BLOCK_N,
             )
         for t in range(t2, nb):
@@ -455,6 +474,7 @@ def _hstu_fwd_kernel(
                 PRECISION,
                 FAST_SIGMOID,
                 PACKED,
+                SCALE_LAST,
                 BLOCK_N,
             )
         if target_block:
@@ -494,9 +514,15 @@ def _hstu_fwd_kernel(
                     PRECISION,
                     FAST_SIGMOID,
                     PACKED,
+                    SCALE_LAST,
                     BLOCK_N,
                 )
 
+    if SCALE_LAST:  # the constant factors the tiles left out (mask._silu_a / _silu_a_ds with UNIT)
+        if MODE == 1:
+            acc = acc * _ds_scale(scale_a, FAST_SIGMOID)
+        else:
+            acc = acc * inv_s
     if MODE == 1:
         p_o = (
             OUT + q_row0 * stride_om + i_h * stride_oh + o_r[:, None].to(tl.int64) * stride_om + o_dq[None, :]
@@ -534,7 +560,7 @@ def _cfg(bm: int, bn: int, warps: int, stages: int) -> triton.Config:
 
 _KEY = [
     "AUTOTUNE_LEN", "AUTOTUNE_MEAN", "DQ", "DV", "MODE", "IS_CACHED", "HAS_CTX", "HAS_TARGETS", "HAS_WINDOW", "HAS_FULL", "COMPACT",
-    "PACKED", "ONE_LOOP",
+    "PACKED", "ONE_LOOP", "SCALE_LAST",
 ]  # fmt: skip
 _INTERPRETER = _cfg(32, 16, 4, 1)
 # D <= 128; first = the config without autotuning. Ordered by the H200 sweep (benchmarks/hstu_triton.py
@@ -623,6 +649,19 @@ def long_rows(rows, dtype: torch.dtype) -> bool:
     return isinstance(rows, int) and rows >= LONG_ROWS and dtype in (torch.float16, torch.bfloat16)
 
 
+def scale_last(dtype: torch.dtype) -> bool:
+    """Whether the kernels leave the constant factors of the scores (``1/S``; ``alpha/S`` or ``alpha/(2S)``
+    for ``ds``) to their fp32 accumulators, applied once at the end: two multiplies less per score in every
+    kernel, one conversion less in the packed bf16 forward. bf16 by default (fp32's exponent range: the
+    unscaled ``silu(s)`` and ``ds`` cannot overflow where the scaled ones did not); never fp16, whose
+    range (65504) the unscaled values could leave. ``JAGATTN_HSTU_SCALE_LAST=0`` disables it, ``1``
+    also applies it to fp32 (the CPU tests of the arithmetic)."""
+    mode = env_choice("JAGATTN_HSTU_SCALE_LAST", ("auto", "0", "1"), "auto")
+    if mode == "0" or dtype == torch.float16:
+        return False
+    return dtype == torch.bfloat16 or (mode == "1" and dtype == torch.float32)
+
+
 def one_loop() -> bool:
     """One software-pipelined loop per kernel with a run-time branch for the masked blocks (default), or
     ``JAGATTN_HSTU_ONE_LOOP=0``: one loop per mask phase (the layout before session 12; each loop copy
@@ -702,6 +741,6 @@ def _launch(
         HAS_CTX=contextual_seq_len > 0, HAS_TARGETS=num_targets is not None,
         HAS_WINDOW=max_attn_len > 0, HAS_FULL=min_full_attn_seq_len > 0, COMPACT=compact,
         PRECISION=precision_of(q.dtype), FAST_SIGMOID=fast_sigmoid(q.dtype), BLOCK_DQ=bdq, BLOCK_DV=bdv,
-        PACKED=mode == 0 and packed_silu(q.dtype), ONE_LOOP=one_loop(),
+        PACKED=mode == 0 and packed_silu(q.dtype), ONE_LOOP=one_loop(), SCALE_LAST=scale_last(q.dtype),
         **meta,
     )  # fmt: skip

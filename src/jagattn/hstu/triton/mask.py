@@ -151,37 +151,85 @@ def _silu_a_bf16x2(h, u):
 
 
 @triton.jit
-def _silu_a(qk, alpha, scale_a, FAST: tl.constexpr):
+def _silu_bf16x2(h):
+    """``bf16(h (1 + tanh(h))) = bf16(silu(2 h))`` two scores per instruction (sm_90): one conversion, the
+    packed ``tanh.approx`` and one FMA; the ``1/S`` of the forward is applied to the accumulator instead."""
+    return tl.inline_asm_elementwise(
+        """{
+        .reg .b32 hh, tt;
+        cvt.rn.bf16x2.f32 hh, $2, $1;
+        tanh.approx.bf16x2 tt, hh;
+        fma.rn.bf16x2 $0, hh, tt, hh;
+        }""",
+        "=r,r,r",
+        [h],
+        dtype=tl.bfloat16,
+        is_pure=True,
+        pack=2,
+    )
+
+
+@triton.jit
+def _silu_a(qk, alpha, scale_a, FAST: tl.constexpr, UNIT: tl.constexpr = False):
     """``a = silu(alpha qk) / S`` in fp32 (``scale_a = alpha / S``).
 
     ``FAST``: with ``h = alpha qk / 2`` and ``t = tanh(h)``, ``a = (qk scale_a / 2) (1 + t)``: two
-    multiplies and one FMA around the ``tanh.approx`` (the scalar factors fold at compile time)."""
+    multiplies and one FMA around the ``tanh.approx`` (the scalar factors fold at compile time).
+    ``UNIT``: ``silu(alpha qk)`` itself (``S = 1``; the caller scales its accumulator by ``1/S``): one
+    multiply less per score."""
     if FAST:
-        t = _tanh_approx(qk * (0.5 * alpha))
-        u = qk * (0.5 * scale_a)
+        h = qk * (0.5 * alpha)
+        t = _tanh_approx(h)
+        if UNIT:
+            u = h
+        else:
+            u = qk * (0.5 * scale_a)
         a = u + u * t
+    elif UNIT:
+        a = qk * _sigmoid(qk, alpha, False) * alpha
     else:
         a = qk * _sigmoid(qk, alpha, False) * scale_a
     return a
 
 
 @triton.jit
-def _silu_a_ds(qk, dp, alpha, scale_a, FAST: tl.constexpr):
+def _silu_a_ds(qk, dp, alpha, scale_a, FAST: tl.constexpr, UNIT: tl.constexpr = False):
     """``(a, alpha ds)``: ``a = silu(s) / S`` and ``alpha * ds = alpha dp sig(s) (1 + s (1 - sig(s))) / S``
     with ``s = alpha qk`` (``scale_a = alpha / S``).
 
     ``FAST``: with ``h = s / 2``, ``t = tanh(h)``: ``sig = (1 + t) / 2``, ``1 - sig = (1 - t) / 2``, so
-    ``sig (1 + s (1 - sig)) = ((1 + t) + h (1 - t^2)) / 2``: one ``tanh.approx`` and a few FMAs."""
+    ``sig (1 + s (1 - sig)) = ((1 + t) + h (1 - t^2)) / 2``: one ``tanh.approx`` and a few FMAs.
+
+    ``UNIT``: ``(S a, alpha ds / ds_scale(scale_a, FAST))``: the constant factors are left to the caller,
+    which applies them once to its fp32 accumulators (``1/S`` for ``a``, ``ds_scale`` for ``ds``): two
+    multiplies less per score."""
     if FAST:
         h = qk * (0.5 * alpha)
         t = _tanh_approx(h)
         p = 1.0 + t
-        u = qk * (0.5 * scale_a)
-        a = u * p
         r = h * (1.0 - t * t) + p
-        ds = dp * (0.5 * scale_a) * r
+        if UNIT:
+            a = h * p
+            ds = dp * r
+        else:
+            u = qk * (0.5 * scale_a)
+            a = u * p
+            ds = dp * (0.5 * scale_a) * r
     else:
         sig = _sigmoid(qk, alpha, False)
-        a = qk * sig * scale_a
-        ds = dp * sig * (1.0 + qk * alpha * (1.0 - sig)) * scale_a
+        if UNIT:
+            a = qk * sig * alpha
+            ds = dp * sig * (1.0 + qk * alpha * (1.0 - sig))
+        else:
+            a = qk * sig * scale_a
+            ds = dp * sig * (1.0 + qk * alpha * (1.0 - sig)) * scale_a
     return a, ds
+
+
+@triton.jit
+def _ds_scale(scale_a, FAST: tl.constexpr):
+    """The factor ``_silu_a_ds(..., UNIT=True)`` leaves out of ``alpha ds``."""
+    if FAST:
+        return 0.5 * scale_a
+    else:
+        return scale_a
