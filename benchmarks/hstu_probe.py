@@ -93,8 +93,8 @@ DTYPE = torch.float16 if SMOKE else torch.bfloat16  # the interpreter's bf16 dot
 
 @dataclasses.dataclass(frozen=True)
 class Cand:
-    """One candidate: ``kind`` is default, fwd, dq, dkdv (with ``cfg``), compact, atomic_dq or phases (one
-    loop per mask phase, ``JAGATTN_HSTU_ONE_LOOP=0``, in every kernel)."""
+    """One candidate: ``kind`` is default, fwd, dq, dkdv (with ``cfg``), compact, atomic_dq or scaled (the
+    score factors applied per score, ``JAGATTN_HSTU_SCALE_LAST=0``, in every kernel)."""
 
     name: str
     kind: str
@@ -103,11 +103,11 @@ class Cand:
 
     @property
     def fwd(self) -> bool:
-        return self.kind in ("fwd", "compact", "phases", "scaled")
+        return self.kind in ("fwd", "compact", "scaled")
 
     @property
     def bwd(self) -> bool:
-        return self.kind in ("dq", "dkdv", "compact", "atomic_dq", "phases", "scaled")
+        return self.kind in ("dq", "dkdv", "compact", "atomic_dq", "scaled")
 
 
 def _cfg_name(kind: str, c: tuple[int, int, int, int]) -> str:
@@ -143,7 +143,6 @@ def all_candidates(extra: bool) -> list[Cand]:
     out += [
         Cand("compact", "compact"),
         Cand("atomic_dq", "atomic_dq"),
-        Cand("phases", "phases"),
         Cand("scaled", "scaled"),
     ]
     return out
@@ -162,8 +161,9 @@ def _tuners() -> dict[str, list]:
 
 
 # launch switches read from the environment at each launch: variable -> candidate kind that sets it to 0
-# (phases: one loop per mask phase; scaled: the score factors applied per score, not at the end)
-ENV_SWITCHES = {"JAGATTN_HSTU_ONE_LOOP": "phases", "JAGATTN_HSTU_SCALE_LAST": "scaled"}
+# (scaled: the score factors applied per score, not at the end; session 12 also had "phases", the per-phase
+# loops, removed with them after rounds 1-3)
+ENV_SWITCHES = {"JAGATTN_HSTU_SCALE_LAST": "scaled"}
 
 
 class Forced:
@@ -296,7 +296,6 @@ def _launch_kernels(c: Cand, p, do: torch.Tensor) -> None:
     kinds = {
         "default": "fwd dq dkdv",
         "compact": "fwd dq dkdv",
-        "phases": "fwd dq dkdv",
         "scaled": "fwd dq dkdv",
         "atomic_dq": "atomic",
     }
@@ -363,7 +362,7 @@ def precompile(names: list[str], jobs: int, gr: bool, timeout: float, extra: boo
     j_ours = max(1, jobs - j_gr)
     # balanced by kernels to compile: the default and the compact list launch all three kernels
     groups: list[list[str]] = [[] for _ in range(min(j_ours, len(names)))]
-    three = ("default", "compact", "phases", "scaled")
+    three = ("default", "compact", "scaled")
     for n in sorted(names, key=lambda n: n not in three):
         min(groups, key=lambda g: sum(3 if x in three else 1 for x in g)).append(n)
     procs = [("ours", ctx.Process(target=_warm_child, args=(g, extra))) for g in groups if g]
@@ -614,9 +613,9 @@ def row_lines(name: str, rec: dict) -> list[str]:
 def summary(result: dict, ok: dict) -> list[str]:
     """Per row: the best forward, dQ, dK/dV and switch candidate against the default, and GR's ratios."""
     lines = ["SUMMARY (x = default ms / candidate ms; only candidates that passed every small check)"]
-    sw = ("compact", "phases", "scaled")
+    sw = ("compact", "scaled")
     groups = [("fwd", ("fwd", *sw), "fwd"), ("bwd", ("dq", "dkdv", "atomic_dq", *sw), "bwd"),
-              ("dq", ("dq",), "bwd"), ("dkdv", ("dkdv",), "bwd"), ("phases", ("phases",), "bwd"),
+              ("dq", ("dq",), "bwd"), ("dkdv", ("dkdv",), "bwd"),
               ("scaled fwd", ("scaled",), "fwd"), ("scaled bwd", ("scaled",), "bwd")]  # fmt: skip
     for name, rec in result["rows"].items():
         ms = rec["ms"]

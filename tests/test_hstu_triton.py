@@ -126,36 +126,20 @@ def test_atomic_dq_path_opt_in(monkeypatch, C, W, F):
     _check_against_reference(q, k, v, do, cu_seqlens(LENS, DEV), 96, **kw)
 
 
-@pytest.mark.parametrize("one_loop", ["0", "1"])
 @pytest.mark.parametrize(
     "C, W, F, atomic", [(0, 0, 0, False), (3, 21, 9, False), (40, 7, 0, True), (2, 5, 30, True)]
 )
-def test_loop_layouts(monkeypatch, on_launch, one_loop, C, W, F, atomic):
-    # JAGATTN_HSTU_ONE_LOOP: one pipelined loop with a run-time mask branch (default) or one loop per
-    # mask phase and row range (kept for A/B timings); both must meet the rule, and every HSTU launch
-    # (forward, dQ, dK/dV) must get the layout asked for.
+def test_one_loop_row_ranges(monkeypatch, C, W, F, atomic):
+    # every kernel walks its blocks in one pipelined loop (contextual rows, main rows, window-exempt rows in
+    # the dK/dV kernel; main keys then a target block's diagonal in the forward and dQ kernels)
     from jagattn.hstu import ops
 
-    monkeypatch.setenv("JAGATTN_HSTU_ONE_LOOP", one_loop)
     monkeypatch.setattr(ops, "ATOMIC_DQ_DEFAULT", atomic)
-    seen = []
-    on_launch(lambda kernel, args, kwargs: seen.append(kwargs.get("ONE_LOOP")))
     lens = [0, 1, 70, 33, 17, 96, 5]
     q, k, v, do = _make(lens, 2, 16, 32, dtype=torch.float16, seed=11 + C + W)
     nt = torch.tensor(_targets(lens, C, 5), device=DEV)
     kw = dict(alpha=0.3, num_targets=nt, contextual_seq_len=C, max_attn_len=W, min_full_attn_seq_len=F)
     _check_against_reference(q, k, v, do, cu_seqlens(lens, DEV), 100, **kw)
-    assert len(seen) == (2 if atomic else 3), seen  # forward, (dQ,) dK/dV
-    assert seen == [one_loop == "1"] * len(seen)
-
-
-def test_one_loop_env_is_validated(monkeypatch):
-    from jagattn.hstu.triton.fwd import one_loop
-
-    assert one_loop() is True
-    monkeypatch.setenv("JAGATTN_HSTU_ONE_LOOP", "off")
-    with pytest.raises(ValueError, match="JAGATTN_HSTU_ONE_LOOP"):
-        one_loop()
 
 
 @pytest.mark.parametrize(
@@ -183,16 +167,16 @@ def test_long_rows_take_the_long_forward_list(on_launch, max_len, dtype, W, long
     assert not tf.long_rows(torch.SymInt, dtype)  # symbolic sizes keep the plain list
 
 
-@pytest.mark.parametrize("C, W, F, atomic, one_loop", [(0, 0, 0, False, "1"), (3, 21, 9, False, "1"),
-                                                       (40, 7, 0, True, "1"), (2, 5, 30, False, "0")])  # fmt: skip
-def test_scale_last(monkeypatch, on_launch, C, W, F, atomic, one_loop):
+@pytest.mark.parametrize(
+    "C, W, F, atomic", [(0, 0, 0, False), (3, 21, 9, False), (40, 7, 0, True), (2, 5, 30, False)]
+)
+def test_scale_last(monkeypatch, on_launch, C, W, F, atomic):
     # JAGATTN_HSTU_SCALE_LAST (bf16 by default, a GPU-only dtype here): the tiles leave 1/S and the ds
     # factor to the fp32 accumulators. "1" applies it to fp32 so the interpreter checks the arithmetic of
-    # every kernel (forward, dQ, dK/dV, atomic dQ, both loop layouts) against the reference.
+    # every kernel (forward, dQ, dK/dV, atomic dQ) against the reference.
     from jagattn.hstu import ops
 
     monkeypatch.setenv("JAGATTN_HSTU_SCALE_LAST", "1")
-    monkeypatch.setenv("JAGATTN_HSTU_ONE_LOOP", one_loop)
     monkeypatch.setattr(ops, "ATOMIC_DQ_DEFAULT", atomic)
     seen = []
     on_launch(lambda kernel, args, kwargs: seen.append(kwargs.get("SCALE_LAST")))

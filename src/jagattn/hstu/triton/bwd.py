@@ -27,7 +27,6 @@ from .fwd import (
     _load_rows,
     autotune_mean,
     fast_sigmoid,
-    one_loop,
     precision_of,
     scale_last,
     tuning_configs,
@@ -86,8 +85,6 @@ def _hstu_bwd_tile(
     m_dq,
     m_dv,
     masked,
-    MASKED: tl.constexpr,
-    RUNTIME_MASK: tl.constexpr,
     ATOMIC_DQ: tl.constexpr,
     HAS_CTX: tl.constexpr,
     HAS_TARGETS: tl.constexpr,
@@ -103,26 +100,18 @@ def _hstu_bwd_tile(
     o_i = start_m + tl.arange(0, BLOCK_M)
     m_i = (o_i >= row_lo) & (o_i < row_hi)
     o_i64 = o_i.to(tl.int64)
-    b_q = _load_rows(
-        p_q0 + o_i64[:, None] * stride_qm + o_dq[None, :], m_i, m_dq, MASKED, PAD_DQ
-    )  # [BM, BDQ]
+    b_q = _load_rows(p_q0 + o_i64[:, None] * stride_qm + o_dq[None, :], m_i, m_dq, True, PAD_DQ)  # [BM, BDQ]
     b_do = _load_rows(
-        p_do0 + o_i64[:, None] * stride_dom + o_dv[None, :], m_i, m_dv, MASKED, PAD_DV
+        p_do0 + o_i64[:, None] * stride_dom + o_dv[None, :], m_i, m_dv, True, PAD_DV
     )  # [BM, BDV]
     b_qk = tl.dot(b_k, tl.trans(b_q), input_precision=PRECISION)  # [BN, BM] = <k_j, q_i>
     b_dp = tl.dot(b_v, tl.trans(b_do), input_precision=PRECISION)  # [BN, BM] = <v_j, do_i>
     # silu(s) / S, alpha * ds_ij (SCALE_LAST: silu(s), alpha ds_ij / ds_scale; the kernel scales dk, dv)
     b_a, b_ds = _silu_a_ds(b_qk, b_dp, alpha, scale_a, FAST_SIGMOID, SCALE_LAST)
-    if MASKED:
-        if RUNTIME_MASK:
-            if masked:
-                b_a, b_ds = _zero_hidden_pair(
-                    b_a, b_ds, o_i, o_j, m_i, C, W, F, M, HAS_CTX, HAS_TARGETS, HAS_WINDOW, HAS_FULL
-                )
-        else:
-            b_a, b_ds = _zero_hidden_pair(
-                b_a, b_ds, o_i, o_j, m_i, C, W, F, M, HAS_CTX, HAS_TARGETS, HAS_WINDOW, HAS_FULL
-            )
+    if masked:  # edge blocks (a run-time branch in the one pipelined loop)
+        b_a, b_ds = _zero_hidden_pair(
+            b_a, b_ds, o_i, o_j, m_i, C, W, F, M, HAS_CTX, HAS_TARGETS, HAS_WINDOW, HAS_FULL
+        )
     b_ds_lp = b_ds.to(b_q.dtype)
     dv = tl.dot(b_a.to(b_do.dtype), b_do, dv, input_precision=PRECISION)
     dk = tl.dot(b_ds_lp, b_q, dk, input_precision=PRECISION)
@@ -182,7 +171,6 @@ def _hstu_bwd_kernel(
     COMPACT: tl.constexpr,
     PRECISION: tl.constexpr,
     FAST_SIGMOID: tl.constexpr,
-    ONE_LOOP: tl.constexpr,
     SCALE_LAST: tl.constexpr,
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
@@ -267,264 +255,51 @@ def _hstu_bwd_kernel(
     else:
         f0 = n
         n_full = 0
-    if ONE_LOOP:
-        # one software-pipelined loop over the three row ranges in turn: contextual rows [0, ctx_end),
-        # main rows [a0, a1) (unmasked for t in [t1, t2)), window-exempt rows [f0, n)
-        n_ctx = tl.cdiv(ctx_end, BLOCK_M)
-        for t in range(0, n_ctx + nb + n_full):
-            u = t - n_ctx
-            in_ctx = u < 0
-            in_main = (u >= 0) & (u < nb)
-            dk, dv = _hstu_bwd_tile(
-                dk,
-                dv,
-                b_k,
-                b_v,
-                p_q0,
-                p_do0,
-                p_dq0,
-                stride_qm,
-                stride_dom,
-                stride_dqm,
-                o_j,
-                tl.where(in_ctx, t * BLOCK_M, tl.where(in_main, a0 + u * BLOCK_M, f0 + (u - nb) * BLOCK_M)),
-                tl.where(in_ctx, 0, tl.where(in_main, a0, f0)),
-                tl.where(in_ctx, ctx_end, tl.where(in_main, a1, n)),
-                scale_a,
-                alpha,
-                C,
-                W,
-                F,
-                M,
-                o_dq,
-                o_dv,
-                m_dq,
-                m_dv,
-                in_ctx | (u < t1) | (u >= t2),
-                True,
-                True,
-                ATOMIC_DQ,
-                HAS_CTX,
-                HAS_TARGETS,
-                HAS_WINDOW,
-                HAS_FULL,
-                PAD_DQ,
-                PAD_DV,
-                PRECISION,
-                FAST_SIGMOID,
-                SCALE_LAST,
-                BLOCK_M,
-            )
-    else:
-        # one loop per row range and mask phase (the layout before session 12, kept for A/B measurements)
-        if HAS_CTX:
-            for start_m in range(0, ctx_end, BLOCK_M):
-                dk, dv = _hstu_bwd_tile(
-                    dk,
-                    dv,
-                    b_k,
-                    b_v,
-                    p_q0,
-                    p_do0,
-                    p_dq0,
-                    stride_qm,
-                    stride_dom,
-                    stride_dqm,
-                    o_j,
-                    start_m,
-                    0,
-                    ctx_end,
-                    scale_a,
-                    alpha,
-                    C,
-                    W,
-                    F,
-                    M,
-                    o_dq,
-                    o_dv,
-                    m_dq,
-                    m_dv,
-                    True,
-                    True,
-                    False,
-                    ATOMIC_DQ,
-                    HAS_CTX,
-                    HAS_TARGETS,
-                    HAS_WINDOW,
-                    HAS_FULL,
-                    PAD_DQ,
-                    PAD_DV,
-                    PRECISION,
-                    FAST_SIGMOID,
-                    SCALE_LAST,
-                    BLOCK_M,
-                )
-        for t in range(0, t1):
-            dk, dv = _hstu_bwd_tile(
-                dk,
-                dv,
-                b_k,
-                b_v,
-                p_q0,
-                p_do0,
-                p_dq0,
-                stride_qm,
-                stride_dom,
-                stride_dqm,
-                o_j,
-                a0 + t * BLOCK_M,
-                a0,
-                a1,
-                scale_a,
-                alpha,
-                C,
-                W,
-                F,
-                M,
-                o_dq,
-                o_dv,
-                m_dq,
-                m_dv,
-                True,
-                True,
-                False,
-                ATOMIC_DQ,
-                HAS_CTX,
-                HAS_TARGETS,
-                HAS_WINDOW,
-                HAS_FULL,
-                PAD_DQ,
-                PAD_DV,
-                PRECISION,
-                FAST_SIGMOID,
-                SCALE_LAST,
-                BLOCK_M,
-            )
-        for t in range(t1, t2):
-            dk, dv = _hstu_bwd_tile(
-                dk,
-                dv,
-                b_k,
-                b_v,
-                p_q0,
-                p_do0,
-                p_dq0,
-                stride_qm,
-                stride_dom,
-                stride_dqm,
-                o_j,
-                a0 + t * BLOCK_M,
-                a0,
-                a1,
-                scale_a,
-                alpha,
-                C,
-                W,
-                F,
-                M,
-                o_dq,
-                o_dv,
-                m_dq,
-                m_dv,
-                False,
-                False,
-                False,
-                ATOMIC_DQ,
-                HAS_CTX,
-                HAS_TARGETS,
-                HAS_WINDOW,
-                HAS_FULL,
-                PAD_DQ,
-                PAD_DV,
-                PRECISION,
-                FAST_SIGMOID,
-                SCALE_LAST,
-                BLOCK_M,
-            )
-        for t in range(t2, nb):
-            dk, dv = _hstu_bwd_tile(
-                dk,
-                dv,
-                b_k,
-                b_v,
-                p_q0,
-                p_do0,
-                p_dq0,
-                stride_qm,
-                stride_dom,
-                stride_dqm,
-                o_j,
-                a0 + t * BLOCK_M,
-                a0,
-                a1,
-                scale_a,
-                alpha,
-                C,
-                W,
-                F,
-                M,
-                o_dq,
-                o_dv,
-                m_dq,
-                m_dv,
-                True,
-                True,
-                False,
-                ATOMIC_DQ,
-                HAS_CTX,
-                HAS_TARGETS,
-                HAS_WINDOW,
-                HAS_FULL,
-                PAD_DQ,
-                PAD_DV,
-                PRECISION,
-                FAST_SIGMOID,
-                SCALE_LAST,
-                BLOCK_M,
-            )
-        if HAS_WINDOW and HAS_FULL:  # noqa: SIM102 (a constexpr test around a runtime one)
-            if n0 < U:
-                for start_m in range(f0, n, BLOCK_M):
-                    dk, dv = _hstu_bwd_tile(
-                        dk,
-                        dv,
-                        b_k,
-                        b_v,
-                        p_q0,
-                        p_do0,
-                        p_dq0,
-                        stride_qm,
-                        stride_dom,
-                        stride_dqm,
-                        o_j,
-                        start_m,
-                        f0,
-                        n,
-                        scale_a,
-                        alpha,
-                        C,
-                        W,
-                        F,
-                        M,
-                        o_dq,
-                        o_dv,
-                        m_dq,
-                        m_dv,
-                        True,
-                        True,
-                        False,
-                        ATOMIC_DQ,
-                        HAS_CTX,
-                        HAS_TARGETS,
-                        HAS_WINDOW,
-                        HAS_FULL,
-                        PAD_DQ,
-                        PAD_DV,
-                        PRECISION,
-                        FAST_SIGMOID,
-                        SCALE_LAST,
-                        BLOCK_M,
-                    )
+    # one software-pipelined loop over the three row ranges in turn: contextual rows [0, ctx_end),
+    # main rows [a0, a1) (unmasked for t in [t1, t2)), window-exempt rows [f0, n)
+    n_ctx = tl.cdiv(ctx_end, BLOCK_M)
+    for t in range(0, n_ctx + nb + n_full):
+        u = t - n_ctx
+        in_ctx = u < 0
+        in_main = (u >= 0) & (u < nb)
+        dk, dv = _hstu_bwd_tile(
+            dk,
+            dv,
+            b_k,
+            b_v,
+            p_q0,
+            p_do0,
+            p_dq0,
+            stride_qm,
+            stride_dom,
+            stride_dqm,
+            o_j,
+            tl.where(in_ctx, t * BLOCK_M, tl.where(in_main, a0 + u * BLOCK_M, f0 + (u - nb) * BLOCK_M)),
+            tl.where(in_ctx, 0, tl.where(in_main, a0, f0)),
+            tl.where(in_ctx, ctx_end, tl.where(in_main, a1, n)),
+            scale_a,
+            alpha,
+            C,
+            W,
+            F,
+            M,
+            o_dq,
+            o_dv,
+            m_dq,
+            m_dv,
+            in_ctx | (u < t1) | (u >= t2),
+            ATOMIC_DQ,
+            HAS_CTX,
+            HAS_TARGETS,
+            HAS_WINDOW,
+            HAS_FULL,
+            PAD_DQ,
+            PAD_DV,
+            PRECISION,
+            FAST_SIGMOID,
+            SCALE_LAST,
+            BLOCK_M,
+        )
 
     if SCALE_LAST:  # the constant factors the tiles left out (mask._silu_a_ds with UNIT)
         dk = dk * _ds_scale(scale_a, FAST_SIGMOID)
@@ -541,7 +316,7 @@ def _cfg(bm: int, bn: int, warps: int, stages: int) -> triton.Config:
 
 _KEY = [
     "AUTOTUNE_LEN", "AUTOTUNE_MEAN", "DQ_DIM", "DV_DIM", "ATOMIC_DQ", "HAS_CTX", "HAS_TARGETS", "HAS_WINDOW", "HAS_FULL", "COMPACT",
-    "ONE_LOOP", "SCALE_LAST",
+    "SCALE_LAST",
 ]  # fmt: skip
 _INTERPRETER = _cfg(16, 32, 4, 1)
 # D <= 128, ordered by the H200 sweep (B=256 N=1024): 64 query rows x 128 keys, 8 warps, 3 stages won for
@@ -631,5 +406,5 @@ def _launch_bwd(
         HAS_CTX=contextual_seq_len > 0, HAS_TARGETS=num_targets is not None,
         HAS_WINDOW=max_attn_len > 0, HAS_FULL=min_full_attn_seq_len > 0, COMPACT=compact,
         PRECISION=precision_of(q.dtype), FAST_SIGMOID=fast_sigmoid(q.dtype), BLOCK_DQ=bdq, BLOCK_DV=bdv,
-        ONE_LOOP=one_loop(), SCALE_LAST=scale_last(q.dtype), **meta,
+        SCALE_LAST=scale_last(q.dtype), **meta,
     )  # fmt: skip

@@ -78,8 +78,6 @@ def _hstu_fwd_tile(
     m_dq,
     m_dv,
     masked,
-    MASKED: tl.constexpr,
-    RUNTIME_MASK: tl.constexpr,
     MODE: tl.constexpr,
     HAS_CTX: tl.constexpr,
     HAS_TARGETS: tl.constexpr,
@@ -96,8 +94,8 @@ def _hstu_fwd_tile(
     o_j = start_n + tl.arange(0, BLOCK_N)
     m_j = (o_j < range_hi) & (o_j >= 0)
     # [BN, BDQ], [BN, BDV]; keys past range_hi read as 0 and contribute nothing
-    b_k = _load_rows(p_k0 + o_j[:, None].to(tl.int64) * stride_kn + o_dq[None, :], m_j, m_dq, MASKED, PAD_DQ)
-    b_v = _load_rows(p_v0 + o_j[:, None].to(tl.int64) * stride_vn + o_dv[None, :], m_j, m_dv, MASKED, PAD_DV)
+    b_k = _load_rows(p_k0 + o_j[:, None].to(tl.int64) * stride_kn + o_dq[None, :], m_j, m_dq, True, PAD_DQ)
+    b_v = _load_rows(p_v0 + o_j[:, None].to(tl.int64) * stride_vn + o_dv[None, :], m_j, m_dv, True, PAD_DV)
     b_qk = tl.dot(b_q, tl.trans(b_k), input_precision=PRECISION)  # [BM, BN] = <q_i, k_j>
     if MODE == 0:
         if PACKED and SCALE_LAST:  # bf16 silu(alpha qk) from packed bf16x2 tanh and FMA; 1/S at the end
@@ -108,74 +106,40 @@ def _hstu_fwd_tile(
             b_a = _silu_a(
                 b_qk, alpha, scale_a, FAST_SIGMOID, SCALE_LAST
             )  # silu(alpha qk) / S (SCALE_LAST: * S)
-        if MASKED:
-            if RUNTIME_MASK:
-                if masked:
-                    b_a = _zero_hidden(
-                        b_a,
-                        o_i[:, None],
-                        o_j[None, :],
-                        m_j[None, :],
-                        C,
-                        W,
-                        F,
-                        M,
-                        HAS_CTX,
-                        HAS_TARGETS,
-                        HAS_WINDOW,
-                        HAS_FULL,
-                    )
-            else:
-                b_a = _zero_hidden(
-                    b_a,
-                    o_i[:, None],
-                    o_j[None, :],
-                    m_j[None, :],
-                    C,
-                    W,
-                    F,
-                    M,
-                    HAS_CTX,
-                    HAS_TARGETS,
-                    HAS_WINDOW,
-                    HAS_FULL,
-                )
+        if masked:  # edge blocks (a run-time branch in the one pipelined loop)
+            b_a = _zero_hidden(
+                b_a,
+                o_i[:, None],
+                o_j[None, :],
+                m_j[None, :],
+                C,
+                W,
+                F,
+                M,
+                HAS_CTX,
+                HAS_TARGETS,
+                HAS_WINDOW,
+                HAS_FULL,
+            )
         acc = tl.dot(b_a.to(b_v.dtype), b_v, acc, input_precision=PRECISION)
     else:
         b_dp = tl.dot(b_do, tl.trans(b_v), input_precision=PRECISION)  # [BM, BN] = <do_i, v_j>
         _, b_ds = _silu_a_ds(b_qk, b_dp, alpha, scale_a, FAST_SIGMOID, SCALE_LAST)  # alpha ds_ij (/ ds_scale)
-        if MASKED:
-            if RUNTIME_MASK:
-                if masked:
-                    b_ds = _zero_hidden(
-                        b_ds,
-                        o_i[:, None],
-                        o_j[None, :],
-                        m_j[None, :],
-                        C,
-                        W,
-                        F,
-                        M,
-                        HAS_CTX,
-                        HAS_TARGETS,
-                        HAS_WINDOW,
-                        HAS_FULL,
-                    )
-            else:
-                b_ds = _zero_hidden(
-                    b_ds,
-                    o_i[:, None],
-                    o_j[None, :],
-                    m_j[None, :],
-                    C,
-                    W,
-                    F,
-                    M,
-                    HAS_CTX,
-                    HAS_TARGETS,
-                    HAS_WINDOW,
-                    HAS_FULL,
-                )
+        if masked:  # edge blocks (a run-time branch in the one pipelined loop)
+            b_ds = _zero_hidden(
+                b_ds,
+                o_i[:, None],
+                o_j[None, :],
+                m_j[None, :],
+                C,
+                W,
+                F,
+                M,
+                HAS_CTX,
+                HAS_TARGETS,
+                HAS_WINDOW,
+                HAS_FULL,
+            )
         acc = tl.dot(b_ds.to(b_k.dtype), b_k, acc, input_precision=PRECISION)
     return acc
 
@@ -224,7 +188,6 @@ def _hstu_fwd_kernel(
     PRECISION: tl.constexpr,
     FAST_SIGMOID: tl.constexpr,
     PACKED: tl.constexpr,
-    ONE_LOOP: tl.constexpr,
     SCALE_LAST: tl.constexpr,
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
@@ -318,205 +281,46 @@ def _hstu_fwd_kernel(
     hi_full = tl.where(M <= 0, 0, tl.minimum(m0, U))
 
     t1, t2, nb = _phases(lo, hi, lo_full, hi_full, BLOCK_N)
-    if ONE_LOOP:
-        # one software-pipelined loop over the main blocks [lo, hi) and then, for a block of targets,
-        # its own diagonal [m0, m1); blocks outside [t1, t2) apply the mask (a run-time branch)
-        n_diag = tl.where(target_block, tl.cdiv(m1 - m0, BLOCK_N), 0)
-        for t in range(0, nb + n_diag):
-            main = t < nb
-            acc = _hstu_fwd_tile(
-                acc,
-                b_q,
-                b_do,
-                p_k0,
-                p_v0,
-                stride_kn,
-                stride_vn,
-                o_i,
-                tl.where(main, lo + t * BLOCK_N, m0 + (t - nb) * BLOCK_N),
-                tl.where(main, hi, m1),
-                scale_a,
-                alpha,
-                C,
-                W,
-                F,
-                M,
-                o_dq,
-                o_dv,
-                m_dq,
-                m_dv,
-                (t < t1) | (t >= t2),
-                True,
-                True,
-                MODE,
-                HAS_CTX,
-                HAS_TARGETS,
-                HAS_WINDOW,
-                HAS_FULL,
-                PAD_DQ,
-                PAD_DV,
-                PRECISION,
-                FAST_SIGMOID,
-                PACKED,
-                SCALE_LAST,
-                BLOCK_N,
-            )
-    else:
-        # one loop per mask phase (the layout before session 12, kept for A/B measurements)
-        for t in range(0, t1):
-            acc = _hstu_fwd_tile(
-                acc,
-                b_q,
-                b_do,
-                p_k0,
-                p_v0,
-                stride_kn,
-                stride_vn,
-                o_i,
-                lo + t * BLOCK_N,
-                hi,
-                scale_a,
-                alpha,
-                C,
-                W,
-                F,
-                M,
-                o_dq,
-                o_dv,
-                m_dq,
-                m_dv,
-                True,
-                True,
-                False,
-                MODE,
-                HAS_CTX,
-                HAS_TARGETS,
-                HAS_WINDOW,
-                HAS_FULL,
-                PAD_DQ,
-                PAD_DV,
-                PRECISION,
-                FAST_SIGMOID,
-                PACKED,
-                SCALE_LAST,
-                BLOCK_N,
-            )
-        for t in range(t1, t2):
-            acc = _hstu_fwd_tile(
-                acc,
-                b_q,
-                b_do,
-                p_k0,
-                p_v0,
-                stride_kn,
-                stride_vn,
-                o_i,
-                lo + t * BLOCK_N,
-                hi,
-                scale_a,
-                alpha,
-                C,
-                W,
-                F,
-                M,
-                o_dq,
-                o_dv,
-                m_dq,
-                m_dv,
-                False,
-                False,
-                False,
-                MODE,
-                HAS_CTX,
-                HAS_TARGETS,
-                HAS_WINDOW,
-                HAS_FULL,
-                PAD_DQ,
-                PAD_DV,
-                PRECISION,
-                FAST_SIGMOID,
-                PACKED,
-                SCALE_LAST,
-                BLOCK_N,
-            )
-        for t in range(t2, nb):
-            acc = _hstu_fwd_tile(
-                acc,
-                b_q,
-                b_do,
-                p_k0,
-                p_v0,
-                stride_kn,
-                stride_vn,
-                o_i,
-                lo + t * BLOCK_N,
-                hi,
-                scale_a,
-                alpha,
-                C,
-                W,
-                F,
-                M,
-                o_dq,
-                o_dv,
-                m_dq,
-                m_dv,
-                True,
-                True,
-                False,
-                MODE,
-                HAS_CTX,
-                HAS_TARGETS,
-                HAS_WINDOW,
-                HAS_FULL,
-                PAD_DQ,
-                PAD_DV,
-                PRECISION,
-                FAST_SIGMOID,
-                PACKED,
-                SCALE_LAST,
-                BLOCK_N,
-            )
-        if target_block:
-            # a block of targets also sees its own diagonal (targets see no other target)
-            for start_n in range(m0, m1, BLOCK_N):
-                acc = _hstu_fwd_tile(
-                    acc,
-                    b_q,
-                    b_do,
-                    p_k0,
-                    p_v0,
-                    stride_kn,
-                    stride_vn,
-                    o_i,
-                    start_n,
-                    m1,
-                    scale_a,
-                    alpha,
-                    C,
-                    W,
-                    F,
-                    M,
-                    o_dq,
-                    o_dv,
-                    m_dq,
-                    m_dv,
-                    True,
-                    True,
-                    False,
-                    MODE,
-                    HAS_CTX,
-                    HAS_TARGETS,
-                    HAS_WINDOW,
-                    HAS_FULL,
-                    PAD_DQ,
-                    PAD_DV,
-                    PRECISION,
-                    FAST_SIGMOID,
-                    PACKED,
-                    SCALE_LAST,
-                    BLOCK_N,
-                )
+    # one software-pipelined loop over the main blocks [lo, hi) and then, for a block of targets,
+    # its own diagonal [m0, m1); blocks outside [t1, t2) apply the mask (a run-time branch)
+    n_diag = tl.where(target_block, tl.cdiv(m1 - m0, BLOCK_N), 0)
+    for t in range(0, nb + n_diag):
+        main = t < nb
+        acc = _hstu_fwd_tile(
+            acc,
+            b_q,
+            b_do,
+            p_k0,
+            p_v0,
+            stride_kn,
+            stride_vn,
+            o_i,
+            tl.where(main, lo + t * BLOCK_N, m0 + (t - nb) * BLOCK_N),
+            tl.where(main, hi, m1),
+            scale_a,
+            alpha,
+            C,
+            W,
+            F,
+            M,
+            o_dq,
+            o_dv,
+            m_dq,
+            m_dv,
+            (t < t1) | (t >= t2),
+            MODE,
+            HAS_CTX,
+            HAS_TARGETS,
+            HAS_WINDOW,
+            HAS_FULL,
+            PAD_DQ,
+            PAD_DV,
+            PRECISION,
+            FAST_SIGMOID,
+            PACKED,
+            SCALE_LAST,
+            BLOCK_N,
+        )
 
     if SCALE_LAST:  # the constant factors the tiles left out (mask._silu_a / _silu_a_ds with UNIT)
         if MODE == 1:
@@ -560,7 +364,7 @@ def _cfg(bm: int, bn: int, warps: int, stages: int) -> triton.Config:
 
 _KEY = [
     "AUTOTUNE_LEN", "AUTOTUNE_MEAN", "DQ", "DV", "MODE", "IS_CACHED", "HAS_CTX", "HAS_TARGETS", "HAS_WINDOW", "HAS_FULL", "COMPACT",
-    "PACKED", "ONE_LOOP", "SCALE_LAST",
+    "PACKED", "SCALE_LAST",
 ]  # fmt: skip
 _INTERPRETER = _cfg(32, 16, 4, 1)
 # D <= 128; first = the config without autotuning. Ordered by the H200 sweep (benchmarks/hstu_triton.py
@@ -662,14 +466,6 @@ def scale_last(dtype: torch.dtype) -> bool:
     return dtype == torch.bfloat16 or (mode == "1" and dtype == torch.float32)
 
 
-def one_loop() -> bool:
-    """One software-pipelined loop per kernel with a run-time branch for the masked blocks (default), or
-    ``JAGATTN_HSTU_ONE_LOOP=0``: one loop per mask phase (the layout before session 12; each loop copy
-    pays its own pipeline prologue and drain, and short phases, e.g. the two diagonal blocks of a
-    causal row block, get no overlap at all). Read at each launch so a benchmark can compare both."""
-    return env_flag("JAGATTN_HSTU_ONE_LOOP", True)
-
-
 def precision_of(dtype: torch.dtype) -> str:
     """Dot precision: fp32 inputs run in IEEE fp32 (no tf32), fp16/bf16 are exact products anyway."""
     return "ieee" if dtype == torch.float32 else "tf32"
@@ -741,6 +537,6 @@ def _launch(
         HAS_CTX=contextual_seq_len > 0, HAS_TARGETS=num_targets is not None,
         HAS_WINDOW=max_attn_len > 0, HAS_FULL=min_full_attn_seq_len > 0, COMPACT=compact,
         PRECISION=precision_of(q.dtype), FAST_SIGMOID=fast_sigmoid(q.dtype), BLOCK_DQ=bdq, BLOCK_DV=bdv,
-        PACKED=mode == 0 and packed_silu(q.dtype), ONE_LOOP=one_loop(), SCALE_LAST=scale_last(q.dtype),
+        PACKED=mode == 0 and packed_silu(q.dtype), SCALE_LAST=scale_last(q.dtype),
         **meta,
     )  # fmt: skip
