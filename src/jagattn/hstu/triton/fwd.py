@@ -97,50 +97,34 @@ def _hstu_fwd_tile(
     b_k = _load_rows(p_k0 + o_j[:, None].to(tl.int64) * stride_kn + o_dq[None, :], m_j, m_dq, True, PAD_DQ)
     b_v = _load_rows(p_v0 + o_j[:, None].to(tl.int64) * stride_vn + o_dv[None, :], m_j, m_dv, True, PAD_DV)
     b_qk = tl.dot(b_q, tl.trans(b_k), input_precision=PRECISION)  # [BM, BN] = <q_i, k_j>
-    if MODE == 0:
+    if MODE == 0:  # b_s = silu(alpha qk) / S, against v
         if PACKED and SCALE_LAST:  # bf16 silu(alpha qk) from packed bf16x2 tanh and FMA; 1/S at the end
-            b_a = _silu_bf16x2(b_qk * (0.5 * alpha))
+            b_s = _silu_bf16x2(b_qk * (0.5 * alpha))
         elif PACKED:  # bf16 silu / S straight from packed bf16x2 tanh and FMA (see mask._silu_a_bf16x2)
-            b_a = _silu_a_bf16x2(b_qk * (0.5 * alpha), b_qk * (0.5 * scale_a))
-        else:
-            b_a = _silu_a(
-                b_qk, alpha, scale_a, FAST_SIGMOID, SCALE_LAST
-            )  # silu(alpha qk) / S (SCALE_LAST: * S)
-        if masked:  # edge blocks (a run-time branch in the one pipelined loop)
-            b_a = _zero_hidden(
-                b_a,
-                o_i[:, None],
-                o_j[None, :],
-                m_j[None, :],
-                C,
-                W,
-                F,
-                M,
-                HAS_CTX,
-                HAS_TARGETS,
-                HAS_WINDOW,
-                HAS_FULL,
-            )
-        acc = tl.dot(b_a.to(b_v.dtype), b_v, acc, input_precision=PRECISION)
-    else:
+            b_s = _silu_a_bf16x2(b_qk * (0.5 * alpha), b_qk * (0.5 * scale_a))
+        else:  # SCALE_LAST: times S
+            b_s = _silu_a(b_qk, alpha, scale_a, FAST_SIGMOID, SCALE_LAST)
+        b_rhs = b_v
+    else:  # b_s = alpha ds (SCALE_LAST: / ds_scale), against k
         b_dp = tl.dot(b_do, tl.trans(b_v), input_precision=PRECISION)  # [BM, BN] = <do_i, v_j>
-        _, b_ds = _silu_a_ds(b_qk, b_dp, alpha, scale_a, FAST_SIGMOID, SCALE_LAST)  # alpha ds_ij (/ ds_scale)
-        if masked:  # edge blocks (a run-time branch in the one pipelined loop)
-            b_ds = _zero_hidden(
-                b_ds,
-                o_i[:, None],
-                o_j[None, :],
-                m_j[None, :],
-                C,
-                W,
-                F,
-                M,
-                HAS_CTX,
-                HAS_TARGETS,
-                HAS_WINDOW,
-                HAS_FULL,
-            )
-        acc = tl.dot(b_ds.to(b_k.dtype), b_k, acc, input_precision=PRECISION)
+        _, b_s = _silu_a_ds(b_qk, b_dp, alpha, scale_a, FAST_SIGMOID, SCALE_LAST)
+        b_rhs = b_k
+    if masked:  # edge blocks (a run-time branch in the one pipelined loop)
+        b_s = _zero_hidden(
+            b_s,
+            o_i[:, None],
+            o_j[None, :],
+            m_j[None, :],
+            C,
+            W,
+            F,
+            M,
+            HAS_CTX,
+            HAS_TARGETS,
+            HAS_WINDOW,
+            HAS_FULL,
+        )
+    acc = tl.dot(b_s.to(b_rhs.dtype), b_rhs, acc, input_precision=PRECISION)
     return acc
 
 
