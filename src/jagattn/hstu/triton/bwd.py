@@ -100,10 +100,8 @@ def _hstu_bwd_tile(
     o_i = start_m + tl.arange(0, BLOCK_M)
     m_i = (o_i >= row_lo) & (o_i < row_hi)
     o_i64 = o_i.to(tl.int64)
-    b_q = _load_rows(p_q0 + o_i64[:, None] * stride_qm + o_dq[None, :], m_i, m_dq, True, PAD_DQ)  # [BM, BDQ]
-    b_do = _load_rows(
-        p_do0 + o_i64[:, None] * stride_dom + o_dv[None, :], m_i, m_dv, True, PAD_DV
-    )  # [BM, BDV]
+    b_q = _load_rows(p_q0 + o_i64[:, None] * stride_qm + o_dq[None, :], m_i, m_dq, PAD_DQ)  # [BM, BDQ]
+    b_do = _load_rows(p_do0 + o_i64[:, None] * stride_dom + o_dv[None, :], m_i, m_dv, PAD_DV)  # [BM, BDV]
     b_qk = tl.dot(b_k, tl.trans(b_q), input_precision=PRECISION)  # [BN, BM] = <k_j, q_i>
     b_dp = tl.dot(b_v, tl.trans(b_do), input_precision=PRECISION)  # [BN, BM] = <v_j, do_i>
     # silu(s) / S, alpha * ds_ij (SCALE_LAST: silu(s), alpha ds_ij / ds_scale; the kernel scales dk, dv)
@@ -219,8 +217,8 @@ def _hstu_bwd_kernel(
     o_j64 = o_j.to(tl.int64)
     p_k = K + bos * stride_kn + i_h * stride_kh + o_j64[:, None] * stride_kn + o_dq[None, :]
     p_v = V + bos * stride_vn + i_h * stride_vh + o_j64[:, None] * stride_vn + o_dv[None, :]
-    b_k = _load_rows(p_k, m_j, m_dq, True, PAD_DQ)  # [BN, BDQ]
-    b_v = _load_rows(p_v, m_j, m_dv, True, PAD_DV)  # [BN, BDV]
+    b_k = _load_rows(p_k, m_j, m_dq, PAD_DQ)  # [BN, BDQ]
+    b_v = _load_rows(p_v, m_j, m_dv, PAD_DV)  # [BN, BDV]
     dk = tl.zeros([BLOCK_N, BLOCK_DQ], dtype=tl.float32)
     dv = tl.zeros([BLOCK_N, BLOCK_DV], dtype=tl.float32)
     p_q0 = Q + bos * stride_qm + i_h * stride_qh

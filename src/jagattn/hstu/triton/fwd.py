@@ -40,18 +40,12 @@ LOG2E = 1.4426950408889634
 
 
 @triton.jit
-def _load_rows(ptrs, m_row, m_col, ROW_MASK: tl.constexpr, COL_MASK: tl.constexpr):
-    """Load a [R, D] tile; masked-off elements read as 0. Masks are skipped when known all-true."""
-    if ROW_MASK:
-        if COL_MASK:
-            x = tl.load(ptrs, mask=m_row[:, None] & m_col[None, :], other=0.0)
-        else:
-            x = tl.load(ptrs, mask=m_row[:, None], other=0.0)
+def _load_rows(ptrs, m_row, m_col, COL_MASK: tl.constexpr):
+    """Load a [R, D] tile; rows outside ``m_row`` (and, with ``COL_MASK``, padded columns) read as 0."""
+    if COL_MASK:
+        x = tl.load(ptrs, mask=m_row[:, None] & m_col[None, :], other=0.0)
     else:
-        if COL_MASK:
-            x = tl.load(ptrs, mask=m_col[None, :], other=0.0)
-        else:
-            x = tl.load(ptrs)
+        x = tl.load(ptrs, mask=m_row[:, None], other=0.0)
     return x
 
 
@@ -94,8 +88,8 @@ def _hstu_fwd_tile(
     o_j = start_n + tl.arange(0, BLOCK_N)
     m_j = (o_j < range_hi) & (o_j >= 0)
     # [BN, BDQ], [BN, BDV]; keys past range_hi read as 0 and contribute nothing
-    b_k = _load_rows(p_k0 + o_j[:, None].to(tl.int64) * stride_kn + o_dq[None, :], m_j, m_dq, True, PAD_DQ)
-    b_v = _load_rows(p_v0 + o_j[:, None].to(tl.int64) * stride_vn + o_dv[None, :], m_j, m_dv, True, PAD_DV)
+    b_k = _load_rows(p_k0 + o_j[:, None].to(tl.int64) * stride_kn + o_dq[None, :], m_j, m_dq, PAD_DQ)
+    b_v = _load_rows(p_v0 + o_j[:, None].to(tl.int64) * stride_vn + o_dv[None, :], m_j, m_dv, PAD_DV)
     b_qk = tl.dot(b_q, tl.trans(b_k), input_precision=PRECISION)  # [BM, BN] = <q_i, k_j>
     if MODE == 0:  # b_s = silu(alpha qk) / S, against v
         if PACKED and SCALE_LAST:  # bf16 silu(alpha qk) from packed bf16x2 tanh and FMA; 1/S at the end
@@ -227,7 +221,7 @@ def _hstu_fwd_kernel(
     PAD_DQ: tl.constexpr = BLOCK_DQ != DQ
     PAD_DV: tl.constexpr = BLOCK_DV != DV
     p_q = Q + q_row0 * stride_qm + i_h * stride_qh + o_r[:, None].to(tl.int64) * stride_qm + o_dq[None, :]
-    b_q = _load_rows(p_q, m_r, m_dq, True, PAD_DQ)
+    b_q = _load_rows(p_q, m_r, m_dq, PAD_DQ)
     if MODE == 1:
         p_do = (
             DO
@@ -236,7 +230,7 @@ def _hstu_fwd_kernel(
             + o_r[:, None].to(tl.int64) * stride_dom
             + o_dv[None, :]
         )
-        b_do = _load_rows(p_do, m_r, m_dv, True, PAD_DV)
+        b_do = _load_rows(p_do, m_r, m_dv, PAD_DV)
         acc = tl.zeros([BLOCK_M, BLOCK_DQ], dtype=tl.float32)
     else:
         b_do = b_q
