@@ -10,8 +10,9 @@ accumulators ``dk, dv`` in registers and walks the query blocks that can see the
   query blocks inside ``[n1, f_hi)`` see every key of the block and skip the mask;
 - with ``min_full_attn_seq_len = F`` and a window, the rows ``[U - F, n)`` that ignore the window.
 
-Rows are restricted to each range by the load masks (rows outside read as zeros and contribute
-nothing), so no pair is counted twice. ``ATOMIC_DQ`` (opt-in, ``JAGATTN_HSTU_ATOMIC_DQ=1``): the program also adds ``alpha ds k``
+The three ranges are walked in turn by one software-pipelined loop (edge blocks take the mask in a
+run-time branch). Rows are restricted to each range by the load masks (rows outside read as zeros and
+contribute nothing), so no pair is counted twice. ``ATOMIC_DQ`` (opt-in, ``JAGATTN_HSTU_ATOMIC_DQ=1``): the program also adds ``alpha ds k``
 into an fp32 ``[L, H, Dq]`` buffer with ``tl.atomic_add`` (order-dependent rounding); by default dQ
 comes from ``fwd.py``'s ``MODE == 1`` kernel instead (fixed order, bit-reproducible).
 """
@@ -32,30 +33,8 @@ from .fwd import (
     tuning_configs,
     window_first,
 )
-from .mask import _ds_scale, _ids, _last_pos_id_le, _phases, _silu_a_ds, _visible
+from .mask import _ds_scale, _ids, _last_pos_id_le, _phases, _silu_a_ds, _zero_hidden_pair
 from .schedule import _find, make_schedule, use_compact
-
-
-@triton.jit
-def _zero_hidden_pair(
-    b_a,
-    b_ds,
-    o_i,
-    o_j,
-    m_i,
-    C,
-    W,
-    F,
-    M,
-    HAS_CTX: tl.constexpr,
-    HAS_TARGETS: tl.constexpr,
-    HAS_WINDOW: tl.constexpr,
-    HAS_FULL: tl.constexpr,
-):
-    """``b_a, b_ds`` ([BN keys, BM rows]) with 0 where a row cannot see a key or lies outside the range."""
-    vis = _visible(o_i[None, :], o_j[:, None], C, W, F, M, HAS_CTX, HAS_TARGETS, HAS_WINDOW, HAS_FULL)
-    vis = vis & m_i[None, :]
-    return tl.where(vis, b_a, 0.0), tl.where(vis, b_ds, 0.0)
 
 
 @triton.jit

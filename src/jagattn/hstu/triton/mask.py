@@ -77,6 +77,28 @@ def _zero_hidden(
 
 
 @triton.jit
+def _zero_hidden_pair(
+    b_a,
+    b_ds,
+    o_i,
+    o_j,
+    m_i,
+    C,
+    W,
+    F,
+    M,
+    HAS_CTX: tl.constexpr,
+    HAS_TARGETS: tl.constexpr,
+    HAS_WINDOW: tl.constexpr,
+    HAS_FULL: tl.constexpr,
+):
+    """``b_a, b_ds`` ([BN keys, BM rows]) with 0 where a row cannot see a key or lies outside the range."""
+    vis = _visible(o_i[None, :], o_j[:, None], C, W, F, M, HAS_CTX, HAS_TARGETS, HAS_WINDOW, HAS_FULL)
+    vis = vis & m_i[None, :]
+    return tl.where(vis, b_a, 0.0), tl.where(vis, b_ds, 0.0)
+
+
+@triton.jit
 def _first_pos_id_ge(x, C, HAS_CTX: tl.constexpr):
     if HAS_CTX:
         r = tl.where(x <= 0, 0, x + C - 1)
