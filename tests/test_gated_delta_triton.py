@@ -697,7 +697,7 @@ def test_triton_norm_on_load_is_bitwise_the_normalised_copies(dtype, save_t, mon
             o, fs = ops.gated_delta_fwd(*args, 32**-0.5, True)
             grads = ops.gated_delta_bwd(*args, do, dht, 32**-0.5, True)
         else:
-            o, fs, gc, ainv, rq, rk = ops.gated_delta_fwd_keep_t(*args, 32**-0.5, True, False)
+            o, fs, gc, ainv, rq, rk, _, _ = ops.gated_delta_fwd_keep_t(*args, 32**-0.5, True, False)
             assert (rq.numel() > 0) == (ops.NORM_ON_LOAD != "off")  # the factors kept for the backward
             grads = ops.gated_delta_bwd_keep_t(*args, gc, ainv, rq, rk, do, dht, 32**-0.5, True)
         return (o, fs, *grads)
@@ -706,6 +706,7 @@ def test_triton_norm_on_load_is_bitwise_the_normalised_copies(dtype, save_t, mon
         ops, "inter_dtype", lambda dt, what, t, hv: dt
     )  # copies in the input dtype, as on load
     monkeypatch.setattr(ops, "NORM_ON_LOAD", "off")
+    monkeypatch.setattr(ops, "KEEP_QK", "off")  # copies recomputed by the backward, as on load
     base = run()
     monkeypatch.setattr(ops, "NORM_ON_LOAD", "auto" if dtype == torch.float32 else "all")
     copies = _count_calls(monkeypatch, ops, "l2norm_fwd")
@@ -740,26 +741,87 @@ def test_triton_fuse_dv_is_bitwise_dv_local(dtype, monkeypatch, device):
         assert torch.equal(a, b), i
 
 
-@pytest.mark.parametrize("norm", ["off", "all"], ids=["copies", "norm-on-load"])
-def test_triton_keep_t_ops_opcheck_cpu(norm, monkeypatch, device):
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=["fp32", "fp16"])
+def test_triton_state_prefetch_is_bitwise_the_same(dtype, monkeypatch, device):
+    # common.STATE_PREFETCH: the state passes load the gates (and the recompute its dS tile) one chunk
+    # ahead; the same arithmetic, so the forward, the final state and every gradient are bit for bit
+    # those without it, on sequences with partial last chunks, empty and 1-token ones, an initial state
+    from jagattn.gated_delta import ops
+    from jagattn.gated_delta.triton import common
+
+    case = make_case([63, 0, 65, 1, 130], 1, 2, 32, 48, dtype=dtype, with_init=True, l2=True, seed=44,
+                     device=device)  # fmt: skip
+    args = [case[n].detach() for n in ("q", "k", "v", "g", "beta", "initial_state", "cu_seqlens")]
+
+    def run():
+        fwd = ops.gated_delta_fwd(*args, 32**-0.5, True)
+        return (*fwd, *ops.gated_delta_bwd(*args, case["do"], case["dht"], 32**-0.5, True))
+
+    monkeypatch.setattr(common, "STATE_PREFETCH", "0")
+    base = run()
+    monkeypatch.setattr(common, "STATE_PREFETCH", "1")
+    got = run()
+    for i, (a, b) in enumerate(zip(got, base, strict=True)):
+        assert torch.equal(a, b), i
+
+
+@pytest.mark.parametrize(
+    "norm,dtype",
+    [("off", torch.float16), ("all", torch.float16), ("off", torch.float32)],
+    ids=["copies", "norm-on-load", "kept-copies"],
+)
+def test_triton_keep_t_ops_opcheck_cpu(norm, dtype, monkeypatch, device):
     # the keep-T ops' schema, autograd registration and fake impls (incl. the q/k l2norm factors they
-    # return under NORM_ON_LOAD, empty otherwise) against the real outputs; the dynamic-shape AOT test
-    # needs a GPU (test_gpu_opcheck_keep_t)
+    # return under NORM_ON_LOAD, and the normalised copies with their factors they keep where the copies
+    # have q's dtype (fp32 here, bf16 on the GPU; fp16 copies are fp32), empty otherwise) against the real
+    # outputs; the dynamic-shape AOT test needs a GPU (test_gpu_opcheck_keep_t)
     from jagattn.gated_delta import ops
 
     monkeypatch.setattr(ops, "NORM_ON_LOAD", norm)
     checks = ("test_schema", "test_autograd_registration", "test_faketensor")
-    case = make_case([10, 0, 70], 1, 2, 16, 16, dtype=torch.float16, with_init=True, l2=True, seed=5,
+    case = make_case([10, 0, 70], 1, 2, 16, 16, dtype=dtype, with_init=True, l2=True, seed=5,
                      device=device)  # fmt: skip
     names = ("q", "k", "v", "g", "beta", "initial_state", "cu_seqlens")
     args = (*(case[n] for n in names), 16**-0.5, True, False)
     torch.library.opcheck(ops.gated_delta_fwd_keep_t, args, test_utils=checks)
     with torch.no_grad():
-        _, _, gc, ainv, rq, rk = ops.gated_delta_fwd_keep_t(*args)
-    assert rq.shape == ((80, 1) if norm == "all" else (0,)) and rk.shape == rq.shape
+        _, _, gc, ainv, rq, rk, qn, kn = ops.gated_delta_fwd_keep_t(*args)
+    kept = dtype == torch.float32
+    assert rq.shape == ((80, 1) if norm == "all" or kept else (0,)) and rk.shape == rq.shape
+    assert qn.shape == ((80, 1, 16) if kept else (0,)) and kn.shape == qn.shape
     plain = tuple(case[n].detach() for n in names)
-    bwd_args = (*plain, gc, ainv, rq, rk, case["do"], case["dht"], 16**-0.5, True)
+    if kept:
+        plain = (qn, kn, *plain[2:])
+    bwd_args = (*plain, gc, ainv, rq, rk, case["do"], case["dht"], 16**-0.5, True, kept)
     torch.library.opcheck(ops.gated_delta_bwd_keep_t, bwd_args, test_utils=checks)
+
+
+def test_triton_kept_qk_copies_give_the_recomputed_gradients(monkeypatch, device):
+    # KEEP_QK="auto": the keep-T forward keeps the normalised q/k copies and their factors in place of q, k
+    # and the backward makes no l2norm copy and recomputes no norm (l2norm_bwd_from_y); in fp32 (copies
+    # exact) every gradient is bit for bit that of the recomputing backward ("off")
+    from jagattn.gated_delta import ops
+
+    case = make_case([63, 0, 65, 1, 130], 1, 2, 32, 48, dtype=torch.float32, with_init=True, l2=True,
+                     seed=45, device=device)  # fmt: skip
+    names = ("q", "k", "v", "g", "beta", "initial_state")
+
+    def run():
+        leaves = [case[n].detach().clone().requires_grad_(True) for n in names]
+        o, fs = ops.chunked_fwd(*leaves, case["cu_seqlens"], 32**-0.5, True)
+        ((o * case["do"]).sum() + (fs * case["dht"]).sum()).backward()
+        return [o.detach(), fs.detach(), *(x.grad for x in leaves)]
+
+    monkeypatch.setattr(ops, "KEEP_QK", "off")
+    base = run()
+    monkeypatch.setattr(ops, "KEEP_QK", "auto")
+    copies = _count_calls(monkeypatch, ops, "l2norm_fwd")
+    kept = _count_calls(monkeypatch, ops, "l2norm_fwd_rstd")
+    from_y = _count_calls(monkeypatch, ops, "l2norm_bwd_from_y")
+    got = run()
+    assert copies == [] and len(kept) == 2 and len(from_y) == 2
+    for i, (a, b) in enumerate(zip(got, base, strict=True)):
+        assert torch.equal(a, b), i
 
 
 def test_triton_norm_on_load_auto_keeps_fp16_copies_in_fp32(monkeypatch):
@@ -819,9 +881,13 @@ def test_gpu_opcheck_keep_t(t_in_input_dtype, norm, monkeypatch):
     args = (*(case[n] for n in names), 32**-0.5, True, t_in_input_dtype)
     torch.library.opcheck(ops.gated_delta_fwd_keep_t, args)
     with torch.no_grad():
-        _, _, gc, ainv, rq, rk = ops.gated_delta_fwd_keep_t(*args)
+        _, _, gc, ainv, rq, rk, qn, kn = ops.gated_delta_fwd_keep_t(*args)
     plain = tuple(case[n].detach() for n in names)
-    bwd_args = (*plain, gc, ainv, rq, rk, case["do"], case["dht"], 32**-0.5, True)
+    kept = qn.numel() > 0  # bf16 copies: kept in place of q, k unless normalised on load
+    assert kept == (norm == "off")
+    if kept:
+        plain = (qn, kn, *plain[2:])
+    bwd_args = (*plain, gc, ainv, rq, rk, case["do"], case["dht"], 32**-0.5, True, kept)
     torch.library.opcheck(ops.gated_delta_bwd_keep_t, bwd_args)
 
 

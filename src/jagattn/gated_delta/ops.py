@@ -33,7 +33,7 @@ from .triton.chunk_bwd import chunk_bwd
 from .triton.chunk_fwd import chunk_fwd
 from .triton.chunk_gk import chunk_bwd_gk, chunk_fwd_gk
 from .triton.common import inter_dtype
-from .triton.l2norm import l2norm_bwd, l2norm_fwd, l2norm_rstd
+from .triton.l2norm import l2norm_bwd, l2norm_bwd_from_y, l2norm_fwd, l2norm_fwd_rstd, l2norm_rstd
 from .triton.recurrent import recurrent_fwd
 
 # Where the scalar-gate chunk kernels get their L2-normalised q/k (use_qk_l2norm) from:
@@ -47,6 +47,26 @@ from .triton.recurrent import recurrent_fwd
 #   "off" with fp16 copies (tests/test_gated_delta_triton.py), since the CPU interpreter has no bf16.
 # Default "off" until a device round has measured "auto" (session 8 wrote it without device time).
 NORM_ON_LOAD = env_choice("JAGATTN_GD_NORM_ON_LOAD", ("off", "auto", "all"), "off")
+
+
+# What the keep-T forward (the default when a backward follows) keeps of the l2norm: "auto" keeps the
+# normalised copies it made for the chunk kernels and their factors ([T, H] fp32) in place of q and k,
+# as FLA does: the backward then neither recomputes the copies (two l2norm launches, 0.128 ms on
+# H16 32k tokens, H200) nor the norms (``l2norm_bwd_from_y``). Only where the copies have q's dtype
+# (bf16; fp16 makes fp32 copies, twice q's bytes) and the kernels do not normalise on load. "off": keep
+# q and k and recompute (the behaviour before session 13).
+KEEP_QK = env_choice("JAGATTN_GD_KEEP_QK", ("auto", "off"), "auto")
+
+
+def _keeps_qk(dtype: torch.dtype, use_qk_l2norm: bool) -> bool:
+    """Whether the keep-T forward keeps the normalised q/k copies for the backward (``KEEP_QK``): from
+    the dtype and flags only, so that fakes and autograd agree without looking at sizes."""
+    return (
+        KEEP_QK == "auto"
+        and use_qk_l2norm
+        and not _norm_on_load(dtype, use_qk_l2norm)
+        and inter_dtype(dtype, "qk", 0, 0) == dtype
+    )
 
 
 def _norm_on_load(dtype: torch.dtype, use_qk_l2norm: bool) -> bool:
@@ -164,11 +184,28 @@ def gated_delta_bwd(
 
 
 def _bwd_scalar(
-    q, k, v, g, beta, initial_state, cu_seqlens, do, dht, scale, use_qk_l2norm, saved, kept_rstd=None
+    q,
+    k,
+    v,
+    g,
+    beta,
+    initial_state,
+    cu_seqlens,
+    do,
+    dht,
+    scale,
+    use_qk_l2norm,
+    saved,
+    kept_rstd=None,
+    qk_normalized=False,
 ):
     """Body of ``gated_delta_bwd`` / ``gated_delta_bwd_keep_t`` (``saved``: the forward's G and T;
-    ``kept_rstd``: its q/k l2norm factors when it normalised on load)."""
-    qn, kn, rstd = _prep(q, k, v, use_qk_l2norm, kept_rstd)
+    ``kept_rstd``: its q/k l2norm factors when it normalised on load, or with ``qk_normalized`` the
+    factors of the normalised copies that it kept and passes as ``q``, ``k``)."""
+    if qk_normalized:
+        qn, kn, rstd = q.contiguous(), k.contiguous(), None
+    else:
+        qn, kn, rstd = _prep(q, k, v, use_qk_l2norm, kept_rstd)
     dq, dk, dv, dg, db, dh0 = chunk_bwd(
         qn,
         kn,
@@ -183,7 +220,10 @@ def _bwd_scalar(
         saved=saved,
         rstd=rstd,
     )
-    dq, dk = _qk_grads(q, k, dq, dk, use_qk_l2norm)
+    if qk_normalized:
+        dq, dk = l2norm_bwd_from_y(qn, kept_rstd[0], dq), l2norm_bwd_from_y(kn, kept_rstd[1], dk)
+    else:
+        dq, dk = _qk_grads(q, k, dq, dk, use_qk_l2norm)
     return dq, dk, dv, dg.to(g.dtype), db.to(beta.dtype), dh0
 
 
@@ -372,12 +412,29 @@ def gated_delta_fwd_keep_t(
     scale: float,
     use_qk_l2norm: bool,
     t_in_input_dtype: bool,
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """``(o, final_state, gc [T, HV] fp32, T^-1 [T, HV, 64] fp32 or q.dtype, rq, rk)``; o and
+) -> tuple[
+    torch.Tensor,
+    torch.Tensor,
+    torch.Tensor,
+    torch.Tensor,
+    torch.Tensor,
+    torch.Tensor,
+    torch.Tensor,
+    torch.Tensor,
+]:
+    """``(o, final_state, gc [T, HV] fp32, T^-1 [T, HV, 64] fp32 or q.dtype, rq, rk, qn, kn)``; o and
     final_state as ``gated_delta_fwd`` (the same kernels: bitwise the same values); ``rq``, ``rk``
     ``[T, H]`` fp32: q's and k's l2norm factors when the kernels normalised on load
-    (``NORM_ON_LOAD``), kept for the backward, else empty ``[0]``."""
-    qn, kn, rstd = _prep(q, k, v, use_qk_l2norm)
+    (``NORM_ON_LOAD``) or when the normalised copies ``qn``, ``kn`` (``[T, H, K]`` in q's dtype) are kept
+    (``_keeps_qk``), for the backward; unused ones are empty ``[0]``."""
+    if _keeps_qk(q.dtype, use_qk_l2norm):
+        (qn, rq), (kn, rk) = l2norm_fwd_rstd(q.contiguous()), l2norm_fwd_rstd(k.contiguous())
+        kept, rstd = (rq, rk, qn, kn), None
+    else:
+        qn, kn, rstd = _prep(q, k, v, use_qk_l2norm)
+        # (distinct empty tensors: a custom op's outputs may not alias each other)
+        none = tuple(q.new_empty((0,), dtype=torch.float32) for _ in range(2))
+        kept = (*(rstd if rstd is not None else none), q.new_empty((0,)), k.new_empty((0,)))
     o, final, gc, ainv = chunk_fwd(
         qn,
         kn,
@@ -390,15 +447,14 @@ def gated_delta_fwd_keep_t(
         keep_t="input" if t_in_input_dtype else "fp32",
         rstd=rstd,
     )
-    if rstd is None:  # normalised copies (or no l2norm): nothing to keep
-        rstd = (q.new_empty((0,), dtype=torch.float32), q.new_empty((0,), dtype=torch.float32))
-    return o, final, gc, ainv, *rstd
+    return o, final, gc, ainv, *kept
 
 
 @gated_delta_fwd_keep_t.register_fake
 def _(q, k, v, g, beta, initial_state, cu_seqlens, scale, use_qk_l2norm, t_in_input_dtype):
     t, hv = v.shape[0], v.shape[1]
-    rshape = q.shape[:2] if _norm_on_load(q.dtype, use_qk_l2norm) else (0,)
+    keep_qk = _keeps_qk(q.dtype, use_qk_l2norm)
+    rshape = q.shape[:2] if keep_qk or _norm_on_load(q.dtype, use_qk_l2norm) else (0,)
     return (
         v.new_empty(v.shape),
         _state_like(q, v, cu_seqlens),
@@ -406,6 +462,8 @@ def _(q, k, v, g, beta, initial_state, cu_seqlens, scale, use_qk_l2norm, t_in_in
         v.new_empty((t, hv, 64), dtype=q.dtype if t_in_input_dtype else torch.float32),
         q.new_empty(rshape, dtype=torch.float32),
         k.new_empty(rshape, dtype=torch.float32),
+        q.new_empty(q.shape if keep_qk else (0,)),
+        k.new_empty(k.shape if keep_qk else (0,)),
     )
 
 
@@ -426,34 +484,55 @@ def gated_delta_bwd_keep_t(
     dht: torch.Tensor | None,
     scale: float,
     use_qk_l2norm: bool,
+    qk_normalized: bool = False,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """``gated_delta_bwd`` with the forward's ``gc`` and ``T^-1`` (no ``kkt_solve``) and its q/k l2norm
-    factors ``rq``, ``rk`` (empty when it made normalised copies: recomputed as needed)."""
+    factors ``rq``, ``rk`` (empty when it made normalised copies: recomputed as needed). With
+    ``qk_normalized``, ``q`` and ``k`` are the forward's kept normalised copies and ``rq``, ``rk`` their
+    factors; dq, dk are still the gradients w.r.t. the un-normalised q, k."""
     return _bwd_scalar(
-        q, k, v, g, beta, initial_state, cu_seqlens, do, dht, scale, use_qk_l2norm, (gc, ainv), (rq, rk)
+        q,
+        k,
+        v,
+        g,
+        beta,
+        initial_state,
+        cu_seqlens,
+        do,
+        dht,
+        scale,
+        use_qk_l2norm,
+        (gc, ainv),
+        (rq, rk),
+        qk_normalized,
     )
 
 
 @gated_delta_bwd_keep_t.register_fake
-def _(q, k, v, g, beta, initial_state, cu_seqlens, gc, ainv, rq, rk, do, dht, scale, use_qk_l2norm):
+def _(
+    q, k, v, g, beta, initial_state, cu_seqlens, gc, ainv, rq, rk, do, dht, scale, use_qk_l2norm, qkn=False
+):
     return (*(x.new_empty(x.shape) for x in (q, k, v, g, beta)), _dh0_like(q, v, cu_seqlens, initial_state))
 
 
 def _setup_context_keep_t(ctx, inputs, output) -> None:
     _no_materialized_grads(ctx)
     q, k, v, g, beta, initial_state, cu_seqlens, scale, use_qk_l2norm, _ = inputs
-    _, _, gc, ainv, rq, rk = output
+    _, _, gc, ainv, rq, rk, qn, kn = output
+    ctx.qk_normalized = _keeps_qk(q.dtype, use_qk_l2norm)
+    if ctx.qk_normalized:  # the normalised copies stand in for q, k (the originals are not kept)
+        q, k = qn, kn
     ctx.save_for_backward(q, k, v, g, beta, initial_state, cu_seqlens, gc, ainv, rq, rk)
     ctx.scale = scale
     ctx.use_qk_l2norm = use_qk_l2norm
     ctx.has_initial_state = initial_state is not None
 
 
-def _backward_keep_t(ctx, do, dht, _dgc, _dainv, _drq, _drk):
-    saved = ctx.saved_tensors  # q, k, v, g, beta, initial_state, cu_seqlens, gc, ainv, rq, rk
+def _backward_keep_t(ctx, do, dht, _dgc, _dainv, _drq, _drk, _dqn, _dkn):
+    saved = ctx.saved_tensors  # q (or qn), k (or kn), v, g, beta, initial_state, cu_seqlens, gc, ainv, rq, rk
     do = _do_or_zeros(do, saved[0], saved[2])
     dq, dk, dv, dg, db, dh0 = eager_call(
-        gated_delta_bwd_keep_t, *saved, do, dht, ctx.scale, ctx.use_qk_l2norm
+        gated_delta_bwd_keep_t, *saved, do, dht, ctx.scale, ctx.use_qk_l2norm, ctx.qk_normalized
     )
     return dq, dk, dv, dg, db, (dh0 if ctx.has_initial_state else None), None, None, None, None
 

@@ -47,6 +47,7 @@ from .common import (
     keep_fp32,
     launch_config,
     num_slots,
+    state_prefetch,
 )
 
 
@@ -154,6 +155,7 @@ def _gated_delta_bwd_dhu_kernel(
     EXACT_EXP: tl.constexpr,
     NORM: tl.constexpr,
     FUSE_DV: tl.constexpr,
+    PREFETCH: tl.constexpr = False,
 ):
     """The backward state recurrence, last chunk first: per chunk stores dS (DHBUF), forms the full
     ``dU = dU_local + exp(G_last - G) K dS`` (DU) and steps ``dS``. ``dU_local`` (the intra-chunk
@@ -184,6 +186,11 @@ def _gated_delta_bwd_dhu_kernel(
     else:
         b_dh = tl.zeros([BK, BV], dtype=tl.float32)
     o_t0 = tl.arange(0, BT)
+    if PREFETCH:
+        # the gates (loads that feed no dot directly) are issued one chunk ahead, as in fwd_h
+        row_l = bos + (n_chunks - 1) * BT
+        b_g_nx = tl.load(GC + (row_l + o_t0).to(tl.int64) * HV + i_hv, mask=(row_l + o_t0) < eos, other=0.0)
+        g_last_nx = tl.load(GC + (eos - 1).to(tl.int64) * HV + i_hv)
     for i in range(0, n_chunks):
         i_t = n_chunks - 1 - i
         row0 = bos + i_t * BT
@@ -196,8 +203,17 @@ def _gated_delta_bwd_dhu_kernel(
             mask=m_kv,
         )
 
-        b_g = tl.load(GC + rows * HV + i_hv, mask=m_t, other=0.0)
-        g_last = tl.load(GC + last * HV + i_hv)
+        if PREFETCH:
+            b_g = b_g_nx
+            g_last = g_last_nx
+            # the previous chunk (full, since only a sequence's last chunk can be partial); for the
+            # first chunk the loads are masked off / re-read row bos
+            m_t_nx = o_t0 < tl.where(i_t > 0, BT, 0)
+            b_g_nx = tl.load(GC + (rows - BT) * HV + i_hv, mask=m_t_nx, other=0.0)
+            g_last_nx = tl.load(GC + tl.maximum(row0 - 1, bos).to(tl.int64) * HV + i_hv)
+        else:
+            b_g = tl.load(GC + rows * HV + i_hv, mask=m_t, other=0.0)
+            g_last = tl.load(GC + last * HV + i_hv)
         m_tk = m_t[:, None] & m_k[None, :]
         p_qk = (rows[:, None] * H + i_h) * K + o_k[None, :]
         b_k = _l2n(tl.load(K_ + p_qk, mask=m_tk, other=0.0), RK, rows, m_t, i_h, H, NORM)
@@ -659,6 +675,7 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=
             EXACT_EXP=exact,
             NORM=norm,
             FUSE_DV=fuse_dv,
+            PREFETCH=state_prefetch(),
             num_warps=warps,
             num_stages=stages,
         )

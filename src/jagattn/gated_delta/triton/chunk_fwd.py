@@ -39,6 +39,7 @@ from .common import (
     keep_fp32,
     launch_config,
     num_slots,
+    state_prefetch,
 )
 
 # ---------------------------------------------------------------------------------------------
@@ -496,6 +497,7 @@ def _gated_delta_fwd_h_kernel(
     KEEP: tl.constexpr,
     EXACT_EXP: tl.constexpr,
     NORM: tl.constexpr,
+    PREFETCH: tl.constexpr = False,
 ):
     i_v = tl.program_id(0)
     i_nh = tl.program_id(1)
@@ -521,6 +523,14 @@ def _gated_delta_fwd_h_kernel(
     else:
         b_h = tl.zeros([BK, BV], dtype=tl.float32)
     o_t0 = tl.arange(0, BT)
+    if PREFETCH:
+        # the loads that feed no dot directly (the gates, and dS for the gate sums) are issued one chunk
+        # ahead: the pipeliner only prefetches dot operands, so these stalled every step of the chain
+        m_t0 = (bos + o_t0) < eos
+        b_g_nx = tl.load(GC + (bos + o_t0).to(tl.int64) * HV + i_hv, mask=m_t0, other=0.0)
+        g_last_nx = tl.load(GC + (tl.minimum(bos + BT, eos) - 1).to(tl.int64) * HV + i_hv)
+        if COMPUTE_GH:
+            b_dh_nx = tl.load(DHBUF + (slot0.to(tl.int64) * HV + i_hv) * K * V + o_kv, mask=m_kv, other=0.0)
     for i_t in range(0, n_chunks):
         row0 = bos + i_t * BT
         rows = (row0 + o_t0).to(tl.int64)
@@ -528,10 +538,25 @@ def _gated_delta_fwd_h_kernel(
         last = (tl.minimum(row0 + BT, eos) - 1).to(tl.int64)
         p_slot = ((slot0 + i_t).to(tl.int64) * HV + i_hv) * K * V
         tl.store(HBUF + p_slot + o_kv, b_h.to(HBUF.dtype.element_ty), mask=m_kv)
+        if PREFETCH:
+            b_g = b_g_nx
+            g_last = g_last_nx
+            k_nx = tl.where(i_t + 1 < n_chunks, K, 0)  # the next dS tile's rows: none after the last chunk
+            rows_nx = rows + BT
+            m_t_nx = (row0 + BT + o_t0) < eos
+            b_g_nx = tl.load(GC + rows_nx * HV + i_hv, mask=m_t_nx, other=0.0)
+            # (the next chunk's last row; for the last chunk this re-reads row eos - 1, in range)
+            g_last_nx = tl.load(GC + (tl.minimum(row0 + 2 * BT, eos) - 1).to(tl.int64) * HV + i_hv)
         if COMPUTE_GH:
             # backward only: sum(S0 * dS) with the exact fp32 state; the gate gradient of the whole
             # chunk cancels against the k.dk terms, so rounding S0 here costs several x accuracy
-            b_dh = tl.load(DHBUF + p_slot + o_kv, mask=m_kv, other=0.0)
+            if PREFETCH:
+                b_dh = b_dh_nx
+                b_dh_nx = tl.load(
+                    DHBUF + p_slot + HV * K * V + o_kv, mask=(o_k[:, None] < k_nx) & m_v[None, :], other=0.0
+                )
+            else:
+                b_dh = tl.load(DHBUF + p_slot + o_kv, mask=m_kv, other=0.0)
             tl.store(
                 GH + ((slot0 + i_t).to(tl.int64) * HV + i_hv) * NG + i_v, tl.sum(tl.sum(b_h * b_dh, 1), 0)
             )
@@ -547,8 +572,9 @@ def _gated_delta_fwd_h_kernel(
         b_vn = b_vn.to(dt)
         tl.store(VNEW + p_u, b_vn, mask=m_t[:, None] & m_v[None, :])
 
-        b_g = tl.load(GC + rows * HV + i_hv, mask=m_t, other=0.0)
-        g_last = tl.load(GC + last * HV + i_hv)
+        if not PREFETCH:
+            b_g = tl.load(GC + rows * HV + i_hv, mask=m_t, other=0.0)
+            g_last = tl.load(GC + last * HV + i_hv)
         b_k = tl.load(
             K_ + (rows[:, None] * H + i_h) * K + o_k[None, :], mask=m_t[:, None] & m_k[None, :], other=0.0
         )
@@ -792,6 +818,7 @@ def _state_pass(k, w, u, gc, initial_state, cu, *, in_dtype, store_final: bool, 
             KEEP=keep_fp32(in_dtype, "fwd_h", t, hv),
             EXACT_EXP=exact_exp(k.dtype),
             NORM=rk is not None,
+            PREFETCH=state_prefetch(),
             num_warps=warps,
             num_stages=stages,
         )

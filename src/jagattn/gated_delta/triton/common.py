@@ -256,6 +256,17 @@ def _num_sms(index: int) -> int:
     return torch.cuda.get_device_properties(index).multi_processor_count
 
 
+# The two state passes issue their gate loads (and the backward recompute its dS tile for the gate sums)
+# one chunk ahead (``PREFETCH`` of ``fwd_h`` / ``bwd_dhu``): the same arithmetic, so bitwise the same
+# outputs. "0" / "1"; read at every launch through ``state_prefetch`` (a probe may flip ``STATE_PREFETCH``).
+STATE_PREFETCH = env_choice("JAGATTN_GD_STATE_PREFETCH", ("0", "1"), "0")
+
+
+def state_prefetch() -> bool:
+    """Whether the state passes prefetch their non-dot loads one chunk ahead (``STATE_PREFETCH``)."""
+    return STATE_PREFETCH in ("1", True)
+
+
 def launch_config(
     kernel: str, *, n_programs: int, v: int, device_index: int = 0, k_row_bytes: int = 0
 ) -> tuple[int, ...]:

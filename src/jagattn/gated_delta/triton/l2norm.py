@@ -2,7 +2,9 @@
 
 The forward writes ``y`` in the input dtype (the chunk kernels read it as their q/k), or in fp32 for
 the per-key-gate kernels, which compute in fp32 anyway. The backward
-recomputes ``y`` in fp32 from ``x``: ``dx = r (dy - y sum(y dy))`` with ``r = 1 / sqrt(sum x^2 + eps)``.
+recomputes ``y`` in fp32 from ``x``: ``dx = r (dy - y sum(y dy))`` with ``r = 1 / sqrt(sum x^2 + eps)``,
+or (``l2norm_bwd_from_y``) takes the forward's stored ``y`` and ``r`` (as FLA does: the forward then keeps
+``y`` for the chunk backward instead of ``x``, and nothing is recomputed).
 """
 
 from __future__ import annotations
@@ -57,16 +59,30 @@ def _gated_delta_fwd_l2norm_kernel(
 
 @triton.jit
 def _gated_delta_bwd_l2norm_kernel(
-    X, DY, DX, R, EPS: tl.constexpr, D: tl.constexpr, BR: tl.constexpr, BD: tl.constexpr
+    X,
+    DY,
+    DX,
+    RS,
+    R,
+    EPS: tl.constexpr,
+    D: tl.constexpr,
+    BR: tl.constexpr,
+    BD: tl.constexpr,
+    FROM_Y: tl.constexpr = False,
 ):
+    """``DX = r (DY - y sum(y DY))`` per row; ``FROM_Y``: X holds the forward's ``y`` and RS its ``r``."""
     rows = (tl.program_id(0) * BR + tl.arange(0, BR)).to(tl.int64)
     o_d = tl.arange(0, BD)
     m = (rows < R)[:, None] & (o_d < D)[None, :]
     p = rows[:, None] * D + o_d[None, :]
     x = tl.load(X + p, mask=m, other=0.0).to(tl.float32)
     dy = tl.load(DY + p, mask=m, other=0.0).to(tl.float32)
-    r = 1.0 / tl.sqrt(tl.sum(x * x, 1) + EPS)
-    y = x * r[:, None]
+    if FROM_Y:
+        y = x
+        r = tl.load(RS + rows, mask=rows < R, other=0.0)
+    else:
+        r = 1.0 / tl.sqrt(tl.sum(x * x, 1) + EPS)
+        y = x * r[:, None]
     dx = r[:, None] * (dy - y * tl.sum(y * dy, 1)[:, None])
     tl.store(DX + p, dx.to(DX.dtype.element_ty), mask=m)
 
@@ -82,6 +98,22 @@ def l2norm_fwd(x: torch.Tensor, out_dtype: torch.dtype | None = None) -> torch.T
             x, y, y, rows, EPS=EPS, D=d, BR=br, BD=block_k(d), STORE_Y=True, STORE_RSTD=False, num_warps=warps
         )
     return y
+
+
+def l2norm_fwd_rstd(
+    x: torch.Tensor, out_dtype: torch.dtype | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(l2norm_fwd(x, out_dtype), l2norm_rstd(x))`` from one kernel (bitwise those two)."""
+    d = x.shape[-1]
+    rows = x.numel() // d if d else 0
+    y = new_empty(x.shape, dtype=out_dtype or x.dtype, device=x.device)
+    rs = new_empty(x.shape[:-1], dtype=torch.float32, device=x.device)
+    if rows > 0:
+        grid, br, warps = launch(rows, d)
+        torch.library.wrap_triton(_gated_delta_fwd_l2norm_kernel)[(grid,)](
+            x, y, rs, rows, EPS=EPS, D=d, BR=br, BD=block_k(d), STORE_Y=True, STORE_RSTD=True, num_warps=warps
+        )
+    return y, rs
 
 
 def l2norm_rstd(x: torch.Tensor) -> torch.Tensor:
@@ -118,6 +150,20 @@ def l2norm_bwd(x: torch.Tensor, dy: torch.Tensor) -> torch.Tensor:
     if rows > 0:
         grid, br, warps = launch(rows, d)
         torch.library.wrap_triton(_gated_delta_bwd_l2norm_kernel)[(grid,)](
-            x, dy, dx, rows, EPS=EPS, D=d, BR=br, BD=block_k(d), num_warps=warps
+            x, dy, dx, x, rows, EPS=EPS, D=d, BR=br, BD=block_k(d), num_warps=warps
+        )
+    return dx
+
+
+def l2norm_bwd_from_y(y: torch.Tensor, rs: torch.Tensor, dy: torch.Tensor) -> torch.Tensor:
+    """Gradient of :func:`l2norm_fwd` w.r.t. its input, in y's dtype, from the forward's output ``y`` and
+    factors ``rs`` (:func:`l2norm_fwd_rstd`): no recomputation of the norm, and x need not be kept."""
+    d = y.shape[-1]
+    rows = y.numel() // d if d else 0
+    dx = new_empty(y.shape, dtype=y.dtype, device=y.device)
+    if rows > 0:
+        grid, br, warps = launch(rows, d)
+        torch.library.wrap_triton(_gated_delta_bwd_l2norm_kernel)[(grid,)](
+            y, dy, dx, rs, rows, EPS=EPS, D=d, BR=br, BD=block_k(d), FROM_Y=True, num_warps=warps
         )
     return dx
