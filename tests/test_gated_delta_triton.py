@@ -742,14 +742,14 @@ def test_triton_fuse_dv_is_bitwise_dv_local(dtype, monkeypatch, device):
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=["fp32", "fp16"])
-def test_triton_state_prefetch_is_bitwise_the_same(dtype, monkeypatch, device):
+def test_triton_state_prefetch_and_dh_split_are_bitwise_the_same(dtype, monkeypatch, device):
     # common.STATE_PREFETCH: the state passes load the gates (and the recompute its dS tile) one chunk
     # ahead; the same arithmetic, so the forward, the final state and every gradient are bit for bit
     # those without it, on sequences with partial last chunks, empty and 1-token ones, an initial state
     from jagattn.gated_delta import ops
-    from jagattn.gated_delta.triton import common
+    from jagattn.gated_delta.triton import chunk_bwd, common
 
-    case = make_case([63, 0, 65, 1, 130], 1, 2, 32, 48, dtype=dtype, with_init=True, l2=True, seed=44,
+    case = make_case([0, 63, 0, 65, 1, 130, 0], 1, 2, 32, 48, dtype=dtype, with_init=True, l2=True, seed=44,
                      device=device)  # fmt: skip
     args = [case[n].detach() for n in ("q", "k", "v", "g", "beta", "initial_state", "cu_seqlens")]
 
@@ -758,11 +758,41 @@ def test_triton_state_prefetch_is_bitwise_the_same(dtype, monkeypatch, device):
         return (*fwd, *ops.gated_delta_bwd(*args, case["do"], case["dht"], 32**-0.5, True))
 
     monkeypatch.setattr(common, "STATE_PREFETCH", "0")
+    monkeypatch.setattr(chunk_bwd, "DH_SPLIT", "off")
     base = run()
-    monkeypatch.setattr(common, "STATE_PREFETCH", "1")
-    got = run()
-    for i, (a, b) in enumerate(zip(got, base, strict=True)):
-        assert torch.equal(a, b), i
+    # chunk_bwd.DH_SPLIT "all": dS stored as hi + lo parts in the kernels' q dtype (fp32 here, so exact):
+    # the lo buffer's plumbing, with and without its prefetch
+    for mode, split in (("1", "off"), ("auto", "off"), ("auto", "all"), ("0", "all")):
+        monkeypatch.setattr(common, "STATE_PREFETCH", mode)
+        monkeypatch.setattr(chunk_bwd, "DH_SPLIT", split)
+        got = run()
+        for i, (a, b) in enumerate(zip(got, base, strict=True)):
+            assert torch.equal(a, b), (mode, split, i)
+
+
+def test_triton_state_pass_gate_sums_from_dh_hi_lo(device):
+    # the recompute's gate sums sum(S0 * dS) from dS stored as bf16 hi + lo (chunk_bwd's DH_SPLIT): within
+    # ~2^-16 of the sums from fp32 dS, where hi alone is ~1e-3 off (so a lost or misplaced lo part shows)
+    from jagattn.gated_delta.triton import chunk_fwd as tf
+
+    case = make_case([0, 63, 65, 1, 130], 1, 2, 32, 48, dtype=torch.float32, with_init=True, l2=False, seed=46,
+                     device=device)  # fmt: skip
+    k, v, g, beta, h0, cu = (case[n].detach() for n in ("k", "v", "g", "beta", "initial_state", "cu_seqlens"))
+    gc, _, w, u = tf._prepare(k, v, g, beta, cu)
+    ns = tf.num_slots(k.shape[0], cu.shape[0] - 1)
+    ds = testing.randn([ns, 2, 32, 48], generator=testing.generator(47), device=device)
+    hi = ds.to(torch.bfloat16)
+    lo = (ds - hi.float()).to(torch.bfloat16)
+
+    def sums(**dh):
+        return tf._state_pass(k, w, u, gc, h0, cu, in_dtype=torch.float32, store_final=False, **dh)[3]
+
+    exact = sums(dhbuf=ds)
+    split = sums(dhbuf=hi, dhlo=lo)
+    hi_only = sums(dhbuf=hi, dhlo=torch.zeros_like(lo))
+    scale = exact.abs().max()
+    assert (split - exact).abs().max() < 2e-5 * scale
+    assert (hi_only - exact).abs().max() > 2e-4 * scale
 
 
 @pytest.mark.parametrize(

@@ -138,6 +138,7 @@ def _gated_delta_bwd_dhu_kernel(
     DHT,
     DH0,
     DHBUF,
+    DHLO,
     CU,
     N,
     scale,
@@ -156,6 +157,7 @@ def _gated_delta_bwd_dhu_kernel(
     NORM: tl.constexpr,
     FUSE_DV: tl.constexpr,
     PREFETCH: tl.constexpr = False,
+    DH_SPLIT: tl.constexpr = False,
 ):
     """The backward state recurrence, last chunk first: per chunk stores dS (DHBUF), forms the full
     ``dU = dU_local + exp(G_last - G) K dS`` (DU) and steps ``dS``. ``dU_local`` (the intra-chunk
@@ -188,20 +190,26 @@ def _gated_delta_bwd_dhu_kernel(
     o_t0 = tl.arange(0, BT)
     if PREFETCH:
         # the gates (loads that feed no dot directly) are issued one chunk ahead, as in fwd_h
+        # (an empty sequence loads nothing: its rows "before" bos belong to another sequence, or are < 0)
         row_l = bos + (n_chunks - 1) * BT
-        b_g_nx = tl.load(GC + (row_l + o_t0).to(tl.int64) * HV + i_hv, mask=(row_l + o_t0) < eos, other=0.0)
-        g_last_nx = tl.load(GC + (eos - 1).to(tl.int64) * HV + i_hv)
+        m_l = o_t0 < tl.where(n_chunks > 0, eos - row_l, 0)
+        b_g_nx = tl.load(GC + (row_l + o_t0).to(tl.int64) * HV + i_hv, mask=m_l, other=0.0)
+        g_last_nx = tl.load(GC + (eos - 1).to(tl.int64) * HV + i_hv, mask=eos > bos, other=0.0)
     for i in range(0, n_chunks):
         i_t = n_chunks - 1 - i
         row0 = bos + i_t * BT
         rows = (row0 + o_t0).to(tl.int64)
         m_t = (row0 + o_t0) < eos
         last = (tl.minimum(row0 + BT, eos) - 1).to(tl.int64)
-        tl.store(
-            DHBUF + ((slot0 + i_t).to(tl.int64) * HV + i_hv) * K * V + o_kv,
-            b_dh.to(DHBUF.dtype.element_ty),
-            mask=m_kv,
-        )
+        p_dh = ((slot0 + i_t).to(tl.int64) * HV + i_hv) * K * V + o_kv
+        if DH_SPLIT:
+            # dS as bf16 hi + lo: dqkwg reads the hi part only (what it rounds dS to anyway), the
+            # recompute's gate sums hi + lo (~16 mantissa bits)
+            b_dh_hi = b_dh.to(DHBUF.dtype.element_ty)
+            tl.store(DHBUF + p_dh, b_dh_hi, mask=m_kv)
+            tl.store(DHLO + p_dh, (b_dh - b_dh_hi.to(tl.float32)).to(DHLO.dtype.element_ty), mask=m_kv)
+        else:
+            tl.store(DHBUF + p_dh, b_dh.to(DHBUF.dtype.element_ty), mask=m_kv)
 
         if PREFETCH:
             b_g = b_g_nx
@@ -555,6 +563,22 @@ def _fuse_dv(n_chains, device) -> bool:
     return 2 * n_chains >= _num_sms(index)
 
 
+# dS per chunk stored as bf16 hi + lo parts (DH_SPLIT of dhu / fwd_h) instead of fp32: "auto" (default) on
+# the bf16 speed path, where dqkwg rounds dS to bf16 for its dots anyway; "off": fp32; "all": also for
+# other dtypes, with hi and lo in the chunk kernels' q dtype (fp32: hi + lo is then exact, so every output
+# is bitwise that of "off": a CPU test mode of the plumbing, whose bf16 rounding only a GPU can run).
+DH_SPLIT = env_choice("JAGATTN_GD_DH_SPLIT", ("auto", "off", "all"), "auto")
+
+
+def _dh_split(q_dtype, in_dtype, t, hv) -> tuple[bool, torch.dtype]:
+    """``(split, dtype of the dS parts)`` for chunk kernels on ``q_dtype`` q/k from ``in_dtype`` inputs."""
+    if DH_SPLIT == "all":
+        return True, q_dtype
+    if DH_SPLIT == "auto" and q_dtype == torch.bfloat16 and not keep_fp32(in_dtype, "dqkwg", t, hv):
+        return True, torch.bfloat16
+    return False, torch.float32
+
+
 def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=None, rstd=None):
     """Gradients of the chunked gated delta rule on prepared inputs (l2norm already applied, or
     ``rstd = (rq, rk)`` applied on load as in ``chunk_fwd``; dq, dk are then still the gradients
@@ -607,7 +631,12 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=
     # with FUSE_DV dhu computes it itself (no buffer, no dv_local launch)
     fuse_dv = _fuse_dv(n * hv, dev)
     du_local = du if fuse_dv else new_empty((t, hv, dv_), dtype=torch.float32, device=dev)
-    dhbuf = new_empty((ns, hv, dk_, dv_), dtype=torch.float32, device=dev)
+    # dS per chunk: fp32, or (DH_SPLIT, the bf16 speed path) as a bf16 hi part, which is what dqkwg rounds
+    # dS to for its dots (half its read), plus a bf16 lo part for the recompute's gate sums, which need
+    # dS to ~16 bits (bf16 alone costs 2-8x accuracy on dg) and is freed right after it
+    dh_split, dh_dtype = _dh_split(q.dtype, v.dtype, t, hv)
+    dhbuf = new_empty((ns, hv, dk_, dv_), dtype=dh_dtype, device=dev)
+    dhlo = new_empty((ns, hv, dk_, dv_) if dh_split else (0,), dtype=dh_dtype, device=dev)
     # no initial state: nothing reads dh0, so it is neither stored nor allocated ([N, HV, K, V] fp32 at
     # the backward's peak: 64 MiB on 64 sequences x 16 heads at K = V = 128)
     store_dh0 = initial_state is not None
@@ -658,6 +687,7 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=
             dht if dht is not None else gc,
             dh0 if store_dh0 else gc,
             dhbuf,
+            dhlo if dh_split else dhbuf,
             cu,
             n,
             scale,
@@ -675,15 +705,18 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=
             EXACT_EXP=exact,
             NORM=norm,
             FUSE_DV=fuse_dv,
-            PREFETCH=state_prefetch(),
+            PREFETCH=state_prefetch("bwd_dhu"),
+            DH_SPLIT=dh_split,
             num_warps=warps,
             num_stages=stages,
         )
     del du_local
     # the state pass runs after dhu so it can form sum(S0 * dS) from its exact fp32 state
     hbuf, vnew, _, gh = _state_pass(
-        k, w, u, gc, initial_state, cu, in_dtype=v.dtype, store_final=False, dhbuf=dhbuf, rk=rk
-    )
+        k, w, u, gc, initial_state, cu, in_dtype=v.dtype, store_final=False, dhbuf=dhbuf, rk=rk,
+        dhlo=dhlo if dh_split else None,
+    )  # fmt: skip
+    del dhlo
     del w, u  # free before the per-chunk gradient buffers are allocated (peak memory)
     grp = hv // h
     # dq is final after dqkwg (only the l2norm backward or the cast to q's dtype follow), so without a

@@ -468,6 +468,15 @@ def _gated_delta_fwd_wu_loop_kernel(
 
 
 @triton.jit
+def _load_dh(DHBUF, DHLO, offs, mask, DH_SPLIT: tl.constexpr):
+    """One dS tile in fp32: stored fp32, or (``DH_SPLIT``) as bf16 hi + lo parts (``chunk_bwd``)."""
+    b_dh = tl.load(DHBUF + offs, mask=mask, other=0.0).to(tl.float32)
+    if DH_SPLIT:
+        b_dh += tl.load(DHLO + offs, mask=mask, other=0.0).to(tl.float32)
+    return b_dh
+
+
+@triton.jit
 def _gated_delta_fwd_h_kernel(
     K_,
     RK,
@@ -479,6 +488,7 @@ def _gated_delta_fwd_h_kernel(
     HBUF,
     VNEW,
     DHBUF,
+    DHLO,
     GH,
     CU,
     N,
@@ -498,6 +508,7 @@ def _gated_delta_fwd_h_kernel(
     EXACT_EXP: tl.constexpr,
     NORM: tl.constexpr,
     PREFETCH: tl.constexpr = False,
+    DH_SPLIT: tl.constexpr = False,
 ):
     i_v = tl.program_id(0)
     i_nh = tl.program_id(1)
@@ -526,11 +537,15 @@ def _gated_delta_fwd_h_kernel(
     if PREFETCH:
         # the loads that feed no dot directly (the gates, and dS for the gate sums) are issued one chunk
         # ahead: the pipeliner only prefetches dot operands, so these stalled every step of the chain
+        # (an empty sequence loads nothing: its last row eos - 1 belongs to another sequence, or is -1)
         m_t0 = (bos + o_t0) < eos
         b_g_nx = tl.load(GC + (bos + o_t0).to(tl.int64) * HV + i_hv, mask=m_t0, other=0.0)
-        g_last_nx = tl.load(GC + (tl.minimum(bos + BT, eos) - 1).to(tl.int64) * HV + i_hv)
+        g_last_nx = tl.load(
+            GC + (tl.minimum(bos + BT, eos) - 1).to(tl.int64) * HV + i_hv, mask=eos > bos, other=0.0
+        )
         if COMPUTE_GH:
-            b_dh_nx = tl.load(DHBUF + (slot0.to(tl.int64) * HV + i_hv) * K * V + o_kv, mask=m_kv, other=0.0)
+            m_dh0 = (o_k[:, None] < tl.where(n_chunks > 0, K, 0)) & m_v[None, :]
+            b_dh_nx = _load_dh(DHBUF, DHLO, (slot0.to(tl.int64) * HV + i_hv) * K * V + o_kv, m_dh0, DH_SPLIT)
     for i_t in range(0, n_chunks):
         row0 = bos + i_t * BT
         rows = (row0 + o_t0).to(tl.int64)
@@ -552,11 +567,11 @@ def _gated_delta_fwd_h_kernel(
             # chunk cancels against the k.dk terms, so rounding S0 here costs several x accuracy
             if PREFETCH:
                 b_dh = b_dh_nx
-                b_dh_nx = tl.load(
-                    DHBUF + p_slot + HV * K * V + o_kv, mask=(o_k[:, None] < k_nx) & m_v[None, :], other=0.0
+                b_dh_nx = _load_dh(
+                    DHBUF, DHLO, p_slot + HV * K * V + o_kv, (o_k[:, None] < k_nx) & m_v[None, :], DH_SPLIT
                 )
             else:
-                b_dh = tl.load(DHBUF + p_slot + o_kv, mask=m_kv, other=0.0)
+                b_dh = _load_dh(DHBUF, DHLO, p_slot + o_kv, m_kv, DH_SPLIT)
             tl.store(
                 GH + ((slot0 + i_t).to(tl.int64) * HV + i_hv) * NG + i_v, tl.sum(tl.sum(b_h * b_dh, 1), 0)
             )
@@ -773,7 +788,9 @@ WU_VARIANT = env_choice("JAGATTN_GD_WU", ("loop", "tiles"), "loop")
 WU_LOWP = env_choice("JAGATTN_GD_WU_LOWP", ("off", "u", "w", "wu"), "w")
 
 
-def _state_pass(k, w, u, gc, initial_state, cu, *, in_dtype, store_final: bool, dhbuf=None, rk=None):
+def _state_pass(
+    k, w, u, gc, initial_state, cu, *, in_dtype, store_final: bool, dhbuf=None, rk=None, dhlo=None
+):
     t, h, dk = k.shape
     hv, dv = u.shape[1], u.shape[2]
     n = cu.shape[0] - 1
@@ -800,6 +817,7 @@ def _state_pass(k, w, u, gc, initial_state, cu, *, in_dtype, store_final: bool, 
             hbuf,
             vnew,
             dhbuf if dhbuf is not None else gc,
+            dhlo if dhlo is not None else gc,
             gh,
             cu,
             n,
@@ -818,7 +836,8 @@ def _state_pass(k, w, u, gc, initial_state, cu, *, in_dtype, store_final: bool, 
             KEEP=keep_fp32(in_dtype, "fwd_h", t, hv),
             EXACT_EXP=exact_exp(k.dtype),
             NORM=rk is not None,
-            PREFETCH=state_prefetch(),
+            PREFETCH=state_prefetch("fwd_h" if dhbuf is None else "fwd_h_recompute"),
+            DH_SPLIT=dhlo is not None,
             num_warps=warps,
             num_stages=stages,
         )

@@ -256,14 +256,22 @@ def _num_sms(index: int) -> int:
     return torch.cuda.get_device_properties(index).multi_processor_count
 
 
-# The two state passes issue their gate loads (and the backward recompute its dS tile for the gate sums)
-# one chunk ahead (``PREFETCH`` of ``fwd_h`` / ``bwd_dhu``): the same arithmetic, so bitwise the same
-# outputs. "0" / "1"; read at every launch through ``state_prefetch`` (a probe may flip ``STATE_PREFETCH``).
-STATE_PREFETCH = env_choice("JAGATTN_GD_STATE_PREFETCH", ("0", "1"), "0")
+# The state passes can issue their loads that feed no dot (the gates; the backward's recompute also its
+# dS tile for the gate sums) one chunk ahead (``PREFETCH`` of ``fwd_h`` / ``bwd_dhu``): the same
+# arithmetic, bitwise the same outputs. H200 (session 13, benchmarks/gd_switch_ab.py, public backward,
+# same process): the recompute with its fp32 dS prefetched is faster on every row (H16-1seq 1.153 ->
+# 0.940 ms, H16-8seqs 0.407 -> 0.375, H16-ragged 0.566 -> 0.492), while the gate prefetch alone slows
+# the forward's fwd_h at V blocks of 64 (0.226 -> 0.236 ms on H16-8seqs) and bwd_dhu everywhere but one
+# sequence (0.472 -> 0.566 on H16-8seqs; presumably registers), so "auto" (default) prefetches in the
+# recompute only; "0" / "1": never / in all three. Read at every launch (a probe may flip it).
+STATE_PREFETCH = env_choice("JAGATTN_GD_STATE_PREFETCH", ("auto", "0", "1"), "auto")
 
 
-def state_prefetch() -> bool:
-    """Whether the state passes prefetch their non-dot loads one chunk ahead (``STATE_PREFETCH``)."""
+def state_prefetch(kernel: str) -> bool:
+    """Whether ``kernel`` (``"fwd_h"``, ``"fwd_h_recompute"`` (with the gate sums), ``"bwd_dhu"``)
+    prefetches its non-dot loads one chunk ahead (``STATE_PREFETCH``)."""
+    if STATE_PREFETCH == "auto":
+        return kernel == "fwd_h_recompute"
     return STATE_PREFETCH in ("1", True)
 
 
