@@ -265,7 +265,7 @@ IMPORT_TIME = [
         "gated_delta/triton/chunk_bwd.py",
         "JAGATTN_GD_DH_SPLIT",
         "DH_SPLIT",
-        "auto",
+        "off",
         ("all", "all"),
         "on",
         "auto, off, all",

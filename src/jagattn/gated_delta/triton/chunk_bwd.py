@@ -156,8 +156,8 @@ def _gated_delta_bwd_dhu_kernel(
     EXACT_EXP: tl.constexpr,
     NORM: tl.constexpr,
     FUSE_DV: tl.constexpr,
-    PREFETCH: tl.constexpr = False,
-    DH_SPLIT: tl.constexpr = False,
+    PREFETCH: tl.constexpr,
+    DH_SPLIT: tl.constexpr,
 ):
     """The backward state recurrence, last chunk first: per chunk stores dS (DHBUF), forms the full
     ``dU = dU_local + exp(G_last - G) K dS`` (DU) and steps ``dS``. ``dU_local`` (the intra-chunk
@@ -563,11 +563,16 @@ def _fuse_dv(n_chains, device) -> bool:
     return 2 * n_chains >= _num_sms(index)
 
 
-# dS per chunk stored as bf16 hi + lo parts (DH_SPLIT of dhu / fwd_h) instead of fp32: "auto" (default) on
-# the bf16 speed path, where dqkwg rounds dS to bf16 for its dots anyway; "off": fp32; "all": also for
-# other dtypes, with hi and lo in the chunk kernels' q dtype (fp32: hi + lo is then exact, so every output
-# is bitwise that of "off": a CPU test mode of the plumbing, whose bf16 rounding only a GPU can run).
-DH_SPLIT = env_choice("JAGATTN_GD_DH_SPLIT", ("auto", "off", "all"), "auto")
+# dS per chunk stored as bf16 hi + lo parts (DH_SPLIT of dhu / fwd_h) instead of fp32 (opt-in): "auto" on
+# the bf16 speed path, where dqkwg rounds dS to bf16 for its dots anyway, so it reads half the bytes, and
+# the lo part is freed right after the recompute; "off" (default): fp32; "all": also for other dtypes,
+# with hi and lo in the chunk kernels' q dtype (fp32: hi + lo is then exact, so every output is bitwise
+# that of "off": a CPU test mode of the plumbing, whose bf16 rounding only a GPU can run). H200 (session
+# 13, gd_switch_ab.py, same process): bitwise the same gradients, peak memory 2.169 -> 1.898 GB on
+# H16-8seqs, dqkwg 0.921 -> 0.864 ms, but the two sequential passes slower (dhu 0.469 -> 0.548, the
+# recompute 0.374 -> 0.449; H16-1seq 0.941 -> 1.266): backward 2.93 -> 3.02 ms (H16-8seqs), 4.45 -> 4.78
+# (H16-1seq), 3.30 -> 3.46 (H16-ragged). A memory option, not a speed one.
+DH_SPLIT = env_choice("JAGATTN_GD_DH_SPLIT", ("auto", "off", "all"), "off")
 
 
 def _dh_split(q_dtype, in_dtype, t, hv) -> tuple[bool, torch.dtype]:

@@ -507,8 +507,8 @@ def _gated_delta_fwd_h_kernel(
     KEEP: tl.constexpr,
     EXACT_EXP: tl.constexpr,
     NORM: tl.constexpr,
-    PREFETCH: tl.constexpr = False,
-    DH_SPLIT: tl.constexpr = False,
+    PREFETCH: tl.constexpr,
+    DH_SPLIT: tl.constexpr,
 ):
     i_v = tl.program_id(0)
     i_nh = tl.program_id(1)

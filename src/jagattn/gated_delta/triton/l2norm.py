@@ -68,7 +68,7 @@ def _gated_delta_bwd_l2norm_kernel(
     D: tl.constexpr,
     BR: tl.constexpr,
     BD: tl.constexpr,
-    FROM_Y: tl.constexpr = False,
+    FROM_Y: tl.constexpr,
 ):
     """``DX = r (DY - y sum(y DY))`` per row; ``FROM_Y``: X holds the forward's ``y`` and RS its ``r``."""
     rows = (tl.program_id(0) * BR + tl.arange(0, BR)).to(tl.int64)
@@ -150,7 +150,7 @@ def l2norm_bwd(x: torch.Tensor, dy: torch.Tensor) -> torch.Tensor:
     if rows > 0:
         grid, br, warps = launch(rows, d)
         torch.library.wrap_triton(_gated_delta_bwd_l2norm_kernel)[(grid,)](
-            x, dy, dx, x, rows, EPS=EPS, D=d, BR=br, BD=block_k(d), num_warps=warps
+            x, dy, dx, x, rows, EPS=EPS, D=d, BR=br, BD=block_k(d), FROM_Y=False, num_warps=warps
         )
     return dx
 
