@@ -1,7 +1,8 @@
 """Same-process A/B of one module-level switch of the gated delta Triton path on the BENCHMARKS.md rows.
 
 A switch is ``module:ATTR=a,b[,c]`` (e.g. ``jagattn.gated_delta.triton.common:STATE_PREFETCH=0,1``): the
-attribute is set to each value in turn (strings; ``True``/``False`` for booleans) and the public function
+attribute is set to each value in turn (strings; ``True``/``False`` for booleans), or ``config:A|B|...``
+with launch configs in ``JAGATTN_GD_CONFIG`` syntax (``default`` for none), and the public function
 (``backend="triton"``, l2norm, no states, the rows of ``gated_delta_triton.py``) is run:
 
 - outputs: o and the five gradients of the first value are the reference; every other value reports
@@ -34,7 +35,30 @@ import jagattn  # noqa: E402
 NAMES = ("o", "dq", "dk", "dv", "dg", "dbeta")
 
 
+class _Configs:
+    """The ``config:`` switch: launch configs as ``JAGATTN_GD_CONFIG`` strings (``|``-separated
+    alternatives, ``default`` for none), set through ``common.CONFIG_OVERRIDE``."""
+
+    def __init__(self):
+        from jagattn.gated_delta.triton import common
+
+        self.common = common
+
+    def __setattr__(self, name, value):
+        if name != "value":
+            return object.__setattr__(self, name, value)
+        self.common.CONFIG_OVERRIDE.clear()
+        if value != "default":
+            self.common.CONFIG_OVERRIDE.update(self.common.parse_config_override(value))
+        object.__setattr__(self, name, value)
+
+
 def parse_switch(spec: str):
+    """``(object, attribute, values)`` of a switch spec: ``module:ATTR=a,b`` or ``config:a|b``."""
+    if spec.startswith("config:"):
+        obj = _Configs()
+        obj.value = "default"
+        return obj, "value", spec[len("config:") :].split("|")
     target, values = spec.split("=", 1)
     mod_name, attr = target.split(":")
     mod = importlib.import_module(mod_name)
@@ -114,7 +138,7 @@ def run_row(name: str, h: int, kind: str, mod, attr: str, values: list, repeats:
             + ("" if rec["bitwise_equal_to_first"] else f" diff {rec['rel_diff_to_first']}")
         )
         print(
-            f"{name:12s} {attr}={val!s:6s} fwd "
+            f"{name:12s} {attr}={val!s:6s}\n    fwd "
             + " ".join(f"{t:.3f}" for t in rec["fwd_ms"])
             + " bwd "
             + " ".join(f"{t:.3f}" for t in rec["bwd_ms"])
