@@ -188,11 +188,16 @@ CANDIDATES = {
     # (inverse by powers instead of forward substitution, num_warps, unused)
     "fwd_kkt_solve": [(p, w, 1) for p in (0, 1) for w in (1, 2, 4)],
     # (BV, num_warps, num_stages, key block: dq/dk columns per program, partial gate sums added in wy)
-    # H200 bwd totals, H16 8x4096 (ms): (32,8,3,128) 5.10, (64,4,2,64) 5.21, (32,4,3,64) 5.34
+    # H200 bwd totals, H16 8x4096 (ms): (32,8,3,128) 5.10, (64,4,2,64) 5.21, (32,4,3,64) 5.34 (session 5's
+    # kernels). Session 13 (current kernels, benchmarks/gd_switch_ab.py "config:", same process, public
+    # backward ms, default -> (32,4,3,64) with bwd_wy (64,4,2)): H16-8seqs 2.946 -> 2.830, H16-1seq 4.474
+    # -> 4.340, H16-64seqs 2.987 -> 2.863, H16-ragged 3.310 -> 3.195, H32-8seqs 5.936 -> 5.670; alone
+    # each config gives about half of that; (64,4,2,64) ties. Gradients bitwise but dg (4.7e-7 of its max:
+    # the two key blocks' partial gate sums add in another order).
     "bwd_dqkwg": [
+        (32, 4, 3, 64),
         (32, 8, 3, 128),
         (64, 4, 2, 64),
-        (32, 4, 3, 64),
         (32, 8, 3, 64),
         (64, 8, 3, 64),
         (32, 4, 1, 32),
@@ -208,9 +213,11 @@ CANDIDATES = {
     # (16,4,1) 4.16, (64,8,1) 4.18, (64,8,2) 4.19, (32,8,2) 4.54
     "bwd_wy": [
         # no column tile < 64 at 4 warps: with T in bf16 that is the Triton 3.6 Hopper miscompile pattern
-        # (a masked [64, 64] tile cast to 16 bits as the left operand of a [64, 16/32] dot)
-        (64, 4, 1),
+        # (a masked [64, 64] tile cast to 16 bits as the left operand of a [64, 16/32] dot). Two stages
+        # first since session 13 (same A/B as bwd_dqkwg: H16-8seqs backward 2.946 -> 2.891 ms alone,
+        # H16-1seq 4.474 -> 4.402, bitwise the same gradients)
         (64, 4, 2),
+        (64, 4, 1),
         (64, 8, 2),
         (32, 8, 2),
         (64, 8, 1),
