@@ -301,9 +301,12 @@ def test_gpu_gk_production_bf16(lengths, h, hv, strong):
 
 
 @pytest.mark.gpu
-def test_gpu_gk_fp16_small():
+@pytest.mark.parametrize("dk,dv", [(64, 64), (128, 128)], ids=["64", "128"])
+def test_gpu_gk_fp16_small(dk, dv):
+    # K = V = 128: the split-tf32 state passes needed 242 KB of shared memory at two stages, over the
+    # H200's 227 KB (OutOfResources for every fp16 batch with gk at K=128 until session 13)
     case = make_case(
-        [63, 0, 65, 1, 300], 2, 4, 64, 64, dtype=torch.float16, with_init=True, l2=True, with_g=True,
+        [63, 0, 65, 1, 300], 2, 4, dk, dv, dtype=torch.float16, with_init=True, l2=True, with_g=True,
         strong=True, seed=3, device="cuda",
     )  # fmt: skip
     check_against_reference(case, torch.float16)

@@ -1050,15 +1050,19 @@ def _state_pass_gk(k, w, u, gc, initial_state, cu, dtype, *, store_final: bool, 
             H=h, HV=hv, K=dk, V=dv, BT=BT, BK=block_k(dk), BV=bv, NG=ng,
             USE_INITIAL_STATE=initial_state is not None, STORE_FINAL_STATE=store_final,
             COMPUTE_GH=dhbuf is not None, DOT_PREC=dot_precision(dtype), EXACT_EXP=exact_exp(dtype),
-            num_warps=WARPS, num_stages=_seq_stages(dk),
+            num_warps=WARPS, num_stages=_seq_stages(dk, dot_precision(dtype)),
         )  # fmt: skip
     return hbuf, vnew, final, gh
 
 
-def _seq_stages(dk: int) -> int:
+def _seq_stages(dk: int, prec: str) -> int:
     # shared memory of h / dhu compiled for sm_90 (Triton 3.9, BV=32): K=128 two stages 148-206 KB;
-    # K=256 two stages 280-404 KB (over the 227 KB limit), one stage 74-148 KB
-    return 2 if dk <= 128 else 1
+    # K=256 two stages 280-404 KB (over the 227 KB limit), one stage 74-148 KB. Split-tf32 products
+    # (fp16's default "tf32x3") keep more operand copies: dhu at fp16 K=128 needed 242 KB at two stages on
+    # the H200 (OutOfResources for every fp16 batch with gk at K=128, session 13), so one stage there.
+    if dk > 128 or (dk > 64 and prec == "tf32x3"):
+        return 1
+    return 2
 
 
 def _bv_par(dv: int) -> int:
@@ -1125,7 +1129,7 @@ def chunk_bwd_gk(q, k, v, g, gk, beta, initial_state, cu, scale: float, do, dht,
             dh0, dhbuf, cu, n, scale,
             H=h, HV=hv, K=dk_, V=dv_, BT=BT, BK=bk, BV=bv,
             USE_FINAL_STATE_GRADIENT=dht is not None, DOT_PREC=prec, EXACT_EXP=exact,
-            num_warps=WARPS, num_stages=_seq_stages(dk_),
+            num_warps=WARPS, num_stages=_seq_stages(dk_, prec),
         )  # fmt: skip
     del du_local
     hbuf, vnew, _, gh = _state_pass_gk(k, w, u, gc, initial_state, cu, dtype, store_final=False, dhbuf=dhbuf)
