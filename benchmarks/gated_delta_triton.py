@@ -116,6 +116,19 @@ def _fla():
     return chunk_gated_delta_rule
 
 
+def peak_bytes(fn, leaves) -> int:
+    """Peak CUDA memory of one ``fn()`` over what was allocated before it (leaves' grads cleared first;
+    they hold fn's gradients afterwards)."""
+    for x in leaves:
+        x.grad = None
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    base = torch.cuda.memory_allocated()
+    fn()
+    torch.cuda.synchronize()
+    return torch.cuda.max_memory_allocated() - base
+
+
 def _time(fwd_fn, leaves, do):
     def fwd_bwd():
         fwd_fn().backward(do)
@@ -128,14 +141,7 @@ def _time(fwd_fn, leaves, do):
         lambda: torch.no_grad()(fwd_fn)(), warmup=50, rep=300, return_mode="median"
     )
     t_all = triton.testing.do_bench(fwd_bwd, warmup=50, rep=300, grad_to_none=leaves, return_mode="median")
-    for x in leaves:
-        x.grad = None
-    torch.cuda.synchronize()
-    torch.cuda.reset_peak_memory_stats()
-    base = torch.cuda.memory_allocated()
-    fwd_bwd()
-    torch.cuda.synchronize()
-    peak = torch.cuda.max_memory_allocated() - base
+    peak = peak_bytes(fwd_bwd, leaves)
     finite = all(torch.isfinite(x.grad).all().item() for x in leaves)
     grads = [x.grad.float().clone() for x in leaves]
     for x in leaves:

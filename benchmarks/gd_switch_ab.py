@@ -104,14 +104,7 @@ def run_row(name: str, h: int, kind: str, mod, attr: str, values: list, repeats:
                     n_: float((a.float() - b.float()).abs().max() / b.float().abs().max().clamp_min(1e-30))
                     for n_, a, b in zip(NAMES, outs, ref, strict=True)
                 }
-            for x in leaves:
-                x.grad = None
-            torch.cuda.synchronize()
-            torch.cuda.reset_peak_memory_stats()
-            base = torch.cuda.memory_allocated()
-            fwd_bwd()
-            torch.cuda.synchronize()
-            rec["peak_fwd_bwd_gb"] = (torch.cuda.max_memory_allocated() - base) / 1e9
+            rec["peak_fwd_bwd_gb"] = gdt.peak_bytes(fwd_bwd, leaves) / 1e9
             for x in leaves:
                 x.grad = None
             rec["fwd_ms"], rec["bwd_ms"] = [], []

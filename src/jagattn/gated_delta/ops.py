@@ -491,21 +491,9 @@ def gated_delta_bwd_keep_t(
     ``qk_normalized``, ``q`` and ``k`` are the forward's kept normalised copies and ``rq``, ``rk`` their
     factors; dq, dk are still the gradients w.r.t. the un-normalised q, k."""
     return _bwd_scalar(
-        q,
-        k,
-        v,
-        g,
-        beta,
-        initial_state,
-        cu_seqlens,
-        do,
-        dht,
-        scale,
-        use_qk_l2norm,
-        (gc, ainv),
-        (rq, rk),
+        q, k, v, g, beta, initial_state, cu_seqlens, do, dht, scale, use_qk_l2norm, (gc, ainv), (rq, rk),
         qk_normalized,
-    )
+    )  # fmt: skip
 
 
 @gated_delta_bwd_keep_t.register_fake
