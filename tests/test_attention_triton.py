@@ -242,29 +242,6 @@ def test_deterministic_is_bit_identical():
         assert torch.equal(x, y), name
 
 
-@pytest.mark.parametrize("dq_mode", ["kernel", "atomic"])
-def test_dkdv_stats_prefetch_is_bitwise_the_same(dq_mode, monkeypatch):
-    """bwd.PREFETCH_STATS: the dK/dV loop loads lse/delta one step ahead; the same values, so every
-    gradient is bit for bit the default's (q/k length mismatch, empty sequences, GQA, a window)."""
-    from jagattn.attention.triton import bwd
-
-    monkeypatch.setenv("JAGATTN_ATTN_DQ", dq_mode)
-    lens_q, lens_k = [40, 0, 6, 70, 1], [25, 3, 0, 90, 1]
-    q, k, v, do, dlse, cu_q, cu_k = _inputs(lens_q, lens_k, 4, 2, 32, 32, dtype=torch.float16, seed=33)
-
-    def fn(qq, kk, vv):
-        return jagattn.attention(
-            qq, kk, vv, cu_q, cu_k, causal=True, window=(30, -1), return_lse=True, backend="triton"
-        )
-
-    monkeypatch.setattr(bwd, "PREFETCH_STATS", "0")
-    base = _run(fn, q, k, v, do, dlse)
-    monkeypatch.setattr(bwd, "PREFETCH_STATS", "1")
-    got = _run(fn, q, k, v, do, dlse)
-    for name, x, y in zip(("o", "lse", "dq", "dk", "dv"), got, base, strict=True):
-        assert torch.equal(x, y), name
-
-
 def test_rows_without_keys_are_zero_with_zero_gradients():
     # lq > lk causal: the first lq - lk rows see no key; one sequence has no key at all
     lens_q, lens_k = [40, 6, 0], [25, 0, 3]

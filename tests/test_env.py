@@ -262,15 +262,6 @@ IMPORT_TIME = [
     (gd_ops, "JAGATTN_GD_NORM_ON_LOAD", "NORM_ON_LOAD", "off", ("Auto", "auto"), "on", "off, auto, all"),
     (gd_ops, "JAGATTN_GD_KEEP_QK", "KEEP_QK", "auto", ("OFF", "off"), "on", "auto, off"),
     (
-        "attention/triton/bwd.py",
-        "JAGATTN_ATTN_PREFETCH_STATS",
-        "PREFETCH_STATS",
-        "0",
-        ("1", "1"),
-        "yes",
-        "0, 1",
-    ),
-    (
         "gated_delta/triton/chunk_bwd.py",
         "JAGATTN_GD_DH_SPLIT",
         "DH_SPLIT",

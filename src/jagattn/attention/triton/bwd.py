@@ -167,20 +167,6 @@ LONG_KEYS_MIN = 4096
 
 
 @triton.jit
-def _row_stats(
-    LSE, DELTA, it, n_blocks, valid, i_hk, GROUP, m_lo, bos_q, lq, stride_lse_h, o_m0, BLOCK_M: tl.constexpr
-):
-    """lse and delta of the query rows of step ``it`` of ``_attention_bwd_dkdv_inner``'s loop (rows
-    clamped to the sequence as there; nothing is read unless ``valid``)."""
-    i_g = it // tl.maximum(n_blocks, 1)
-    i_h = i_hk * GROUP + i_g
-    rows = (bos_q + tl.minimum(m_lo + (it - i_g * n_blocks) * BLOCK_M + o_m0, lq - 1)).to(tl.int64)
-    m_r = o_m0 < tl.where(valid, BLOCK_M, 0)
-    off = i_h.to(tl.int64) * stride_lse_h + rows
-    return tl.load(LSE + off, mask=m_r, other=0.0), tl.load(DELTA + off, mask=m_r, other=0.0)
-
-
-@triton.jit
 def _attention_bwd_dkdv_inner(
     dk,
     dv,
@@ -227,7 +213,6 @@ def _attention_bwd_dkdv_inner(
     ATOMIC_DQ: tl.constexpr,
     DQ_T: tl.constexpr,
     DOT_PREC: tl.constexpr,
-    PREFETCH: tl.constexpr,
 ):
     """Query blocks ``[m_lo, m_hi)`` of every query head of the GQA group; blocks outside
     ``[m_a, m_b)`` get the element mask.
@@ -238,19 +223,13 @@ def _attention_bwd_dkdv_inner(
     so the q/do/lse/delta loads need no mask; the padded rows get ``lse = +inf``, hence
     ``p = 0`` and ``ds = 0``, and add nothing to dK/dV. The 2-D pointers are rebuilt from
     scalars each step rather than kept live across the loop (that cost ~30 registers in a
-    kernel whose dK/dV accumulators already take 128 per thread). ``PREFETCH``: the lse/delta rows
-    (loads that feed no dot, which the pipeliner leaves in place) are loaded one step ahead.
+    kernel whose dK/dV accumulators already take 128 per thread).
     """
     o_m0 = tl.arange(0, BLOCK_M)
     o_d = tl.arange(0, BLOCK_D)
     o_dv = tl.arange(0, BLOCK_DV)
     n_blocks = (m_hi - m_lo) // BLOCK_M  # _block_ranges returns block-aligned bounds
-    n_it = GROUP * n_blocks
-    if PREFETCH:
-        lse_nx, delta_nx = _row_stats(
-            LSE, DELTA, 0, n_blocks, n_it > 0, i_hk, GROUP, m_lo, bos_q, lq, stride_lse_h, o_m0, BLOCK_M
-        )
-    for it in range(0, n_it):
+    for it in range(0, GROUP * n_blocks):
         i_g = it // n_blocks
         i_h = i_hk * GROUP + i_g
         m0 = tl.multiple_of(m_lo + (it - i_g * n_blocks) * BLOCK_M, BLOCK_M)
@@ -267,15 +246,8 @@ def _attention_bwd_dkdv_inner(
             False,
             BLOCK_DV != DV,
         )
-        if PREFETCH:
-            b_lse, b_delta = lse_nx, delta_nx
-            lse_nx, delta_nx = _row_stats(
-                LSE, DELTA, tl.minimum(it + 1, n_it - 1), n_blocks, True, i_hk, GROUP, m_lo, bos_q, lq,
-                stride_lse_h, o_m0, BLOCK_M,
-            )  # fmt: skip
-        else:
-            b_lse = tl.load(LSE + i_h.to(tl.int64) * stride_lse_h + rows)
-            b_delta = tl.load(DELTA + i_h.to(tl.int64) * stride_lse_h + rows)
+        b_lse = tl.load(LSE + i_h.to(tl.int64) * stride_lse_h + rows)
+        b_delta = tl.load(DELTA + i_h.to(tl.int64) * stride_lse_h + rows)
         b_lse = tl.where((b_lse == float("-inf")) | (o_m >= lq), float("inf"), b_lse * 1.4426950408889634)
         sT = tl.dot(b_k, tl.trans(b_q), input_precision=DOT_PREC)
         if HAS_SOFTCAP:
@@ -362,7 +334,6 @@ def _attention_bwd_dkdv_kernel(
     ATOMIC_DQ: tl.constexpr,
     HEAD_MAJOR: tl.constexpr,
     DOT_PREC: tl.constexpr,
-    PREFETCH: tl.constexpr,
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
     DQ_T: tl.constexpr,
@@ -433,7 +404,6 @@ def _attention_bwd_dkdv_kernel(
         i_hk, HK0 * GROUP, GROUP, window_left, window_right, scale, qk_scale, softcap_in, softcap_out,
         stride_qt, stride_qh, stride_dot, stride_doh, stride_lse_h, stride_dqt, stride_dqh,
         D, DV, BLOCK_D, BLOCK_DV, BLOCK_M, HAS_LEFT, HAS_RIGHT, HAS_SOFTCAP, ATOMIC_DQ, DQ_T, DOT_PREC,
-        PREFETCH,
     )  # fmt: skip
 
     m_store = m_n[:, None]
@@ -442,12 +412,6 @@ def _attention_bwd_dkdv_kernel(
     p_dv = DV_OUT + rows_k * stride_dvt + i_hk * stride_dvh + o_dv[None, :]
     tl.store(p_dv, dv.to(DV_OUT.dtype.element_ty), mask=m_store & (o_dv < DV)[None, :])
 
-
-# The dK/dV loop's lse/delta loads one step ahead (``PREFETCH`` of ``_attention_bwd_dkdv_inner``): the same
-# values, bitwise the same gradients. "0" (default) / "1"; read at each launch (a probe may flip it).
-# Prepared in session 13 from the gated delta state pass, where prefetching such loads helped
-# (``gated_delta/triton/common.py::STATE_PREFETCH``); not yet measured here.
-PREFETCH_STATS = env_choice("JAGATTN_ATTN_PREFETCH_STATS", ("0", "1"), "0")
 
 _DKDV_KEY = [
     "D",
@@ -834,7 +798,7 @@ def attention_bwd(
                 dk.stride(0), dk.stride(1), dvv.stride(0), dvv.stride(1),
                 dq_acc.stride(0), dq_acc.stride(1),
                 batch, hk0, group, wl, wr, scale, qk_scale, softcap_in, softcap_out, bucket, long_keys,
-                d, dv, bd, bdv, has_left, has_right, has_softcap, True, head_major, prec, PREFETCH_STATS == "1",
+                d, dv, bd, bdv, has_left, has_right, has_softcap, True, head_major, prec,
             )  # fmt: skip
             dq[:, hk0 * group : (hk0 + hk_launch) * group].copy_(dq_acc)
         return dq, dk, dvv
@@ -859,6 +823,6 @@ def attention_bwd(
         dk.stride(0), dk.stride(1), dvv.stride(0), dvv.stride(1),
         0, 0,
         batch, 0, group, wl, wr, scale, qk_scale, softcap_in, softcap_out, bucket, long_keys,
-        d, dv, bd, bdv, has_left, has_right, has_softcap, False, head_major, prec, PREFETCH_STATS == "1",
+        d, dv, bd, bdv, has_left, has_right, has_softcap, False, head_major, prec,
     )  # fmt: skip
     return dq, dk, dvv
