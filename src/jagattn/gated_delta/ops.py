@@ -498,8 +498,9 @@ def gated_delta_bwd_keep_t(
 
 @gated_delta_bwd_keep_t.register_fake
 def _(
-    q, k, v, g, beta, initial_state, cu_seqlens, gc, ainv, rq, rk, do, dht, scale, use_qk_l2norm, qkn=False
-):
+    q, k, v, g, beta, initial_state, cu_seqlens, gc, ainv, rq, rk, do, dht, scale, use_qk_l2norm,
+    qk_normalized=False,
+):  # fmt: skip
     return (*(x.new_empty(x.shape) for x in (q, k, v, g, beta)), _dh0_like(q, v, cu_seqlens, initial_state))
 
 
