@@ -152,3 +152,40 @@ def test_fp16_tf32_per_kernel_switch(monkeypatch):
     assert common.dot_precision(torch.float32, "dqkwg") == common.FP32_DOT
     with pytest.raises(ValueError, match="JAGATTN_GD_FP16_TF32"):
         common._name_set("JAGATTN_GD_FP16_TF32", "dqkwg,fwd", common.FP16_TF32_KERNELS)
+
+
+def test_gk_state_passes_take_one_stage_for_split_tf32_at_k128():
+    # fp16 with gk at K=V=128: the split-tf32 (fp16's "tf32x3") gk state passes needed 242 KB of shared
+    # memory at two stages on the H200 (OutOfResources for every such batch until session 13)
+    assert chunk_gk._seq_stages(128, "tf32x3") == 1
+    assert chunk_gk._seq_stages(64, "tf32x3") == 2
+    assert chunk_gk._seq_stages(128, "tf32") == 2
+    assert chunk_gk._seq_stages(256, "tf32") == 1
+
+
+_SHARED_CHECK = os.path.join(
+    os.path.dirname(os.path.dirname(__file__)), "benchmarks", "gated_delta_shared_check.py"
+)
+_PTXAS = os.path.join(os.path.dirname(__import__("triton").__file__), "backends", "nvidia", "bin", "ptxas")
+
+
+@pytest.mark.skipif(
+    not os.path.exists(_PTXAS), reason="no ptxas in the Triton install: cannot compile for sm_90"
+)
+@pytest.mark.parametrize("extra", [[], ["--seqs", "140"]], ids=["few-chains", "many-chains"])
+def test_fp16_k128_kernels_fit_sm90_shared_memory(extra):
+    # every kernel of the chunked forward and backward, scalar gate and gk, compiled for sm_90 with the
+    # local Triton (no GPU: benchmarks/gated_delta_shared_check.py's stub driver) at fp16 K=V=128, where
+    # the launch rules met the 227 KB limit twice (bwd_dhu at BV 64 in session 12, the gk state passes in
+    # session 13); few chains take the narrowest V blocks, 140 x 2 the widest. A screen: the local Triton
+    # allocates within a few KB of the device's 3.6 (238 vs 242 KB for the gk dhu that crashed).
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    src = os.path.join(os.path.dirname(os.path.dirname(__file__)), "src")
+    env["PYTHONPATH"] = src + os.pathsep + env.get("PYTHONPATH", "")
+    cmd = [sys.executable, _SHARED_CHECK, "--dims", "128,128", "--dtype", "fp16", *extra]
+    r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, (r.stdout[-4000:], r.stderr[-4000:])
+    assert "0 over" in r.stdout
