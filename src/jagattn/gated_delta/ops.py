@@ -184,21 +184,9 @@ def gated_delta_bwd(
 
 
 def _bwd_scalar(
-    q,
-    k,
-    v,
-    g,
-    beta,
-    initial_state,
-    cu_seqlens,
-    do,
-    dht,
-    scale,
-    use_qk_l2norm,
-    saved,
-    kept_rstd=None,
+    q, k, v, g, beta, initial_state, cu_seqlens, do, dht, scale, use_qk_l2norm, saved, kept_rstd=None,
     qk_normalized=False,
-):
+):  # fmt: skip
     """Body of ``gated_delta_bwd`` / ``gated_delta_bwd_keep_t`` (``saved``: the forward's G and T;
     ``kept_rstd``: its q/k l2norm factors when it normalised on load, or with ``qk_normalized`` the
     factors of the normalised copies that it kept and passes as ``q``, ``k``)."""

@@ -87,16 +87,36 @@ def _gated_delta_bwd_l2norm_kernel(
     tl.store(DX + p, dx.to(DX.dtype.element_ty), mask=m)
 
 
-def l2norm_fwd(x: torch.Tensor, out_dtype: torch.dtype | None = None) -> torch.Tensor:
-    """``[..., D]`` contiguous -> normalised rows in ``out_dtype`` (default: x's dtype)."""
+def _launch_fwd(x: torch.Tensor, y: torch.Tensor | None, rs: torch.Tensor | None) -> None:
+    """The forward kernel over the rows of ``x``, storing ``y`` and/or ``rs`` (whichever is given)."""
     d = x.shape[-1]
     rows = x.numel() // d if d else 0
-    y = new_empty(x.shape, dtype=out_dtype or x.dtype, device=x.device)
     if rows > 0:
         grid, br, warps = launch(rows, d)
         torch.library.wrap_triton(_gated_delta_fwd_l2norm_kernel)[(grid,)](
-            x, y, y, rows, EPS=EPS, D=d, BR=br, BD=block_k(d), STORE_Y=True, STORE_RSTD=False, num_warps=warps
-        )
+            x, x if y is None else y, x if rs is None else rs, rows, EPS=EPS, D=d, BR=br, BD=block_k(d),
+            STORE_Y=y is not None, STORE_RSTD=rs is not None, num_warps=warps,
+        )  # fmt: skip
+
+
+def _launch_bwd(x: torch.Tensor, dy: torch.Tensor, rs: torch.Tensor | None) -> torch.Tensor:
+    """The backward kernel: ``x`` the input (``rs`` None) or the forward's ``y`` with its factors ``rs``."""
+    d = x.shape[-1]
+    rows = x.numel() // d if d else 0
+    dx = new_empty(x.shape, dtype=x.dtype, device=x.device)
+    if rows > 0:
+        grid, br, warps = launch(rows, d)
+        torch.library.wrap_triton(_gated_delta_bwd_l2norm_kernel)[(grid,)](
+            x, dy, dx, x if rs is None else rs, rows, EPS=EPS, D=d, BR=br, BD=block_k(d),
+            FROM_Y=rs is not None, num_warps=warps,
+        )  # fmt: skip
+    return dx
+
+
+def l2norm_fwd(x: torch.Tensor, out_dtype: torch.dtype | None = None) -> torch.Tensor:
+    """``[..., D]`` contiguous -> normalised rows in ``out_dtype`` (default: x's dtype)."""
+    y = new_empty(x.shape, dtype=out_dtype or x.dtype, device=x.device)
+    _launch_fwd(x, y, None)
     return y
 
 
@@ -104,15 +124,9 @@ def l2norm_fwd_rstd(
     x: torch.Tensor, out_dtype: torch.dtype | None = None
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """``(l2norm_fwd(x, out_dtype), l2norm_rstd(x))`` from one kernel (bitwise those two)."""
-    d = x.shape[-1]
-    rows = x.numel() // d if d else 0
     y = new_empty(x.shape, dtype=out_dtype or x.dtype, device=x.device)
     rs = new_empty(x.shape[:-1], dtype=torch.float32, device=x.device)
-    if rows > 0:
-        grid, br, warps = launch(rows, d)
-        torch.library.wrap_triton(_gated_delta_fwd_l2norm_kernel)[(grid,)](
-            x, y, rs, rows, EPS=EPS, D=d, BR=br, BD=block_k(d), STORE_Y=True, STORE_RSTD=True, num_warps=warps
-        )
+    _launch_fwd(x, y, rs)
     return y, rs
 
 
@@ -121,49 +135,17 @@ def l2norm_rstd(x: torch.Tensor) -> torch.Tensor:
     the factors ``l2norm_fwd`` multiplies by (same kernel, same launch: bitwise equal), for kernels
     that normalise their q/k tiles on load (``common._l2n``) instead of reading a normalised copy.
     One read of x (half the traffic of ``l2norm_fwd``) and no ``[..., D]`` buffer."""
-    d = x.shape[-1]
-    rows = x.numel() // d if d else 0
     rs = new_empty(x.shape[:-1], dtype=torch.float32, device=x.device)
-    if rows > 0:
-        grid, br, warps = launch(rows, d)
-        torch.library.wrap_triton(_gated_delta_fwd_l2norm_kernel)[(grid,)](
-            x,
-            x,
-            rs,
-            rows,
-            EPS=EPS,
-            D=d,
-            BR=br,
-            BD=block_k(d),
-            STORE_Y=False,
-            STORE_RSTD=True,
-            num_warps=warps,
-        )
+    _launch_fwd(x, None, rs)
     return rs
 
 
 def l2norm_bwd(x: torch.Tensor, dy: torch.Tensor) -> torch.Tensor:
     """Gradient of :func:`l2norm_fwd` w.r.t. ``x`` (in x's dtype) given ``dy`` (any float dtype)."""
-    d = x.shape[-1]
-    rows = x.numel() // d if d else 0
-    dx = new_empty(x.shape, dtype=x.dtype, device=x.device)
-    if rows > 0:
-        grid, br, warps = launch(rows, d)
-        torch.library.wrap_triton(_gated_delta_bwd_l2norm_kernel)[(grid,)](
-            x, dy, dx, x, rows, EPS=EPS, D=d, BR=br, BD=block_k(d), FROM_Y=False, num_warps=warps
-        )
-    return dx
+    return _launch_bwd(x, dy, None)
 
 
 def l2norm_bwd_from_y(y: torch.Tensor, rs: torch.Tensor, dy: torch.Tensor) -> torch.Tensor:
     """Gradient of :func:`l2norm_fwd` w.r.t. its input, in y's dtype, from the forward's output ``y`` and
     factors ``rs`` (:func:`l2norm_fwd_rstd`): no recomputation of the norm, and x need not be kept."""
-    d = y.shape[-1]
-    rows = y.numel() // d if d else 0
-    dx = new_empty(y.shape, dtype=y.dtype, device=y.device)
-    if rows > 0:
-        grid, br, warps = launch(rows, d)
-        torch.library.wrap_triton(_gated_delta_bwd_l2norm_kernel)[(grid,)](
-            y, dy, dx, rs, rows, EPS=EPS, D=d, BR=br, BD=block_k(d), FROM_Y=True, num_warps=warps
-        )
-    return dx
+    return _launch_bwd(y, dy, rs)
