@@ -11,7 +11,8 @@ keyed by the source, so the variants never share a binary). Variants live in a P
                 "for t in tl.range(0, nb + n_diag, warp_specialize=True):")],
     }
 
-Each substitution's old text must occur exactly once in the function's source (else the variant is
+An entry may instead be a pair of callables ``(enter, exit)`` run around the variant (e.g. to swap an
+autotuner's config list). Each substitution's old text must occur exactly once in the function's source (else the variant is
 reported as not applicable and skipped). Per row (``jagattn.bench`` rows of one family, bf16, the public
 function with ``backend="triton"``; the suite's ``JAGATTN_AUTOTUNE=0`` first-listed configs):
 
@@ -94,6 +95,11 @@ def _set_src(jf: JITFunction, src: str) -> None:
 
 
 def _reset_caches() -> None:
+    for name, mod in list(sys.modules.items()):  # autotuners' chosen configs (a hook may swap their lists)
+        if name.startswith("jagattn") and mod is not None:
+            for v in vars(mod).values():
+                if isinstance(v, triton.runtime.Autotuner):
+                    v.cache.clear()
     for jf in _all_jagattn_jit():
         jf.hash = None
         caches = getattr(jf, "device_caches", None)
@@ -112,14 +118,21 @@ class Variant:
 
     def check(self) -> str | None:
         """``None`` if every substitution applies exactly once, else why not."""
-        for mod, fn, old, _ in self.subs:
+        for sub in self.subs:
+            if len(sub) == 2:
+                continue
+            mod, fn, old, _ = sub
             n = _src_of(getattr(importlib.import_module(mod), fn)).count(old)
             if n != 1:
                 return f"{mod}.{fn}: old text found {n} times: {old!r}"
         return None
 
     def __enter__(self):
-        for mod, fn, old, new in self.subs:
+        for sub in self.subs:
+            if len(sub) == 2:
+                sub[0]()
+                continue
+            mod, fn, old, new = sub
             jf = _jit_of(getattr(importlib.import_module(mod), fn))
             if jf is None:  # interpreter (--smoke): not patched
                 continue
@@ -132,6 +145,9 @@ class Variant:
         for jf, src in reversed(self.saved):
             _set_src(jf, src)
         self.saved.clear()
+        for sub in reversed(self.subs):
+            if len(sub) == 2:
+                sub[1]()
         _reset_caches()
         return False
 
@@ -264,7 +280,9 @@ def main() -> None:
         "triton": triton.__version__,
         "device": "cpu" if SMOKE else torch.cuda.get_device_name(),
         "git_sha": os.environ.get("JAGATTN_GIT_SHA", ""),
-        "variants": spec if not only else {n: spec[n] for n in only},
+        "variants": {
+            n: [list(x) if len(x) == 4 else "hook" for x in spec[n]] for n in spec if not only or n in only
+        },
         "rows": [],
     }
     usable = []
