@@ -37,7 +37,7 @@ def _signature(kernel, dtype: str, constexprs: dict) -> dict:
             "GROUP",
             "SEQ_BUCKET",
             "LONG_KEYS",
-            "SHORT_KEYS",
+            "KEYS_CLASS",
             "HQ",
         ):
             ptr_t = "fp32" if name in ("LSE", "DELTA", "DLSE", "DQ_ACC") else dtype

@@ -406,6 +406,9 @@ GPU_CASES = [
     ("d128-window-softcap", 128, 128, 16, 4, 2048, dict(causal=True, window=(512, -1), softcap=30.0)),
     ("d256-causal-gqa2", 256, 256, 8, 4, 2048, dict(causal=True)),
     ("d192-dv128-causal", 192, 128, 8, 2, 1024, dict(causal=True)),
+    # the wide forward tile (128x128, fwd.KEYS_WIDE): causal rows seeing ~4k keys on average, non-causal ~2k
+    ("d128-causal-wide-gqa4", 128, 128, 16, 4, 8192, dict(causal=True)),
+    ("d64-full-wide", 64, 64, 8, 8, 2560, {}),
 ]
 
 
@@ -415,6 +418,24 @@ def test_gpu_bf16_production_sizes(case):
     name, d, dv, hq, hkv, mean, opts = case
     lens = _lengths_total(32768, mean, seed=len(name))
     _compare(lens, lens, hq, hkv, d, dv, dtype=torch.bfloat16, seed=21, gold_device="cuda", **opts)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("d", [64, 128, 256])
+@pytest.mark.parametrize("mean", [1024, 8192])
+def test_gpu_fp32_forward(d, mean):
+    """fp32 forward (no gradients) at production sizes: every tile the schedule can pick for fp32 must
+    fit the shared memory at 4 bytes per element (the prune counted 2 before session 14)."""
+    lens = _lengths_total(16384, mean, seed=d + mean)
+    q, k, v, _, _, cu, _ = _inputs(lens, lens, 8, 4, d, d, dtype=torch.float32, seed=25)
+    with torch.no_grad():
+        o, lse = jagattn.attention(q, k, v, cu, cu, max(lens), max(lens), causal=True, return_lse=True,
+                                   backend="triton")  # fmt: skip
+        ref = attention_reference(*(t.double() for t in (q, k, v)), cu, cu, causal=True)
+        low = attention_reference(q, k, v, cu, cu, causal=True)
+    T.check_close("o", o, ref[0], low[0])
+    assert torch.isfinite(ref[1]).all() and torch.isfinite(lse).all()  # no empty sequence here
+    T.check_close("lse", lse, ref[1], low[1])
 
 
 @pytest.mark.gpu
@@ -556,7 +577,7 @@ FWD_FLAG_CASES = [
 
 
 @pytest.mark.parametrize(
-    "schedule", [("long", "1"), ("short", "0"), ("short", "1")], ids=lambda s: "-".join(s)
+    "schedule", [("long", "1"), ("short", "0"), ("short", "1"), ("wide", "0")], ids=lambda s: "-".join(s)
 )
 def test_forward_schedules_same_result(schedule, monkeypatch):
     """HEAD_FAST only reorders the programs and SHORT_KEYS only reorders the config list (the
@@ -581,33 +602,57 @@ def test_forward_schedules_same_result(schedule, monkeypatch):
 
 
 def test_fwd_schedule_by_shape(monkeypatch):
-    """The forward tile and grid order chosen from host ints (no sync), and the overrides."""
+    """The forward tile class and grid order chosen from host ints (no sync), and the overrides."""
     import triton
 
     from jagattn.attention.triton import fwd
 
+    long, short, wide = fwd.KEYS_LONG, fwd.KEYS_SHORT, fwd.KEYS_WIDE
     monkeypatch.setattr(fwd, "FWD_TILE_OVERRIDE", None)
     monkeypatch.setattr(fwd, "FWD_HEAD_FAST_OVERRIDE", None)
-    assert fwd.fwd_schedule(3019, 3019, -1, 0) == (1, True)  # suite mean 2048: short tile, heads fastest
-    assert fwd.fwd_schedule(8089, 8089, -1, 0) == (0, False)  # skewed: the long sequences carry the work
-    assert fwd.fwd_schedule(10049, 10049, 1024, 0) == (1, True)  # a left window caps the keys
-    assert fwd.fwd_schedule(10049, 10049, -1, 5000) == (0, False)  # a right side alone caps nothing
-    assert fwd.fwd_schedule(10049, 10049, 3000, 2000) == (0, False)  # both sides: 5001 keys
-    assert fwd.fwd_schedule(100, 4096, -1, -1) == (0, False)
-    assert fwd.fwd_schedule(3584, 3584, -1, 0) == (0, False)  # round 2: the long tile won by 2-3% here
-    assert fwd.fwd_schedule(3071, 3071, -1, 0) == (1, True)
-    assert fwd.fwd_schedule(None, None, -1, 0) == (0, False)  # symbolic lengths keep the long tile
+    assert fwd.fwd_schedule(3019, 3019, -1, 0) == (short, True)  # suite mean 2048: short tile, heads fastest
+    assert fwd.fwd_schedule(2821, 2821, -1, -1) == (wide, False)  # non-causal mean 2048: every row sees all
+    assert fwd.fwd_schedule(2047, 2047, -1, -1) == (short, True)
+    assert fwd.fwd_schedule(8089, 8089, -1, 0) == (wide, False)  # skewed: the long sequences carry the work
+    assert fwd.fwd_schedule(9312, 9312, -1, 0) == (wide, False)  # causal mean 8192
+    assert fwd.fwd_schedule(4095, 4095, -1, 0) == (long, False)  # causal: span 2047
+    assert fwd.fwd_schedule(4096, 4096, -1, 0) == (wide, False)
+    assert fwd.fwd_schedule(10049, 10049, 1024, 0) == (short, True)  # a left window caps the keys
+    assert fwd.fwd_schedule(10049, 10049, -1, 5000) == (wide, False)  # a right side alone caps nothing
+    assert fwd.fwd_schedule(10049, 10049, 3000, 2000) == (wide, False)  # both sides: 5001 keys
+    assert fwd.fwd_schedule(10049, 10049, 3500, 0) == (wide, False)  # every long row sees 3501 keys
+    assert fwd.fwd_schedule(100, 4096, -1, -1) == (wide, False)
+    assert fwd.fwd_schedule(3584, 3584, -1, 0) == (long, False)  # round 2: the long tile won by 2-3% here
+    assert fwd.fwd_schedule(3071, 3071, -1, 0) == (short, True)
+    assert fwd.fwd_schedule(None, None, -1, 0) == (long, False)  # symbolic lengths keep the long tile
     monkeypatch.setattr(fwd, "FWD_TILE_OVERRIDE", "short")
     monkeypatch.setattr(fwd, "FWD_HEAD_FAST_OVERRIDE", "0")
-    assert fwd.fwd_schedule(8089, 8089, -1, 0) == (1, False)
+    assert fwd.fwd_schedule(8089, 8089, -1, 0) == (short, False)
+    monkeypatch.setattr(fwd, "FWD_TILE_OVERRIDE", "wide")
+    assert fwd.fwd_schedule(100, 100, -1, 0) == (wide, False)
     cfgs = [
         triton.Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_warps=w, num_stages=s)
-        for bm, bn, w, s in ((128, 64, 8, 3), (128, 64, 8, 2), (64, 64, 4, 3), (64, 64, 4, 2))
+        for bm, bn, w, s in (
+            (128, 64, 8, 3),
+            (128, 64, 8, 2),
+            (64, 64, 4, 3),
+            (64, 64, 4, 2),
+            (128, 128, 8, 3),
+        )
     ]
-    first = fwd._prune_fwd(cfgs, dict(BLOCK_D=128, BLOCK_DV=128, SHORT_KEYS=1))[0]
-    assert (first.kwargs["BLOCK_M"], first.num_warps, first.num_stages) == (64, 4, 3)
-    first = fwd._prune_fwd(cfgs, dict(BLOCK_D=128, BLOCK_DV=128, SHORT_KEYS=0))[0]
-    assert (first.kwargs["BLOCK_M"], first.num_warps) == (128, 8)
+
+    def first(**named):
+        c = fwd._prune_fwd(cfgs, named)[0]
+        return c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"], c.num_warps, c.num_stages
+
+    assert first(BLOCK_D=128, BLOCK_DV=128, KEYS_CLASS=short) == (64, 64, 4, 3)
+    assert first(BLOCK_D=128, BLOCK_DV=128, KEYS_CLASS=long) == (128, 64, 8, 3)
+    assert first(BLOCK_D=128, BLOCK_DV=128, KEYS_CLASS=wide) == (128, 128, 8, 3)
     # head dims above 128 keep the list order: the first tile that fits (128x64, 2 stages)
-    first = fwd._prune_fwd(cfgs, dict(BLOCK_D=256, BLOCK_DV=256, SHORT_KEYS=1))[0]
-    assert (first.kwargs["BLOCK_M"], first.num_stages) == (128, 2)
+    assert first(BLOCK_D=256, BLOCK_DV=256, KEYS_CLASS=short) == (128, 64, 8, 2)
+    assert first(BLOCK_D=256, BLOCK_DV=256, KEYS_CLASS=wide) == (128, 64, 8, 2)
+    # fp32 (4 bytes per element): 128x64 at 3 stages needs 256 KiB at D = 128 and is dropped; the wide
+    # tile (448 KiB) is never first
+    q32 = torch.empty(1, 1, 128, dtype=torch.float32)
+    assert first(BLOCK_D=128, BLOCK_DV=128, KEYS_CLASS=wide, Q=q32) == (128, 64, 8, 2)
+    assert first(BLOCK_D=128, BLOCK_DV=128, KEYS_CLASS=long, Q=q32) == (128, 64, 8, 2)

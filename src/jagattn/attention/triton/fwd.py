@@ -33,10 +33,13 @@ from .common import (
 
 def _fwd_configs() -> list[triton.Config]:
     # measured on an H200 (Triton 3.6, D=128, bf16): 128x64/8 warps wins on long keys (mean 8192,
-    # skewed), 64x64/4 warps/3 stages (two programs per SM) below 4096 keys: fwd_schedule moves it
-    # first there (SHORT_KEYS). Lost on every row: 128x128 (255 registers), 128x32 capped at 128
-    # registers (two programs per SM), a lazy rescale (skip acc *= alpha unless a row max grows by
-    # 2^8; it needs a block-wide max and a branch per step), one loop per mask phase (16-18%).
+    # skewed) with the session-5 kernel, 64x64/4 warps/3 stages (two programs per SM) below 4096 keys:
+    # fwd_schedule moves it first there (KEYS_CLASS 1). 128x128/8 warps/3 stages lost in session 5 (255
+    # registers); with the session-11 kernel it wins where a query row sees >= 2048 keys on average
+    # (KEYS_CLASS 2, session 14). Lost on every row: 256x64 on 8 warps (2-3 stages, 10-33%), 128x128 at
+    # 2 stages, 128x32 capped at 128 registers (two programs per SM), a lazy rescale (skip acc *= alpha
+    # unless a row max grows by 2^8; it needs a block-wide max and a branch per step), one loop per mask
+    # phase (16-18%), TMA descriptor loads of K/V (0-2%, see the README).
     gpu = [
         triton.Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_warps=w, num_stages=s)
         for bm, bn, w, s in (
@@ -45,26 +48,34 @@ def _fwd_configs() -> list[triton.Config]:
             (128, 64, 8, 2),  # the first that fits for head dims above 128
             (64, 64, 4, 3),
             (64, 64, 4, 2),
+            (128, 128, 8, 3),
         )
     ]
     return configs(gpu, triton.Config({"BLOCK_M": 32, "BLOCK_N": 16}, num_warps=4, num_stages=1))
 
 
+def _itemsize(named_args) -> int:
+    """Bytes per element of q (2 when the launcher passed no tensor, e.g. in unit tests of the prune)."""
+    q = named_args.get("Q")
+    return q.element_size() if hasattr(q, "element_size") else 2
+
+
 def _prune_fwd(configs, named_args, **kwargs):
-    """Drop tiles whose pipelined K/V buffers cannot fit in shared memory for this head dim."""
+    """Drop tiles whose pipelined K/V buffers cannot fit in shared memory for this head dim and dtype;
+    put the tile of the launch's ``KEYS_CLASS`` first (1: short keys, 2: wide; measured at head dims
+    <= 128 in 2-byte dtypes only, where the short tile's 64 x Dv accumulator takes 128 registers per
+    thread; larger head dims and fp32 keep the list order)."""
     bd, bdv = named_args["BLOCK_D"], named_args["BLOCK_DV"]
+    size = _itemsize(named_args)
 
     def fits(c):
         bm, bn = c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"]
-        smem = 2 * (c.num_stages * bn * (bd + bdv) + bm * bd)  # K/V ring + q, bf16
+        smem = size * (c.num_stages * bn * (bd + bdv) + bm * bd)  # K/V ring + q
         return smem <= SMEM_LIMIT and bm * bdv // (32 * c.num_warps) <= 128
 
-    # the short tile was measured at head dims <= 128 only (above, its 64 x Dv accumulator alone takes
-    # 128 registers per thread); larger head dims keep the list order
-    if named_args.get("SHORT_KEYS") and max(bd, bdv) <= 128:
-        configs = [c for c in configs if _tile(c) == SHORT_KEYS_TILE] + [
-            c for c in configs if _tile(c) != SHORT_KEYS_TILE
-        ]
+    first = {1: SHORT_KEYS_TILE, 2: WIDE_KEYS_TILE}.get(named_args.get("KEYS_CLASS"))
+    if first is not None and max(bd, bdv) <= 128 and size == 2:
+        configs = [c for c in configs if _tile(c) == first] + [c for c in configs if _tile(c) != first]
     return fitting_configs(configs, fits)
 
 
@@ -138,12 +149,12 @@ def _fwd_update(
         "HAS_SOFTCAP",
         "FOLD_SCALE",
         "SEQ_BUCKET",
-        "SHORT_KEYS",
+        "KEYS_CLASS",
         "HEAD_FAST",
     ],
     prune_configs_by={"early_config_prune": _prune_fwd},
 )
-@triton.jit(do_not_specialize=["B", "GROUP", "window_left", "window_right", "SEQ_BUCKET", "SHORT_KEYS", "HQ"])
+@triton.jit(do_not_specialize=["B", "GROUP", "window_left", "window_right", "SEQ_BUCKET", "KEYS_CLASS", "HQ"])
 def _attention_fwd_kernel(
     Q,
     K,
@@ -169,7 +180,7 @@ def _attention_fwd_kernel(
     softcap_in,
     softcap_out,
     SEQ_BUCKET,
-    SHORT_KEYS,
+    KEYS_CLASS,
     HQ,
     D: tl.constexpr,
     DV: tl.constexpr,
@@ -309,47 +320,69 @@ def softcap_args(scale: float, softcap: float) -> tuple[bool, float, float, floa
 
 # the forward schedule by shape (``fwd_schedule``), from two H200 rounds (Triton 3.6, bf16, D=128,
 # benchmarks/results/2026-11-21-s5-h200-attention-fwd-round{1,2}.json): the short tile won at max
-# lengths up to 3019 (2.5-7%) and lost at 3584 (2-3%, equal lengths) and above; the bound sits between
+# lengths up to 3019 (2.5-7%) and lost at 3584 (2-3%, equal lengths) and above; the bound sits between.
+# The wide tile: session 14 rounds 3-4 (benchmarks/results/2026-11-22-s14-h200-round{3,4}), see fwd_schedule.
 SHORT_KEYS_TILE = (64, 64, 4, 3)
 SHORT_KEYS_MAX = 3072
+WIDE_KEYS_TILE = (128, 128, 8, 3)
+WIDE_SPAN_MIN = 2048
+KEYS_LONG, KEYS_SHORT, KEYS_WIDE = 0, 1, 2
 
 
-# for measurements, read once at import (like the autotune switch): JAGATTN_ATTN_FWD_TILE=short|long,
+# for measurements, read once at import (like the autotune switch): JAGATTN_ATTN_FWD_TILE=short|long|wide,
 # JAGATTN_ATTN_FWD_HEAD_FAST=0|1
-FWD_TILE_OVERRIDE = env_choice("JAGATTN_ATTN_FWD_TILE", ("short", "long"), None)
+FWD_TILE_OVERRIDE = env_choice("JAGATTN_ATTN_FWD_TILE", ("short", "long", "wide"), None)
 FWD_HEAD_FAST_OVERRIDE = env_choice("JAGATTN_ATTN_FWD_HEAD_FAST", ("0", "1"), None)
 
 
 def fwd_schedule(max_seqlen_q, max_seqlen_k, window_left: int, window_right: int) -> tuple[int, bool]:
-    """``(SHORT_KEYS, HEAD_FAST)`` of the forward launch, from host ints only (no sync).
+    """``(KEYS_CLASS, HEAD_FAST)`` of the forward launch, from host ints only (no sync).
 
-    SHORT_KEYS (at most ``SHORT_KEYS_MAX - 1`` keys visible to any query: ``max_seqlen_k``, capped by
-    a left window) puts the 64x64 tile on 4 warps with 3 stages first in the config list (two
-    programs per SM; the 128x64 tile on 8 warps runs one) and launches the grid with the heads
-    fastest (HEAD_FAST), so every head's heaviest blocks start before any lighter one. Symbolic max
-    lengths (torch.compile with dynamic shapes) keep the long tile. A wrong ``max_seqlen`` changes
-    only the speed.
-    Measured on an H200 (fwd ms, first-listed tiles, 128x64/8 warps -> 64x64/4 warps head-fast):
+    KEYS_CLASS picks the first-listed tile (``_prune_fwd``), from the keys a query can see (``keys``:
+    ``max_seqlen_k``, capped by a left window) and the keys the average query row sees (``span``:
+    ``keys``, or about half of them for a causal band, i.e. a right side without a left one):
+
+    - 2, wide (``span >= WIDE_SPAN_MIN``): 128x128 on 8 warps, 3 stages (224 KiB of shared memory). H200,
+      session 14, same process, fwd ms 128x64/8 warps (or the short tile) -> wide: causal mean 8192 Hkv 16
+      2.201 -> 2.051, Hkv 4 2.717 -> 2.569, skewed 1.810 -> 1.743, non-causal mean 2048 (short tile
+      before) 1.402 -> 1.326; lost on causal mean 2048 Hkv 4 (span ~1400: 0.777 -> 0.786, kept short);
+    - 1, short (``keys < SHORT_KEYS_MAX``, not wide): the 64x64 tile on 4 warps with 3 stages (two
+      programs per SM), and the grid with the heads fastest (HEAD_FAST), so every head's heaviest blocks
+      start before any lighter one;
+    - 0, long (the rest, and symbolic max lengths under torch.compile with dynamic shapes): 128x64 on
+      8 warps, 3 stages.
+
+    A wrong ``max_seqlen`` changes only the speed.
+    Measured on an H200 (session 5, fwd ms, first-listed tiles, 128x64/8 warps -> 64x64/4 warps head-fast):
     causal mean 512 Hkv 16 / 4: 0.400 / 0.407 -> 0.324 / 0.326; mean 2048 Hkv 16 / 4: 0.790 / 0.792
     -> 0.784 / 0.735; non-causal mean 2048: 1.338 -> 1.336; window (1024, 0) mean 8192: 0.796 ->
     0.746. Not taken: the short tile on mean 8192 (10-12% slower), skewed (6%, whose max length is
     8089; the mean is ~1000 but the long sequences carry the work) and equal lengths of 3584 (2-3%,
     round 2), and head-fast with the long tile (within noise on every row).
     """
-    short = 0
+    cls = KEYS_LONG
     if isinstance(max_seqlen_q, int) and isinstance(max_seqlen_k, int):
         keys = max_seqlen_k
         if window_left >= 0 and window_right >= 0:
             keys = min(keys, window_left + window_right + 1)
+            span = keys
         elif window_left >= 0:
             keys = min(keys, window_left + 1)
-        short = int(keys < SHORT_KEYS_MAX)
+            span = keys
+        elif window_right >= 0:  # causal-like band: the average row sees about half of the keys
+            span = (keys + window_right) // 2
+        else:
+            span = keys
+        if span >= WIDE_SPAN_MIN:
+            cls = KEYS_WIDE
+        elif keys < SHORT_KEYS_MAX:
+            cls = KEYS_SHORT
     if FWD_TILE_OVERRIDE is not None:
-        short = int(FWD_TILE_OVERRIDE == "short")
-    head_fast = bool(short)
+        cls = {"long": KEYS_LONG, "short": KEYS_SHORT, "wide": KEYS_WIDE}[FWD_TILE_OVERRIDE]
+    head_fast = cls == KEYS_SHORT
     if FWD_HEAD_FAST_OVERRIDE is not None:
         head_fast = FWD_HEAD_FAST_OVERRIDE == "1"
-    return short, head_fast
+    return cls, head_fast
 
 
 def attention_fwd(
@@ -389,7 +422,7 @@ def attention_fwd(
     has_left, has_right, wl, wr = window_args(window_left, window_right)
     has_softcap, qk_scale, softcap_in, softcap_out = softcap_args(scale, softcap)
 
-    short_keys, head_fast = fwd_schedule(max_seqlen_q, max_seqlen_k, window_left, window_right)
+    keys_class, head_fast = fwd_schedule(max_seqlen_q, max_seqlen_k, window_left, window_right)
 
     def grid(meta):
         if head_fast:
@@ -401,7 +434,7 @@ def attention_fwd(
         q.stride(0), q.stride(1), k.stride(0), k.stride(1), v.stride(0), v.stride(1),
         o.stride(0), o.stride(1), lse.stride(0),
         batch, hq // hkv, wl, wr, qk_scale, softcap_in, softcap_out,
-        seq_bucket(max_seqlen_q, max_seqlen_k), short_keys, hq,
+        seq_bucket(max_seqlen_q, max_seqlen_k), keys_class, hq,
         d, dv, head_block(d), head_block(dv),
         has_left, has_right, has_softcap, (not has_softcap) and scale > 0, dot_precision(q.dtype),
         head_fast,
