@@ -25,7 +25,9 @@ from jagattn.bench import cases, suites  # noqa: E402
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--rows", default="causal-mean512-hkv4,causal-mean8192-hkv16,causal-mean2048-hkv16,skewed")
+    ap.add_argument(
+        "--rows", default="causal-mean512-hkv4,causal-mean8192-hkv16,causal-mean2048-hkv16,skewed"
+    )
     args = ap.parse_args()
     fam = cases.AttentionFamily()
     for row in suites.select_rows(["attention"], args.rows):
@@ -38,10 +40,17 @@ def main() -> None:
             fam.call(p, leaves, "triton")
             torch.cuda.synchronize()
             cfg = fwd._attention_fwd_kernel.best_config
-            t_grad = triton.testing.do_bench(lambda: fam.call(p, leaves, "triton"), warmup=25, rep=100)
+
+            def run(p=p, leaves=leaves):
+                return fam.call(p, leaves, "triton")
+
+            t_grad = triton.testing.do_bench(run, warmup=25, rep=100)
             with torch.no_grad():
-                t_ng = triton.testing.do_bench(lambda: fam.call(p, leaves, "triton"), warmup=25, rep=100)
-            print(f"  {str(tile):6} launched {cfg}  fwd(grad) {t_grad:.3f} ms  fwd(no_grad) {t_ng:.3f} ms", flush=True)
+                t_ng = triton.testing.do_bench(run, warmup=25, rep=100)
+            print(
+                f"  {str(tile):6} launched {cfg}  fwd(grad) {t_grad:.3f} ms  fwd(no_grad) {t_ng:.3f} ms",
+                flush=True,
+            )
         fwd.FWD_TILE_OVERRIDE = None
 
 

@@ -656,3 +656,28 @@ def test_fwd_schedule_by_shape(monkeypatch):
     q32 = torch.empty(1, 1, 128, dtype=torch.float32)
     assert first(BLOCK_D=128, BLOCK_DV=128, KEYS_CLASS=wide, Q=q32) == (128, 64, 8, 2)
     assert first(BLOCK_D=128, BLOCK_DV=128, KEYS_CLASS=long, Q=q32) == (128, 64, 8, 2)
+    # the library's GPU list: fp32 at D = 256 fits only its last-resort tile (none of the list fitted
+    # before session 14: the prune then kept the last one and the launch raised OutOfResources)
+    lib = [
+        triton.Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_warps=w, num_stages=s)
+        for bm, bn, w, s in fwd.FWD_GPU_TILES
+    ]
+    q32 = torch.empty(1, 1, 256, dtype=torch.float32)
+    for cls in (long, short, wide):
+        c = fwd._prune_fwd(lib, dict(BLOCK_D=256, BLOCK_DV=256, KEYS_CLASS=cls, Q=q32))[0]
+        assert fwd._tile(c) == (64, 32, 4, 2)
+    q16 = torch.empty(1, 1, 128, dtype=torch.bfloat16)
+    assert (
+        fwd._tile(fwd._prune_fwd(lib, dict(BLOCK_D=128, BLOCK_DV=128, KEYS_CLASS=wide, Q=q16))[0])
+        == fwd.WIDE_KEYS_TILE
+    )
+    assert (
+        fwd._tile(fwd._prune_fwd(lib, dict(BLOCK_D=128, BLOCK_DV=128, KEYS_CLASS=short, Q=q16))[0])
+        == fwd.SHORT_KEYS_TILE
+    )
+    assert fwd._tile(fwd._prune_fwd(lib, dict(BLOCK_D=128, BLOCK_DV=128, KEYS_CLASS=long, Q=q16))[0]) == (
+        128,
+        64,
+        8,
+        3,
+    )

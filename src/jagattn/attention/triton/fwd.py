@@ -30,6 +30,17 @@ from .common import (
     num_slots,
 )
 
+# (BLOCK_M, BLOCK_N, warps, stages), in list order (see _fwd_configs)
+FWD_GPU_TILES = (
+    (128, 64, 8, 3),
+    (128, 64, 8, 4),
+    (128, 64, 8, 2),  # the first that fits for head dims above 128
+    (64, 64, 4, 3),
+    (64, 64, 4, 2),
+    (128, 128, 8, 3),
+    (64, 32, 4, 2),  # the last resort (the prune keeps the last config if none fits): fp32 at D = 256
+)
+
 
 def _fwd_configs() -> list[triton.Config]:
     # measured on an H200 (Triton 3.6, D=128, bf16): 128x64/8 warps wins on long keys (mean 8192,
@@ -42,14 +53,7 @@ def _fwd_configs() -> list[triton.Config]:
     # phase (16-18%), TMA descriptor loads of K/V (0-2%, see the README).
     gpu = [
         triton.Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_warps=w, num_stages=s)
-        for bm, bn, w, s in (
-            (128, 64, 8, 3),
-            (128, 64, 8, 4),
-            (128, 64, 8, 2),  # the first that fits for head dims above 128
-            (64, 64, 4, 3),
-            (64, 64, 4, 2),
-            (128, 128, 8, 3),
-        )
+        for bm, bn, w, s in FWD_GPU_TILES
     ]
     return configs(gpu, triton.Config({"BLOCK_M": 32, "BLOCK_N": 16}, num_warps=4, num_stages=1))
 
