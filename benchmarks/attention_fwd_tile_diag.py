@@ -34,8 +34,14 @@ def main() -> None:
         p = fam.build(row, torch.device("cuda"), torch.bfloat16)
         leaves = p.leaves()
         print(f"row {row.name}: {fam.describe(p)}", flush=True)
-        for tile in (None, "long", "short", "wide"):
+        combos = [
+            (None if t == "none" else t, None if h == "none" else h)
+            for t in args.tiles.split(",")
+            for h in args.head_fast.split(",")
+        ]
+        for tile, head_fast in combos:
             fwd.FWD_TILE_OVERRIDE = tile
+            fwd.FWD_HEAD_FAST_OVERRIDE = head_fast
             fwd._attention_fwd_kernel.cache.clear()
             fam.call(p, leaves, "triton")
             torch.cuda.synchronize()
@@ -52,6 +58,7 @@ def main() -> None:
                 flush=True,
             )
         fwd.FWD_TILE_OVERRIDE = None
+        fwd.FWD_HEAD_FAST_OVERRIDE = None
 
 
 if __name__ == "__main__":
