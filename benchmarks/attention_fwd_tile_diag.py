@@ -28,6 +28,10 @@ def main() -> None:
     ap.add_argument(
         "--rows", default="causal-mean512-hkv4,causal-mean8192-hkv16,causal-mean2048-hkv16,skewed"
     )
+    ap.add_argument(
+        "--tiles", default="none,long,short,wide", help="tile overrides to run (none = the schedule's)"
+    )
+    ap.add_argument("--head-fast", default="none", help="comma list of grid-order overrides: none, 0, 1")
     args = ap.parse_args()
     fam = cases.AttentionFamily()
     for row in suites.select_rows(["attention"], args.rows):
