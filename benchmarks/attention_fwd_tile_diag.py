@@ -58,7 +58,7 @@ def main() -> None:
             with torch.no_grad():
                 t_ng = triton.testing.do_bench(run, warmup=25, rep=100)
             print(
-                f"  {str(tile):6} launched {cfg}  fwd(grad) {t_grad:.3f} ms  fwd(no_grad) {t_ng:.3f} ms",
+                f"  {str(tile):6} head_fast={head_fast!s:4} launched {cfg}  fwd(grad) {t_grad:.3f} ms  fwd(no_grad) {t_ng:.3f} ms",
                 flush=True,
             )
         fwd.FWD_TILE_OVERRIDE = None

@@ -242,9 +242,9 @@ IMPORT_TIME = [
         "JAGATTN_ATTN_FWD_TILE",
         "FWD_TILE_OVERRIDE",
         None,
-        ("short", "short"),
+        ("wide", "wide"),
         "medium",
-        "short, long",
+        "short, long, wide",
     ),
     (
         "attention/triton/fwd.py",
