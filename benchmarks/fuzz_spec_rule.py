@@ -415,8 +415,13 @@ def main() -> None:
                 )
             if msg is not None:
                 fails[op] += 1
-                repro = f" --dims {args.dims}" if args.dims else ""
+                # everything that changes the case or the code under test (the seed alone does not: the
+                # lengths scale with --scale; session 14 re-ran round-13 failures without it)
+                repro = f" --scale {args.scale}" if args.scale != 1 else ""
+                repro += f" --device {args.device}" if args.device != "cpu" else ""
+                repro += f" --dims {args.dims}" if args.dims else ""
                 repro += f" --dtype {args.dtype}" if args.dtype else ""
+                repro += "".join(f" --set {x}" for x in args.set)
                 repro += " --peer fla" if PEER == "fla" else ""
                 print(f"FAIL --op {op} --seed {seed}{repro}: {msg}", flush=True)
                 if args.device != "cpu" and _fatal(msg):

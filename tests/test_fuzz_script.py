@@ -38,3 +38,24 @@ def test_fuzz_reports_a_failure(fuzz, monkeypatch, device):
     monkeypatch.setattr(jagattn, "hstu_attention", lambda *a, **k: real(*a, **k) * 1.5)
     msg = fuzz.run_case("hstu", SEEDS["hstu"], device, 1)
     assert msg is not None and "lengths=" in msg and "o: backend error" in msg
+
+
+def test_fuzz_reproducer_names_the_scale(fuzz, monkeypatch, capsys, device):
+    # the reproducer must rebuild the same case: the lengths scale with --scale (session 14 re-ran GPU
+    # failures without it and got other cases)
+    import sys
+
+    import jagattn
+
+    real = jagattn.hstu_attention
+    monkeypatch.setattr(jagattn, "hstu_attention", lambda *a, **k: real(*a, **k) * 1.5)
+    seed = SEEDS["hstu"]
+    monkeypatch.setattr(
+        sys, "argv", ["fuzz", "--op", "hstu", "--seed", str(seed), "--scale", "2", "--device", device]
+    )
+    with pytest.raises(SystemExit) as exit_info:
+        fuzz.main()
+    assert exit_info.value.code == 1  # a failing case makes the run fail
+    out = capsys.readouterr().out
+    dev = f" --device {device}" if device != "cpu" else ""
+    assert f"FAIL --op hstu --seed {seed} --scale 2{dev}: " in out
