@@ -630,16 +630,13 @@ def test_fwd_schedule_by_shape(monkeypatch):
     assert fwd.fwd_schedule(8089, 8089, -1, 0) == (short, False)
     monkeypatch.setattr(fwd, "FWD_TILE_OVERRIDE", "wide")
     assert fwd.fwd_schedule(100, 100, -1, 0) == (wide, False)
-    cfgs = [
-        triton.Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_warps=w, num_stages=s)
-        for bm, bn, w, s in (
-            (128, 64, 8, 3),
-            (128, 64, 8, 2),
-            (64, 64, 4, 3),
-            (64, 64, 4, 2),
-            (128, 128, 8, 3),
-        )
-    ]
+
+    def configs(tiles):
+        return [
+            triton.Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_warps=w, num_stages=s) for bm, bn, w, s in tiles
+        ]
+
+    cfgs = configs([(128, 64, 8, 3), (128, 64, 8, 2), (64, 64, 4, 3), (64, 64, 4, 2), (128, 128, 8, 3)])
 
     def first(**named):
         c = fwd._prune_fwd(cfgs, named)[0]
@@ -658,10 +655,7 @@ def test_fwd_schedule_by_shape(monkeypatch):
     assert first(BLOCK_D=128, BLOCK_DV=128, KEYS_CLASS=long, Q=q32) == (128, 64, 8, 2)
     # the library's GPU list: fp32 at D = 256 fits only its last-resort tile (none of the list fitted
     # before session 14: the prune then kept the last one and the launch raised OutOfResources)
-    lib = [
-        triton.Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_warps=w, num_stages=s)
-        for bm, bn, w, s in fwd.FWD_GPU_TILES
-    ]
+    lib = configs(fwd.FWD_GPU_TILES)
     q32 = torch.empty(1, 1, 256, dtype=torch.float32)
     for cls in (long, short, wide):
         c = fwd._prune_fwd(lib, dict(BLOCK_D=256, BLOCK_DV=256, KEYS_CLASS=cls, Q=q32))[0]
