@@ -408,7 +408,7 @@ GPU_CASES = [
     ("d192-dv128-causal", 192, 128, 8, 2, 1024, dict(causal=True)),
     # the wide forward tile (128x128, fwd.KEYS_WIDE): causal rows seeing ~4k keys on average, non-causal ~2k
     ("d128-causal-wide-gqa4", 128, 128, 16, 4, 8192, dict(causal=True)),
-    ("d64-full-wide", 64, 64, 8, 8, 2560, {}),
+    ("d128-full-wide", 128, 128, 8, 8, 2560, {}),
 ]
 
 
@@ -645,6 +645,8 @@ def test_fwd_schedule_by_shape(monkeypatch):
     assert first(BLOCK_D=128, BLOCK_DV=128, KEYS_CLASS=short) == (64, 64, 4, 3)
     assert first(BLOCK_D=128, BLOCK_DV=128, KEYS_CLASS=long) == (128, 64, 8, 3)
     assert first(BLOCK_D=128, BLOCK_DV=128, KEYS_CLASS=wide) == (128, 128, 8, 3)
+    assert first(BLOCK_D=64, BLOCK_DV=64, KEYS_CLASS=wide) == (128, 64, 8, 3)  # measured at 128 only
+    assert first(BLOCK_D=64, BLOCK_DV=64, KEYS_CLASS=short) == (64, 64, 4, 3)
     # head dims above 128 keep the list order: the first tile that fits (128x64, 2 stages)
     assert first(BLOCK_D=256, BLOCK_DV=256, KEYS_CLASS=short) == (128, 64, 8, 2)
     assert first(BLOCK_D=256, BLOCK_DV=256, KEYS_CLASS=wide) == (128, 64, 8, 2)

@@ -66,9 +66,9 @@ def _itemsize(named_args) -> int:
 
 def _prune_fwd(configs, named_args, **kwargs):
     """Drop tiles whose pipelined K/V buffers cannot fit in shared memory for this head dim and dtype;
-    put the tile of the launch's ``KEYS_CLASS`` first (1: short keys, 2: wide; measured at head dims
-    <= 128 in 2-byte dtypes only, where the short tile's 64 x Dv accumulator takes 128 registers per
-    thread; larger head dims and fp32 keep the list order)."""
+    put the tile of the launch's ``KEYS_CLASS`` first (1: short keys, at head dims <= 128; 2: wide, at
+    head dims of exactly 128, where it was measured; 2-byte dtypes only: the short tile's 64 x Dv
+    accumulator takes 128 registers per thread at 128; larger head dims and fp32 keep the list order)."""
     bd, bdv = named_args["BLOCK_D"], named_args["BLOCK_DV"]
     size = _itemsize(named_args)
 
@@ -78,6 +78,8 @@ def _prune_fwd(configs, named_args, **kwargs):
         return smem <= SMEM_LIMIT and bm * bdv // (32 * c.num_warps) <= 128
 
     first = {1: SHORT_KEYS_TILE, 2: WIDE_KEYS_TILE}.get(named_args.get("KEYS_CLASS"))
+    if first == WIDE_KEYS_TILE and (bd, bdv) != (128, 128):
+        first = None  # measured at head dim 128 only (smaller dims keep the long tile's list order)
     if first is not None and max(bd, bdv) <= 128 and size == 2:
         configs = [c for c in configs if _tile(c) == first] + [c for c in configs if _tile(c) != first]
     return fitting_configs(configs, fits)
