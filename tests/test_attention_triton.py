@@ -625,6 +625,10 @@ def test_fwd_schedule_by_shape(monkeypatch):
     assert fwd.fwd_schedule(3584, 3584, -1, 0) == (long, False)  # round 2: the long tile won by 2-3% here
     assert fwd.fwd_schedule(3071, 3071, -1, 0) == (short, True)
     assert fwd.fwd_schedule(None, None, -1, 0) == (long, False)  # symbolic lengths keep the long tile
+    # the wide tile only at head dim 128 (where measured): other dims keep the session-5 classes
+    assert fwd.fwd_schedule(2821, 2821, -1, -1, 64, 64) == (short, True)
+    assert fwd.fwd_schedule(9312, 9312, -1, 0, 64, 64) == (long, False)
+    assert fwd.fwd_schedule(9312, 9312, -1, 0, 256, 128) == (long, False)
     monkeypatch.setattr(fwd, "FWD_TILE_OVERRIDE", "short")
     monkeypatch.setattr(fwd, "FWD_HEAD_FAST_OVERRIDE", "0")
     assert fwd.fwd_schedule(8089, 8089, -1, 0) == (short, False)

@@ -341,14 +341,17 @@ FWD_TILE_OVERRIDE = env_choice("JAGATTN_ATTN_FWD_TILE", ("short", "long", "wide"
 FWD_HEAD_FAST_OVERRIDE = env_choice("JAGATTN_ATTN_FWD_HEAD_FAST", ("0", "1"), None)
 
 
-def fwd_schedule(max_seqlen_q, max_seqlen_k, window_left: int, window_right: int) -> tuple[int, bool]:
+def fwd_schedule(
+    max_seqlen_q, max_seqlen_k, window_left: int, window_right: int, block_d: int = 128, block_dv: int = 128
+) -> tuple[int, bool]:
     """``(KEYS_CLASS, HEAD_FAST)`` of the forward launch, from host ints only (no sync).
 
     KEYS_CLASS picks the first-listed tile (``_prune_fwd``), from the keys a query can see (``keys``:
     ``max_seqlen_k``, capped by a left window) and the keys the average query row sees (``span``:
     ``keys``, or about half of them for a causal band, i.e. a right side without a left one):
 
-    - 2, wide (``span >= WIDE_SPAN_MIN``): 128x128 on 8 warps, 3 stages (224 KiB of shared memory). H200,
+    - 2, wide (``span >= WIDE_SPAN_MIN`` and head dims padded to 128, where it was measured): 128x128 on
+      8 warps, 3 stages (224 KiB of shared memory). H200,
       session 14, same process, fwd ms 128x64/8 warps (or the short tile) -> wide: causal mean 8192 Hkv 16
       2.201 -> 2.051, Hkv 4 2.717 -> 2.569, skewed 1.810 -> 1.743, non-causal mean 2048 (short tile
       before) 1.402 -> 1.326; lost on causal mean 2048 Hkv 4 (span ~1400: 0.777 -> 0.786, kept short);
@@ -379,7 +382,7 @@ def fwd_schedule(max_seqlen_q, max_seqlen_k, window_left: int, window_right: int
             span = (keys + window_right) // 2
         else:
             span = keys
-        if span >= WIDE_SPAN_MIN:
+        if span >= WIDE_SPAN_MIN and (block_d, block_dv) == (128, 128):
             cls = KEYS_WIDE
         elif keys < SHORT_KEYS_MAX:
             cls = KEYS_SHORT
@@ -428,7 +431,9 @@ def attention_fwd(
     has_left, has_right, wl, wr = window_args(window_left, window_right)
     has_softcap, qk_scale, softcap_in, softcap_out = softcap_args(scale, softcap)
 
-    keys_class, head_fast = fwd_schedule(max_seqlen_q, max_seqlen_k, window_left, window_right)
+    keys_class, head_fast = fwd_schedule(
+        max_seqlen_q, max_seqlen_k, window_left, window_right, head_block(d), head_block(dv)
+    )
 
     def grid(meta):
         if head_fast:
