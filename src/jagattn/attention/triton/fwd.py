@@ -79,7 +79,8 @@ def _prune_fwd(configs, named_args, **kwargs):
 
     first = {1: SHORT_KEYS_TILE, 2: WIDE_KEYS_TILE}.get(named_args.get("KEYS_CLASS"))
     if first == WIDE_KEYS_TILE and (bd, bdv) != (128, 128):
-        first = None  # measured at head dim 128 only (smaller dims keep the long tile's list order)
+        # fwd_schedule classes only head dim 128 as wide; this covers JAGATTN_ATTN_FWD_TILE=wide elsewhere
+        first = None
     if first is not None and max(bd, bdv) <= 128 and size == 2:
         configs = [c for c in configs if _tile(c) == first] + [c for c in configs if _tile(c) != first]
     return fitting_configs(configs, fits)
@@ -374,14 +375,11 @@ def fwd_schedule(
         keys = max_seqlen_k
         if window_left >= 0 and window_right >= 0:
             keys = min(keys, window_left + window_right + 1)
-            span = keys
         elif window_left >= 0:
             keys = min(keys, window_left + 1)
-            span = keys
-        elif window_right >= 0:  # causal-like band: the average row sees about half of the keys
+        span = keys
+        if window_right >= 0 and window_left < 0:  # causal-like band: the average row sees about half
             span = (keys + window_right) // 2
-        else:
-            span = keys
         if span >= WIDE_SPAN_MIN and (block_d, block_dv) == (128, 128):
             cls = KEYS_WIDE
         elif keys < SHORT_KEYS_MAX:
