@@ -44,7 +44,13 @@ from jagattn.hstu.reference import hstu_reference
 def _lengths(rng: random.Random, max_len: int, scale: int) -> list[int]:
     n = rng.randint(1, 4)
     pool = [0, 1, rng.randint(2, max_len * scale), rng.randint(max_len * scale // 2, max_len * scale)]
-    return [rng.choice(pool) for _ in range(n)]
+    lengths = [rng.choice(pool) for _ in range(n)]
+    return lengths if CAP_LEN is None else [min(x, CAP_LEN) for x in lengths]
+
+
+# --cap-len N: every drawn sequence length capped at N after the draw (tiny batches: where the SPEC rule's
+# maximum over few elements is noisiest); the other draws of a seed stay the same
+CAP_LEN: int | None = None
 
 
 # --dims A,B: the two head dims of every case (attention d/dv, HSTU dq/dv, gated delta dk/dv) instead of
@@ -327,6 +333,8 @@ def _isolated(args, ops: list[str], seeds: range) -> None:
                 cmd += ["--dims", args.dims]
             if args.dtype:
                 cmd += ["--dtype", args.dtype]
+            if args.cap_len is not None:
+                cmd += ["--cap-len", str(args.cap_len)]
             if args.peer != "jagattn":
                 cmd += ["--peer", args.peer]
             for item in args.set:
@@ -359,7 +367,7 @@ def _isolated(args, ops: list[str], seeds: range) -> None:
 
 
 def main() -> None:
-    global DIMS, DTYPE, TRACEBACK, PEER, _FLA
+    global DIMS, DTYPE, TRACEBACK, PEER, _FLA, CAP_LEN
     ap = argparse.ArgumentParser()
     ap.add_argument("--op", choices=list(OPS), action="append")
     ap.add_argument("--cases", type=int, default=50, help="cases per op")
@@ -371,6 +379,7 @@ def main() -> None:
     ap.add_argument("--dims", help="A,B: both head dims of every case (instead of the random draw)")
     ap.add_argument("--dtype", choices=("bf16", "fp16"), help="every case in this dtype (GPU)")
     ap.add_argument("--set", action="append", default=[], help="pkg.module.ATTR=value (experiments)")
+    ap.add_argument("--cap-len", type=int, help="cap every drawn sequence length at this (tiny batches)")
     ap.add_argument("--peer", choices=("jagattn", "fla"), default="jagattn", help="gated_delta under test")
     ap.add_argument("--isolate", action="store_true", help="child processes; survive fatal CUDA errors")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
@@ -383,6 +392,7 @@ def main() -> None:
         if args.device == "cpu":
             ap.error("--dtype is for the GPU (the CPU interpreter draws fp32/fp16 and cannot run bf16 dots)")
         DTYPE = {"bf16": torch.bfloat16, "fp16": torch.float16}[args.dtype]
+    CAP_LEN = args.cap_len
     _apply_sets(args.set)
     TRACEBACK = args.seed is not None
     ops = args.op or list(OPS)
@@ -421,6 +431,7 @@ def main() -> None:
                 repro += f" --device {args.device}" if args.device != "cpu" else ""
                 repro += f" --dims {args.dims}" if args.dims else ""
                 repro += f" --dtype {args.dtype}" if args.dtype else ""
+                repro += f" --cap-len {args.cap_len}" if args.cap_len is not None else ""
                 repro += "".join(f" --set {x}" for x in args.set)
                 repro += " --peer fla" if PEER == "fla" else ""
                 print(f"FAIL --op {op} --seed {seed}{repro}: {msg}", flush=True)
