@@ -1,6 +1,7 @@
 """Test setup. On a machine without CUDA, Triton kernels run under the interpreter, which must be
 switched on before triton is imported; every kernel output is poisoned with NaN before it is
-written so an unwritten element fails the comparison."""
+written so an unwritten element fails the comparison; the fp32 route of tiny batches is off unless a
+test turns it on."""
 
 import os
 
@@ -9,6 +10,9 @@ import torch
 if not torch.cuda.is_available():
     os.environ.setdefault("TRITON_INTERPRET", "1")
 os.environ.setdefault("JAGATTN_POISON", "1")
+# The suite's small fp16 batches test the half-precision kernels themselves: by default tiny batches run
+# on fp32 copies instead (_core/precision.py), which tests/test_fp32_route.py covers with the route on.
+os.environ.setdefault("JAGATTN_SMALL_FP32", "off")
 
 import pytest  # noqa: E402
 

@@ -12,6 +12,7 @@ import torch
 
 from .._core.dispatch import Backend, register_family
 from .._core.library import eager_call
+from .._core.precision import fp32_route, upcast
 from .._core.triton_utils import backend_unavailable_reason, device_reasons
 from .reference import gated_delta_reference
 
@@ -31,6 +32,11 @@ FAMILY = "gated_delta"
 # The gk chunked kernels are untuned (about 10x the scalar ones), so the recurrent one wins longer.
 RECURRENT_MAX_AVG_LEN = 8
 RECURRENT_MAX_AVG_LEN_GK = 128
+# The fp32 route (_core/precision.py) up to this many tokens x value heads. Session 15's GPU fuzz (bf16,
+# K = 128/256) failed the SPEC rule on one-token batches (dbeta, dg) and on single sequences of 150-470
+# tokens (dg; T x HV up to 466), where the precise path's bf16 normalised q/k put dg's RMS over the bound
+# (fp32 q/k copies or the fp32 route pass there). Beyond this limit those sizes keep the bf16 paths.
+SMALL_FP32_MAX_TOKEN_HEADS = 4096
 
 
 class TritonBackend(Backend):
@@ -79,14 +85,23 @@ class TritonBackend(Backend):
         return inputs.total_tokens <= limit * max(inputs.num_seqs, 1)
 
     def __call__(self, inputs: GatedDeltaInputs):
+        q, k, v = inputs.q, inputs.k, inputs.v
+        # tiny fp16/bf16 batches: fp32 kernels, o rounded once (_core/precision.py)
+        small = fp32_route(inputs.dtype, (q.shape[0] * v.shape[1],), SMALL_FP32_MAX_TOKEN_HEADS)
+        if small:
+            q, k, v = upcast(q, k, v)
+        o, final_state = self._run(inputs, q, k, v)
+        return (o.to(inputs.dtype), final_state) if small else (o, final_state)
+
+    def _run(self, inputs: GatedDeltaInputs, q, k, v):
         from . import ops
 
         if self.use_recurrent(inputs):
             return eager_call(
                 ops.gated_delta_fwd_recurrent,
-                inputs.q,
-                inputs.k,
-                inputs.v,
+                q,
+                k,
+                v,
                 inputs.g,
                 inputs.beta,
                 inputs.gk,
@@ -99,9 +114,9 @@ class TritonBackend(Backend):
             # per-key gates: their own chunked kernels (triton/chunk_gk.py); g is folded into gk there
             return eager_call(
                 ops.gated_delta_fwd_gk,
-                inputs.q,
-                inputs.k,
-                inputs.v,
+                q,
+                k,
+                v,
                 inputs.g,
                 inputs.beta,
                 inputs.gk,
@@ -111,9 +126,9 @@ class TritonBackend(Backend):
                 inputs.use_qk_l2norm,
             )
         return ops.chunked_fwd(
-            inputs.q,
-            inputs.k,
-            inputs.v,
+            q,
+            k,
+            v,
             inputs.g,
             inputs.beta,
             inputs.initial_state,

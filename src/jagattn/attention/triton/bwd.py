@@ -45,7 +45,7 @@ from .common import (
     fitting_configs,
     num_slots,
 )
-from .fwd import dot_precision, head_block, seq_bucket, softcap_args, window_args
+from .fwd import _itemsize, dot_precision, head_block, seq_bucket, softcap_args, window_args
 
 # ---------------------------------------------------------------------------------------------
 # 1. delta
@@ -90,28 +90,34 @@ def _attention_bwd_preprocess_kernel(
 # 2. dK, dV (and optionally dQ by atomics)
 
 
+# (BLOCK_M, BLOCK_N, warps, stages) of the dK/dV kernel, in list order (module level: CI tests the prune on it).
+# dK and dV hold BLOCK_N x (D + Dv) fp32 in registers (128 per thread at D = Dv = 128 with 64 key rows per
+# warpgroup), which caps the query block. Measured on an H200 (Triton 3.6, D=128, bf16): 64x64 with 4
+# warps won the causal rows although it spills a little, 64x128 with 8 warps the non-causal one. 8 warps
+# on 64 key rows (the warpgroups split dK/dV's columns, or with dK^T/dV^T accumulators the head dim) were
+# ~2x slower: dP is computed in both warpgroups and p/ds cross between them through shared memory.
+DKDV_GPU_TILES = (
+    (64, 64, 4, 2),
+    (64, 128, 8, 2),
+    # first when LONG_KEYS: 3-4% faster than 64x64 at mean 8192 (H200, session 3), slower on shorter and
+    # skewed batches
+    (64, 128, 8, 3),
+    (32, 64, 4, 3),
+    (32, 128, 8, 3),
+    (32, 64, 4, 4),
+    # the only tile whose accumulators fit for head dims above 128 (D + Dv = 512: 128 registers per thread
+    # with the columns split across two warpgroups)
+    (64, 64, 8, 2),
+    # the last resort (the prune keeps the last config if none fits): fp32 at D = 256, which the fp32
+    # route of tiny fp16/bf16 batches runs (_core/precision.py)
+    (32, 32, 4, 1),
+)
+
+
 def _dkdv_configs() -> list[triton.Config]:
-    # dK and dV hold BLOCK_N x (D + Dv) fp32 in registers (128 per thread at D = Dv = 128 with 64
-    # key rows per warpgroup), which caps the query block. Measured on an H200 (Triton 3.6, D=128,
-    # bf16): 64x64 with 4 warps won the causal rows although it spills a little, 64x128 with 8
-    # warps the non-causal one. 8 warps on 64 key rows (the warpgroups split dK/dV's columns, or
-    # with dK^T/dV^T accumulators the head dim) were ~2x slower: dP is computed in both warpgroups
-    # and p/ds cross between them through shared memory.
     gpu = [
         triton.Config({"BLOCK_M": bm, "BLOCK_N": bn, "DQ_T": True}, num_warps=w, num_stages=s)
-        for bm, bn, w, s in (
-            (64, 64, 4, 2),
-            (64, 128, 8, 2),
-            # first when LONG_KEYS: 3-4% faster than 64x64 at mean 8192 (H200, session 3), slower
-            # on shorter and skewed batches
-            (64, 128, 8, 3),
-            (32, 64, 4, 3),
-            (32, 128, 8, 3),
-            (32, 64, 4, 4),
-            # the only tile whose accumulators fit for head dims above 128 (D + Dv = 512: 128
-            # registers per thread with the columns split across two warpgroups)
-            (64, 64, 8, 2),
-        )
+        for bm, bn, w, s in DKDV_GPU_TILES
     ]
     return configs(
         gpu, triton.Config({"BLOCK_M": 16, "BLOCK_N": 32, "DQ_T": True}, num_warps=4, num_stages=1)
@@ -133,6 +139,7 @@ def _dkdv_dq_configs() -> list[triton.Config]:
             (64, 64, 4, 2, True),
             (32, 64, 4, 3, True),
             (64, 64, 8, 2, True),  # fits for head dims above 128 (spills there)
+            (32, 32, 4, 1, True),  # the last resort: fp32 at D = 256 (see DKDV_GPU_TILES)
         )
     ]
     return configs(
@@ -142,12 +149,13 @@ def _dkdv_dq_configs() -> list[triton.Config]:
 
 def _prune_dkdv(configs, named_args, **kwargs):
     bd, bdv = named_args["BLOCK_D"], named_args["BLOCK_DV"]
+    size = _itemsize(named_args)
 
     def fits(c):
         bm, bn = c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"]
-        smem = 2 * (c.num_stages * bm * (bd + bdv) + bn * (bd + bdv))  # q/do ring + k, v
+        smem = size * (c.num_stages * bm * (bd + bdv) + bn * (bd + bdv))  # q/do ring + k, v
         if named_args["ATOMIC_DQ"]:
-            smem += 2 * (bn * bd + bm * bn)  # k as the operand of the dQ product, and ds itself
+            smem += size * (bn * bd + bm * bn)  # k as the operand of the dQ product, and ds itself
         return smem <= SMEM_LIMIT and bn * (bd + bdv) // (32 * c.num_warps) <= 160
 
     if named_args.get("LONG_KEYS") and not named_args["ATOMIC_DQ"]:
@@ -441,18 +449,23 @@ _attention_bwd_dkdv_dq_kernel = triton.autotune(
 # 3. dQ (deterministic; also writes delta)
 
 
+# (BLOCK_M, BLOCK_N, warps, stages, maxnreg) of the dQ kernel, in list order
+DQ_GPU_TILES = (
+    (128, 64, 8, 3, None),
+    (128, 64, 8, 4, None),
+    # capped at 128 registers: two programs per SM, so one's exp2 and elementwise work overlaps the
+    # other's matmuls (won the mean-512/2048 and window rows on an H200)
+    (128, 32, 8, 3, 128),
+    (64, 64, 4, 2, None),
+    (64, 64, 4, 3, None),
+    (32, 32, 4, 1, None),  # the last resort: fp32 at D = 256 (see DKDV_GPU_TILES)
+)
+
+
 def _dq_configs() -> list[triton.Config]:
     gpu = [
         triton.Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_warps=w, num_stages=s, maxnreg=r)
-        for bm, bn, w, s, r in (
-            (128, 64, 8, 3, None),
-            (128, 64, 8, 4, None),
-            # capped at 128 registers: two programs per SM, so one's exp2 and elementwise work
-            # overlaps the other's matmuls (won the mean-512/2048 and window rows on an H200)
-            (128, 32, 8, 3, 128),
-            (64, 64, 4, 2, None),
-            (64, 64, 4, 3, None),
-        )
+        for bm, bn, w, s, r in DQ_GPU_TILES
     ]
     return configs(gpu, triton.Config({"BLOCK_M": 32, "BLOCK_N": 16}, num_warps=4, num_stages=1))
 
@@ -460,9 +473,11 @@ def _dq_configs() -> list[triton.Config]:
 def _prune_dq(configs, named_args, **kwargs):
     bd, bdv = named_args["BLOCK_D"], named_args["BLOCK_DV"]
 
+    size = _itemsize(named_args)
+
     def fits(c):
         bm, bn = c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"]
-        smem = 2 * (c.num_stages * bn * (bd + bdv) + bm * (bd + bdv))  # k/v ring + q, do
+        smem = size * (c.num_stages * bn * (bd + bdv) + bm * (bd + bdv))  # k/v ring + q, do
         acc_regs = bm * bd // (32 * c.num_warps)  # the fp32 dQ accumulator per thread
         # a register cap must leave room for the score tiles (ptxas refuses to compile otherwise)
         cap = getattr(c, "maxnreg", None) or 2 * 128

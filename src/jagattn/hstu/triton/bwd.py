@@ -29,6 +29,7 @@ from .fwd import (
     autotune_mean,
     fast_sigmoid,
     precision_of,
+    row_class,
     scale_last,
     tuning_configs,
     window_first,
@@ -308,6 +309,7 @@ _BWD_SMALL_D = [
     _cfg(64, 64, 8, 3),
 ]
 _BWD_LARGE_D = [_cfg(32, 64, 4, 1), _cfg(16, 64, 4, 1), _cfg(32, 32, 4, 1)]
+_BWD_HUGE_ROWS = [_cfg(16, 32, 4, 1)]  # fp32 at head dims above 128 (fwd.row_class 2)
 
 
 def _tuned(cfgs: list[triton.Config], atomic: bool):
@@ -326,6 +328,8 @@ _bwd_small = _tuned(_BWD_SMALL_D, False)
 _BWD_SMALL_D_WINDOW = window_first(_BWD_SMALL_D, 32, 64, 4, 3)
 _bwd_small_window = _tuned(_BWD_SMALL_D_WINDOW, False)
 _bwd_large = _tuned(_BWD_LARGE_D, False)
+_bwd_huge_atomic = _tuned(_BWD_HUGE_ROWS, True)
+_bwd_huge = _tuned(_BWD_HUGE_ROWS, False)
 
 
 def _launch_bwd(
@@ -353,12 +357,12 @@ def _launch_bwd(
     if batch == 0 or max_seq_len == 0 or k.shape[0] == 0:
         return
     bdq, bdv = max(16, next_power_of_2(dq_dim)), max(16, next_power_of_2(dv_dim))
-    large = max(bdq, bdv) > 128
+    rc = row_class(bdq, bdv, q.element_size())
     atomic = dq_accum is not None
     if atomic:
-        kernel = _bwd_large_atomic if large else _bwd_small_atomic
+        kernel = (_bwd_small_atomic, _bwd_large_atomic, _bwd_huge_atomic)[rc]
     else:
-        kernel = _bwd_large if large else _bwd_small_window if max_attn_len > 0 else _bwd_small
+        kernel = (_bwd_small_window if max_attn_len > 0 else _bwd_small, _bwd_large, _bwd_huge)[rc]
     dq_t = dq_accum if atomic else dk
 
     compact = use_compact(k.shape[0], batch, max_seq_len)

@@ -373,6 +373,17 @@ _DQ_SMALL_D = [
     _cfg(64, 64, 4, 3),
 ]
 _DQ_LARGE_D = [_cfg(64, 32, 4, 2), _cfg(32, 64, 4, 2), _cfg(32, 32, 4, 1)]
+# fp32 rows over 512 bytes (head dims above 128: the fp32 route of tiny fp16/bf16 batches,
+# _core/precision.py, and fp32 inputs): one small tile; the lists above overflow shared memory there
+_FWD_HUGE_ROWS = [_cfg(32, 32, 4, 1)]
+
+
+def row_class(block_dq: int, block_dv: int, itemsize: int) -> int:
+    """Which config lists a launch takes, from its padded head dims and bytes per element: 0 for rows of
+    at most 256 bytes (head dims <= 128 in fp16/bf16, <= 64 in fp32), 1 up to 512 (the "large" lists:
+    256 in fp16/bf16, 128 in fp32), 2 above (fp32 at 256)."""
+    row = max(block_dq, block_dv) * itemsize
+    return 0 if row <= 256 else 1 if row <= 512 else 2
 
 
 def window_first(cfgs: list[triton.Config], bm: int, bn: int, warps: int, stages: int) -> list[triton.Config]:
@@ -408,6 +419,8 @@ _dq_small_window = triton.autotune(configs=tuning_configs(_DQ_SMALL_D_WINDOW, _I
 _fwd_large = triton.autotune(configs=tuning_configs(_FWD_LARGE_D, _INTERPRETER), key=_KEY)(_hstu_fwd_kernel)
 _dq_small = triton.autotune(configs=tuning_configs(_DQ_SMALL_D, _INTERPRETER), key=_KEY)(_hstu_fwd_kernel)
 _dq_large = triton.autotune(configs=tuning_configs(_DQ_LARGE_D, _INTERPRETER), key=_KEY)(_hstu_fwd_kernel)
+_fwd_huge = triton.autotune(configs=tuning_configs(_FWD_HUGE_ROWS, _INTERPRETER), key=_KEY)(_hstu_fwd_kernel)
+_dq_huge = triton.autotune(configs=tuning_configs(_FWD_HUGE_ROWS, _INTERPRETER), key=_KEY)(_hstu_fwd_kernel)
 
 
 def fast_sigmoid(dtype: torch.dtype) -> bool:
@@ -498,14 +511,14 @@ def _launch(
     if batch == 0 or rows == 0 or out.numel() == 0:
         return
     bdq, bdv = max(16, next_power_of_2(dq_dim)), max(16, next_power_of_2(dv_dim))
-    large = max(bdq, bdv) > 128
+    rc = row_class(bdq, bdv, q.element_size())
     window = max_attn_len > 0
     if mode == 0:
-        kernel = _fwd_large if large else _fwd_small_window if window else _fwd_small
+        kernel = (_fwd_small_window if window else _fwd_small, _fwd_large, _fwd_huge)[rc]
         if kernel is _fwd_small and long_rows(rows, q.dtype):
             kernel = _fwd_small_long
     else:
-        kernel = _dq_large if large else _dq_small_window if window else _dq_small
+        kernel = (_dq_small_window if window else _dq_small, _dq_large, _dq_huge)[rc]
     do_t = q if do is None else do
     if delta is not None and num_targets is None:
         # ptxas (Triton 3.6, sm_90a) segfaults on the cached kernel compiled with HAS_TARGETS=False
