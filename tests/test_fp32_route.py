@@ -197,3 +197,22 @@ def test_route_passes_one_token_batches_the_half_kernels_fail(fuzz, op, seed, ro
     assert msg is not None and "exceeds 2.0x" in msg, msg
     route("auto")
     assert fuzz.run_case(op, seed, "cpu", 1) is None
+
+
+# On the GPU the route runs fp32 kernels at every head dim, up to 256 (fp32 rows of 1 KiB: the attention
+# backward and the HSTU kernels needed their own small tiles there, session 15)
+GPU_DIMS = [(16, 16), (64, 32), (128, 128), (256, 256), (256, 64), (40, 96)]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dims", GPU_DIMS, ids=[f"{a}x{b}" for a, b in GPU_DIMS])
+@pytest.mark.parametrize("op", OPS)
+def test_gpu_route_every_head_dim(fuzz, op, dims, route, monkeypatch):
+    route("auto")
+    monkeypatch.setattr(fuzz, "CAP_LEN", 3)
+    monkeypatch.setattr(fuzz, "DIMS", dims)
+    seen = _op_input_dtypes(monkeypatch)
+    for seed in range(4):
+        monkeypatch.setattr(fuzz, "DTYPE", (torch.bfloat16, torch.float16)[seed % 2])
+        assert fuzz.run_case(op, seed, "cuda", 1) is None
+    assert seen and not (seen & {torch.float16, torch.bfloat16}), seen
