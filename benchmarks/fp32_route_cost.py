@@ -52,9 +52,23 @@ ROWS = [
     ("hstu", _hstu, [3, 2, 1], 2, 128),
     ("hstu", _hstu, [128] * 4, 2, 128),  # 1024
     ("gated_delta", _gated_delta, [3, 2, 1], 2, 128),
-    ("gated_delta", _gated_delta, [512] * 4, 2, 128),  # T x HV = 4096, the limit
-    ("gated_delta", _gated_delta, [2048, 2048], 1, 128),  # 4096, one long pair
+    ("gated_delta", _gated_delta, [256] * 2, 2, 128),  # T x HV = 1024
+    ("gated_delta", _gated_delta, [512] * 4, 2, 128),  # 4096
 ]
+
+
+def _limits() -> dict:
+    import importlib
+
+    mods = {n: importlib.import_module(f"jagattn.{n}.backends") for n in ("attention", "hstu", "gated_delta")}
+    return {
+        "attention": mods["attention"].SMALL_FP32_MAX_ROWS,
+        "hstu": mods["hstu"].SMALL_FP32_MAX_ROWS,
+        "gated_delta": mods["gated_delta"].SMALL_FP32_MAX_TOKEN_HEADS,
+    }
+
+
+_LIMITS = _limits()
 
 
 def _time(fn, inputs, grad: bool, iters: int) -> float:

@@ -92,21 +92,30 @@ def _leaves(args: dict, names) -> dict:
     return {n: args[n].detach().clone().requires_grad_(True) for n in names if args.get(n) is not None}
 
 
-def _outputs_and_grads(fn, args: dict, grads: tuple[str, ...], seed: int):
-    """(names, tensors): fn's outputs and the gradients of a random-weighted sum w.r.t. ``grads``."""
+# --rounded-grads: the weights of the loss (the output gradients) are rounded to the dtype of each output of
+# the run under test for every run, the gold included, as a test that calls ``out.backward(grad)`` with a
+# grad in the output's dtype does; by default the weights stay fp64, so the gold's output gradient is exact
+# while the backend's (and the input-dtype reference run's) arrives rounded to fp16/bf16 (session 15)
+ROUNDED_GRADS = False
+
+
+def _outputs_and_grads(fn, args: dict, grads: tuple[str, ...], seed: int, wdtypes: dict | None = None):
+    """(names, tensors): fn's outputs and the gradients of a random-weighted sum w.r.t. ``grads``; with
+    ``wdtypes`` ({output name: dtype}) each output's weights are rounded to that dtype first."""
     leaves = _leaves(args, grads)
     outs = fn({**args, **leaves})
     outs = {k: v for k, v in outs.items() if v is not None}
     gen = torch.Generator().manual_seed(seed)
     diff = {k: v for k, v in outs.items() if v.dtype.is_floating_point and v.requires_grad}
     res = {k: v.detach() for k, v in outs.items()}
+    wdt = wdtypes or {}
+
+    def weights(k, v):
+        w = torch.randn(v.shape, generator=gen, dtype=torch.float64)
+        return (w.to(wdt[k]).double() if k in wdt else w).to(v.device)
+
     if leaves and diff:
-        loss = sum(
-            (v.double() * torch.randn(v.shape, generator=gen, dtype=torch.float64).to(v.device))
-            .nan_to_num(0.0, 0.0, 0.0)
-            .sum()
-            for v in diff.values()
-        )
+        loss = sum((v.double() * weights(k, v)).nan_to_num(0.0, 0.0, 0.0).sum() for k, v in diff.items())
         gs = torch.autograd.grad(loss, list(leaves.values()), allow_unused=True)
         res.update({"d" + n: g for n, g in zip(leaves, gs, strict=True) if g is not None})
     return res
@@ -273,12 +282,13 @@ def run_case(op: str, seed: int, dev: str, scale: int) -> str | None:
     desc, args, grads, run, ref = OPS[op](rng, dev, dtype, scale)
     try:
         got = _outputs_and_grads(run, args, grads, seed)
+        wdt = {k: v.dtype for k, v in got.items()} if ROUNDED_GRADS else None
         gold_args = {
             k: (v.double() if v is not None and v.dtype.is_floating_point else v) for k, v in args.items()
         }
-        gold = _outputs_and_grads(lambda a: ref(a, torch.float64), gold_args, grads, seed)
+        gold = _outputs_and_grads(lambda a: ref(a, torch.float64), gold_args, grads, seed, wdt)
         cdt = dtype if dtype != torch.float32 else None
-        low = _outputs_and_grads(lambda a: ref(a, cdt), args, grads, seed)
+        low = _outputs_and_grads(lambda a: ref(a, cdt), args, grads, seed, wdt)
         for name in gold:
             testing.assert_finite_where(name, got[name])
             testing.check_close(name, got[name], gold[name], low[name])
@@ -288,8 +298,25 @@ def run_case(op: str, seed: int, dev: str, scale: int) -> str | None:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         if not isinstance(exc, AssertionError):
             first = f"{type(exc).__name__}: {first} | {traceback.format_exc().splitlines()[-3].strip()}"
+        elif dtype != torch.float32:
+            first += _fp32_reference_verdict(ref, args, grads, seed, gold, low, wdt)
         return f"{dtype} {desc}: {first}"
     return None
+
+
+def _fp32_reference_verdict(ref, args, grads, seed, gold, low, wdt) -> str:
+    """For a failing half-precision case: does the reference itself, computed in fp32 on the same inputs
+    and rounded to the input dtype at the end (what the fp32 route of tiny batches gives), pass the rule?
+    On batches of a few tokens it may not: the output gradient reaches the op rounded to the input dtype
+    while the gold's is exact, and the input-dtype reference run can land nearer the gold by chance
+    (session 15). Such a failure is the rule's noise on that case, not an error of the backend."""
+    try:
+        exact = _outputs_and_grads(lambda a: ref(a, None), args, grads, seed, wdt)
+        for name in gold:
+            testing.check_close(name, exact[name], gold[name], low[name])
+    except AssertionError as exc:
+        return f" [the fp32 reference fails too: {str(exc).split(':')[0]}]"
+    return " [the fp32 reference passes]"
 
 
 def _fatal(msg: str) -> bool:
@@ -335,6 +362,8 @@ def _isolated(args, ops: list[str], seeds: range) -> None:
                 cmd += ["--dtype", args.dtype]
             if args.cap_len is not None:
                 cmd += ["--cap-len", str(args.cap_len)]
+            if args.rounded_grads:
+                cmd += ["--rounded-grads"]
             if args.peer != "jagattn":
                 cmd += ["--peer", args.peer]
             for item in args.set:
@@ -367,7 +396,7 @@ def _isolated(args, ops: list[str], seeds: range) -> None:
 
 
 def main() -> None:
-    global DIMS, DTYPE, TRACEBACK, PEER, _FLA, CAP_LEN
+    global DIMS, DTYPE, TRACEBACK, PEER, _FLA, CAP_LEN, ROUNDED_GRADS
     ap = argparse.ArgumentParser()
     ap.add_argument("--op", choices=list(OPS), action="append")
     ap.add_argument("--cases", type=int, default=50, help="cases per op")
@@ -380,6 +409,9 @@ def main() -> None:
     ap.add_argument("--dtype", choices=("bf16", "fp16"), help="every case in this dtype (GPU)")
     ap.add_argument("--set", action="append", default=[], help="pkg.module.ATTR=value (experiments)")
     ap.add_argument("--cap-len", type=int, help="cap every drawn sequence length at this (tiny batches)")
+    ap.add_argument(
+        "--rounded-grads", action="store_true", help="output gradients in the outputs' dtypes, gold too"
+    )
     ap.add_argument("--peer", choices=("jagattn", "fla"), default="jagattn", help="gated_delta under test")
     ap.add_argument("--isolate", action="store_true", help="child processes; survive fatal CUDA errors")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
@@ -393,6 +425,7 @@ def main() -> None:
             ap.error("--dtype is for the GPU (the CPU interpreter draws fp32/fp16 and cannot run bf16 dots)")
         DTYPE = {"bf16": torch.bfloat16, "fp16": torch.float16}[args.dtype]
     CAP_LEN = args.cap_len
+    ROUNDED_GRADS = args.rounded_grads
     _apply_sets(args.set)
     TRACEBACK = args.seed is not None
     ops = args.op or list(OPS)
@@ -432,6 +465,7 @@ def main() -> None:
                 repro += f" --dims {args.dims}" if args.dims else ""
                 repro += f" --dtype {args.dtype}" if args.dtype else ""
                 repro += f" --cap-len {args.cap_len}" if args.cap_len is not None else ""
+                repro += " --rounded-grads" if args.rounded_grads else ""
                 repro += "".join(f" --set {x}" for x in args.set)
                 repro += " --peer fla" if PEER == "fla" else ""
                 print(f"FAIL --op {op} --seed {seed}{repro}: {msg}", flush=True)
