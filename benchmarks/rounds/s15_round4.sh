@@ -8,7 +8,7 @@
 # Call: JAGATTN_GIT_SHA=<sha> bash benchmarks/rounds/s15_round4.sh
 export OUT=${OUT:-$PWD/.device-out} JAGATTN_AUTOTUNE=0
 source benchmarks/device_round_env.sh
-PYTHONPATH=src timeout 240 python3 -m pytest -q -m gpu -n 4 tests/test_fp32_route.py -p no:randomly 2>&1 | grep -v -i warn | tail -30 | tee $OUT/gpu_tests.log
+PYTHONPATH=src timeout 240 python3 -m pytest -q -m gpu -n 4 tests/test_fp32_route.py 2>&1 | grep -v -i warn | tail -30 | tee $OUT/gpu_tests.log
 F="python3 benchmarks/fuzz_spec_rule.py --device cuda --isolate"
 job() { set -- $1; m=$1; shift; JAGATTN_SMALL_FP32=$m PYTHONPATH=src timeout 200 $F --op $1 --first-seed $2 --cases 60 --scale $3 --time-budget 170 ${@:4} 2>&1 | grep -E "^FAIL|^fuzz|Error" | cut -c1-460 | sed "s/^/[$m $*] /"; }
 export -f job; export F
