@@ -52,8 +52,7 @@ ROWS = [
     ("hstu", _hstu, [3, 2, 1], 2, 128),
     ("hstu", _hstu, [128] * 4, 2, 128),  # 1024
     ("gated_delta", _gated_delta, [3, 2, 1], 2, 128),
-    ("gated_delta", _gated_delta, [256] * 2, 2, 128),  # T x HV = 1024
-    ("gated_delta", _gated_delta, [512] * 4, 2, 128),  # 4096
+    ("gated_delta", _gated_delta, [256] * 2, 2, 128),  # T x HV = 1024, the limit
 ]
 
 
@@ -101,9 +100,7 @@ def main() -> None:
                 for grad in (False, True):
                     res.setdefault((mode, grad), []).append(_time(fn, inputs, grad, args.iters))
         precision.SMALL_FP32 = "auto"
-        routed = precision.fp32_route(
-            torch.bfloat16, (sum(lengths) * h,), 4096 if name == "gated_delta" else 1024
-        )
+        routed = precision.fp32_route(torch.bfloat16, (sum(lengths) * h,), _LIMITS[name])
         best = {key: min(v) for key, v in res.items()}
         lens = str(lengths) if len(lengths) < 4 else f"{len(lengths)}x{lengths[0]}"
         print(

@@ -46,7 +46,9 @@ def _apply(items: str) -> list:
         except (ValueError, SyntaxError):
             parsed = value
         if isinstance(getattr(mod, attr), frozenset):  # the BF16_FP32 / BF16_KEEP name sets
-            parsed = mod._name_set(attr, value, getattr(mod, "BF16_INTERMEDIATES" if "FP32" in attr else "KEEP_KERNELS"))
+            parsed = mod._name_set(
+                attr, value, getattr(mod, "BF16_INTERMEDIATES" if "FP32" in attr else "KEEP_KERNELS")
+            )
         undo.append((mod, attr, getattr(mod, attr)))
         setattr(mod, attr, parsed)
     return undo
@@ -76,8 +78,16 @@ def main() -> None:
     ap.add_argument("--fla", action="store_true")
     ap.add_argument("--where", default="dg")
     ap.add_argument("--top", type=int, default=10)
-    ap.add_argument("--device", default="cuda", help="cpu: the interpreter (TRITON_INTERPRET=1); the case is drawn as on the GPU")
-    ap.add_argument("--fp32-route", action="store_true", help="also run ours on fp32 copies of q/k/v/h0, outputs rounded back")
+    ap.add_argument(
+        "--device",
+        default="cuda",
+        help="cpu: the interpreter (TRITON_INTERPRET=1); the case is drawn as on the GPU",
+    )
+    ap.add_argument(
+        "--fp32-route",
+        action="store_true",
+        help="also run ours on fp32 copies of q/k/v/h0, outputs rounded back",
+    )
     args = ap.parse_args()
     fz.DTYPE = {"bf16": torch.bfloat16, "fp16": torch.float16}[args.dtype]
     rng = random.Random(f"{args.op}-{args.seed}")
@@ -103,7 +113,9 @@ def main() -> None:
         TritonBackend.not_supported_reasons = lambda self, inputs: []  # fp32 with gradients, for this run
 
         def run32(x):
-            x32 = {k: (v.float() if k in ("q", "k", "v", "h0") and v is not None else v) for k, v in x.items()}
+            x32 = {
+                k: (v.float() if k in ("q", "k", "v", "h0") and v is not None else v) for k, v in x.items()
+            }
             out = run(x32)
             return {"o": out["o"].to(x["v"].dtype), "final_state": out["final_state"]}
 
@@ -128,7 +140,9 @@ def main() -> None:
     starts = [sum(lengths[:i]) for i in range(len(lengths))]
     g = gold[name].double()
     e_low = (low[name].double() - g).abs()
-    print(f"\n{name}: gold shape {tuple(g.shape)} rms {g.pow(2).mean().sqrt():.3e}; reference-run err max {e_low.max():.3e}")
+    print(
+        f"\n{name}: gold shape {tuple(g.shape)} rms {g.pow(2).mean().sqrt():.3e}; reference-run err max {e_low.max():.3e}"
+    )
     for label, got in runs.items():
         e = (got[name].double() - g).abs()
         flat = e.reshape(e.shape[0], -1)
@@ -149,7 +163,9 @@ def main() -> None:
             per_seq = []
             for i, (s, n) in enumerate(zip(starts, lengths, strict=True)):
                 if n:
-                    per_seq.append(f"seq{i}: {flat[s:s + n].max():.2e} (ref {e_low.reshape(flat.shape)[s:s + n].max():.2e})")
+                    per_seq.append(
+                        f"seq{i}: {flat[s : s + n].max():.2e} (ref {e_low.reshape(flat.shape)[s : s + n].max():.2e})"
+                    )
             print("  per sequence max:", "; ".join(per_seq))
 
 

@@ -237,7 +237,15 @@ IMPORT_TIME = [
     ("hstu/ops.py", "JAGATTN_HSTU_ATOMIC_DQ", "ATOMIC_DQ_DEFAULT", False, ("1", True), "yes", "0, 1"),
     ("hstu/triton/schedule.py", "JAGATTN_HSTU_COMPACT", "ENABLED", False, ("1", True), "on", "0, 1"),
     ("_core/library.py", "JAGATTN_EAGER_FAST", "EAGER_FAST", True, ("0", False), "off", "0, 1"),
-    ("_core/precision.py", "JAGATTN_SMALL_FP32", "SMALL_FP32", "auto", ("OFF", "off"), "fp32", "auto, on, off"),
+    (
+        "_core/precision.py",
+        "JAGATTN_SMALL_FP32",
+        "SMALL_FP32",
+        "auto",
+        ("OFF", "off"),
+        "fp32",
+        "auto, on, off",
+    ),
     (
         "attention/triton/fwd.py",
         "JAGATTN_ATTN_FWD_TILE",

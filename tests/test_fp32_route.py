@@ -212,7 +212,7 @@ def test_gpu_route_every_head_dim(fuzz, op, dims, route, monkeypatch):
     monkeypatch.setattr(fuzz, "CAP_LEN", 3)
     monkeypatch.setattr(fuzz, "DIMS", dims)
     seen = _op_input_dtypes(monkeypatch)
-    for seed in range(4):
+    for seed in range(2):
         monkeypatch.setattr(fuzz, "DTYPE", (torch.bfloat16, torch.float16)[seed % 2])
         assert fuzz.run_case(op, seed, "cuda", 1) is None
     assert seen and not (seen & {torch.float16, torch.bfloat16}), seen
