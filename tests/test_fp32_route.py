@@ -28,6 +28,11 @@ def fuzz():
     mod = importlib.util.module_from_spec(spec)
     sys.modules["fuzz_spec_rule"] = mod
     spec.loader.exec_module(mod)
+    # The loss weights (output gradients) rounded to each output's dtype for the gold too: with exact fp64
+    # weights the op receives a rounded gradient the gold does not, and on tiny batches even the fp32
+    # reference rounded once then fails the rule (harness noise, session 15: gated delta [3, 0] dg on the
+    # H200). Every assertion below is about the kernels, so the harness must not add its own error.
+    mod.ROUNDED_GRADS = True
     return mod
 
 
@@ -183,8 +188,10 @@ def test_large_batches_keep_the_half_kernels(route, monkeypatch, device):
 
 
 # Seeds of the fuzz whose batches of one-token sequences fail the rule on the fp16 kernels under the
-# interpreter (checked below with the route off: the test can fail) and pass on the fp32 route.
-ONE_TOKEN_FAILURES = [("hstu", 12), ("hstu", 57)]
+# interpreter, the fp32 reference passing (checked below with the route off: the test can fail), and pass
+# on the fp32 route. (With exact fp64 output gradients, hstu seeds 12 and 57 failed too; with the
+# gradients rounded for the gold as well they pass with the route off: that was the harness.)
+ONE_TOKEN_FAILURES = [("attention", 23), ("attention", 153)]
 
 
 @pytest.mark.parametrize("op, seed", ONE_TOKEN_FAILURES, ids=[f"{o}-{s}" for o, s in ONE_TOKEN_FAILURES])
@@ -192,9 +199,10 @@ def test_route_passes_one_token_batches_the_half_kernels_fail(fuzz, op, seed, ro
     if device != "cpu":
         pytest.skip("the seeds were found under the interpreter; the GPU draws other head dims")
     monkeypatch.setattr(fuzz, "CAP_LEN", 1)
+    monkeypatch.setattr(fuzz, "DTYPE", torch.float16)
     route("off")
     msg = fuzz.run_case(op, seed, "cpu", 1)
-    assert msg is not None and "exceeds 2.0x" in msg, msg
+    assert msg is not None and "exceeds 2.0x" in msg and "[the fp32 reference passes]" in msg, msg
     route("auto")
     assert fuzz.run_case(op, seed, "cpu", 1) is None
 
