@@ -7,7 +7,10 @@ attention dK/dV (``_attention_bwd_dkdv_inner``), from reading FlexAttention's ba
   across the first two products;
 - ``qT``: load q as a ``[D, BLOCK_M]`` tile through pointers (Flex's ``qT_ptrs``) instead of ``tl.trans`` of a
   ``[BLOCK_M, D]`` tile (head dim == its block only, as on the suite rows);
-- ``both``: the two together.
+- ``both``: the two together;
+- ``dp_early``: the dP^T product right after the S^T one (Triton 3.9's sm_90 compile of the 64x128/8-warp/3-stage
+  tile: stack 96 -> 32 bytes, registers 255 both; each of the two products is still waited for at once);
+- ``dp_early_late``: ``dp_early`` + ``delta_late``.
 
 HSTU dK/dV (``_hstu_bwd_tile``, bf16: fast sigmoid and score factors last):
 
@@ -26,7 +29,12 @@ _hb = importlib.import_module(_H)
 _hb._tanh_approx = importlib.import_module("jagattn.hstu.triton.mask")._tanh_approx
 
 _DELTA_LATE = [
-    (_A, "_attention_bwd_dkdv_inner", "        b_delta = tl.load(DELTA + i_h.to(tl.int64) * stride_lse_h + rows)\n", ""),
+    (
+        _A,
+        "_attention_bwd_dkdv_inner",
+        "        b_delta = tl.load(DELTA + i_h.to(tl.int64) * stride_lse_h + rows)\n",
+        "",
+    ),
     (
         _A,
         "_attention_bwd_dkdv_inner",
@@ -88,7 +96,32 @@ _DV_FIRST = [
     ),
 ]
 
+_DP = "        dpT = tl.dot(b_v, tl.trans(b_do), input_precision=DOT_PREC)\n"
+_ST = "        sT = tl.dot(b_k, tl.trans(b_q), input_precision=DOT_PREC)\n"
+_DP_EARLY = [(_A, "_attention_bwd_dkdv_inner", _DP, ""), (_A, "_attention_bwd_dkdv_inner", _ST, _ST + _DP)]
+_DP_EARLY_LATE = [
+    (_A, "_attention_bwd_dkdv_inner", _DP, ""),
+    (
+        _A,
+        "_attention_bwd_dkdv_inner",
+        "        b_delta = tl.load(DELTA + i_h.to(tl.int64) * stride_lse_h + rows)\n",
+        "",
+    ),
+    (
+        _A,
+        "_attention_bwd_dkdv_inner",
+        _ST,
+        _ST
+        + _DP.replace(
+            "        dpT",
+            "        b_delta = tl.load(DELTA + i_h.to(tl.int64) * stride_lse_h + rows)\n        dpT",
+        ),
+    ),
+]
+
 VARIANTS = {
+    "dp_early": _DP_EARLY,
+    "dp_early_late": _DP_EARLY_LATE,
     "delta_late": _DELTA_LATE,
     "qT": _QT,
     "both": _DELTA_LATE + _QT,
