@@ -244,8 +244,10 @@ def _attention_bwd_dkdv_inner(
         o_m = m0 + o_m0
         m_m = o_m < lq
         rows = (bos_q + tl.minimum(o_m, lq - 1)).to(tl.int64)
-        b_q = _load_tile(
-            Q + rows[:, None] * stride_qt + i_h * stride_qh + o_d[None, :], m_m, o_d < D, False, BLOCK_D != D
+        # q^T loaded as a [D, BLOCK_M] tile (no tl.trans of a [BLOCK_M, D] one): with delta loaded after the
+        # dV product, 1-6% faster dK/dV on the H100 at mean 8192, bitwise the same (session 16)
+        b_qT = _load_tile(
+            Q + rows[None, :] * stride_qt + i_h * stride_qh + o_d[:, None], o_d < D, m_m, BLOCK_D != D, False
         )
         b_do = _load_tile(
             DO + rows[:, None] * stride_dot + i_h * stride_doh + o_dv[None, :],
@@ -255,9 +257,8 @@ def _attention_bwd_dkdv_inner(
             BLOCK_DV != DV,
         )
         b_lse = tl.load(LSE + i_h.to(tl.int64) * stride_lse_h + rows)
-        b_delta = tl.load(DELTA + i_h.to(tl.int64) * stride_lse_h + rows)
         b_lse = tl.where((b_lse == float("-inf")) | (o_m >= lq), float("inf"), b_lse * 1.4426950408889634)
-        sT = tl.dot(b_k, tl.trans(b_q), input_precision=DOT_PREC)
+        sT = tl.dot(b_k, b_qT, input_precision=DOT_PREC)
         if HAS_SOFTCAP:
             tT = _tanh(sT * softcap_in)
             sT = softcap_out * tT
@@ -272,12 +273,13 @@ def _attention_bwd_dkdv_inner(
                 vis = vis & (o_n[:, None] <= o_m[None, :] + (diag + window_right))
             pT = tl.where(vis, pT, 0.0)
         dv = tl.dot(pT.to(b_do.dtype), b_do, dv, input_precision=DOT_PREC)
+        b_delta = tl.load(DELTA + i_h.to(tl.int64) * stride_lse_h + rows)
         dpT = tl.dot(b_v, tl.trans(b_do), input_precision=DOT_PREC)
         dsT = pT * (dpT - b_delta[None, :])
         if HAS_SOFTCAP:
             dsT = dsT * (1.0 - tT * tT)
-        dsT = dsT.to(b_q.dtype)
-        dk = tl.dot(dsT, b_q, dk, input_precision=DOT_PREC)
+        dsT = dsT.to(b_qT.dtype)
+        dk = tl.dot(dsT, tl.trans(b_qT), dk, input_precision=DOT_PREC)
         if ATOMIC_DQ:
             # DQ_ACC holds the query heads [hq0, hq0 + its width) (the launcher chunks the heads)
             rows_dq = (bos_q + o_m).to(tl.int64) * stride_dqt + (i_h - hq0) * stride_dqh
