@@ -3,7 +3,10 @@ switched on before triton is imported; every kernel output is poisoned with NaN 
 written so an unwritten element fails the comparison; the fp32 route of tiny batches is off unless a
 test turns it on."""
 
+import importlib.util
 import os
+import sys
+from pathlib import Path
 
 import torch
 
@@ -58,3 +61,24 @@ def on_launch(monkeypatch):
         monkeypatch.setattr(torch.library, "wrap_triton", wrap)
 
     return install
+
+
+FUZZ_SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "fuzz_spec_rule.py"
+
+
+def load_fuzz_script():
+    """A fresh module object of ``benchmarks/fuzz_spec_rule.py`` (the random SPEC-rule fuzz): each test
+    module gets its own, so one module's settings (e.g. ``ROUNDED_GRADS``) never leak into another's."""
+    spec = importlib.util.spec_from_file_location("fuzz_spec_rule", FUZZ_SCRIPT)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["fuzz_spec_rule"] = (
+        mod  # registered as an import would (pickling, dataclasses, child processes)
+    )
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.fixture(scope="module")
+def fuzz():
+    """The fuzz script, loaded once per test module (``load_fuzz_script``)."""
+    return load_fuzz_script()

@@ -10,24 +10,18 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import sys
-from pathlib import Path
 
 import pytest
 import torch
 
+from conftest import load_fuzz_script
 from jagattn._core import precision
 from jagattn._core.precision import fp32_route, upcast
-
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "fuzz_spec_rule.py"
 
 
 @pytest.fixture(scope="module")
 def fuzz():
-    spec = importlib.util.spec_from_file_location("fuzz_spec_rule", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["fuzz_spec_rule"] = mod
-    spec.loader.exec_module(mod)
+    mod = load_fuzz_script()
     # The loss weights (output gradients) rounded to each output's dtype for the gold too: with exact fp64
     # weights the op receives a rounded gradient the gold does not, and on tiny batches even the fp32
     # reference rounded once then fails the rule (harness noise, session 15: gated delta [3, 0] dg on the

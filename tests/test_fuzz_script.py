@@ -3,23 +3,7 @@ one fixed seed per op passes, and a reproducer line names the op and seed when a
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
-
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "fuzz_spec_rule.py"
-
-
-@pytest.fixture(scope="module")
-def fuzz():
-    spec = importlib.util.spec_from_file_location("fuzz_spec_rule", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["fuzz_spec_rule"] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
 
 # seeds with several sequences, gradients and the op's options (seen in the case descriptions)
 SEEDS = {"attention": 7, "hstu": 3, "gated_delta": 0, "gated_delta_gk": 2}

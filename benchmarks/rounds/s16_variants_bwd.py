@@ -12,6 +12,8 @@ attention dK/dV (``_attention_bwd_dkdv_inner``), from reading FlexAttention's ba
   tile: stack 96 -> 32 bytes, registers 255 both; each of the two products is still waited for at once);
 - ``dp_early_late``: ``dp_early`` + ``delta_late``.
 
+These apply to the source before commit 5b14b9a, which adopted ``both`` (they report "not applicable" after it).
+
 HSTU dK/dV (``_hstu_bwd_tile``, bf16: fast sigmoid and score factors last):
 
 - ``dv_first``: ``silu`` from the scores alone, the dV product, then ``dp`` and ``ds`` (the mask zeroes the
@@ -28,21 +30,11 @@ _H = "jagattn.hstu.triton.bwd"
 _hb = importlib.import_module(_H)
 _hb._tanh_approx = importlib.import_module("jagattn.hstu.triton.mask")._tanh_approx
 
-_DELTA_LATE = [
-    (
-        _A,
-        "_attention_bwd_dkdv_inner",
-        "        b_delta = tl.load(DELTA + i_h.to(tl.int64) * stride_lse_h + rows)\n",
-        "",
-    ),
-    (
-        _A,
-        "_attention_bwd_dkdv_inner",
-        "        dpT = tl.dot(b_v, tl.trans(b_do), input_precision=DOT_PREC)\n",
-        "        b_delta = tl.load(DELTA + i_h.to(tl.int64) * stride_lse_h + rows)\n"
-        "        dpT = tl.dot(b_v, tl.trans(b_do), input_precision=DOT_PREC)\n",
-    ),
-]
+_F = "_attention_bwd_dkdv_inner"
+_DP = "        dpT = tl.dot(b_v, tl.trans(b_do), input_precision=DOT_PREC)\n"
+_ST = "        sT = tl.dot(b_k, tl.trans(b_q), input_precision=DOT_PREC)\n"
+_DELTA = "        b_delta = tl.load(DELTA + i_h.to(tl.int64) * stride_lse_h + rows)\n"
+_DELTA_LATE = [(_A, _F, _DELTA, ""), (_A, _F, _DP, _DELTA + _DP)]
 
 _QT = [
     (
@@ -96,28 +88,8 @@ _DV_FIRST = [
     ),
 ]
 
-_DP = "        dpT = tl.dot(b_v, tl.trans(b_do), input_precision=DOT_PREC)\n"
-_ST = "        sT = tl.dot(b_k, tl.trans(b_q), input_precision=DOT_PREC)\n"
-_DP_EARLY = [(_A, "_attention_bwd_dkdv_inner", _DP, ""), (_A, "_attention_bwd_dkdv_inner", _ST, _ST + _DP)]
-_DP_EARLY_LATE = [
-    (_A, "_attention_bwd_dkdv_inner", _DP, ""),
-    (
-        _A,
-        "_attention_bwd_dkdv_inner",
-        "        b_delta = tl.load(DELTA + i_h.to(tl.int64) * stride_lse_h + rows)\n",
-        "",
-    ),
-    (
-        _A,
-        "_attention_bwd_dkdv_inner",
-        _ST,
-        _ST
-        + _DP.replace(
-            "        dpT",
-            "        b_delta = tl.load(DELTA + i_h.to(tl.int64) * stride_lse_h + rows)\n        dpT",
-        ),
-    ),
-]
+_DP_EARLY = [(_A, _F, _DP, ""), (_A, _F, _ST, _ST + _DP)]
+_DP_EARLY_LATE = [(_A, _F, _DP, ""), (_A, _F, _DELTA, ""), (_A, _F, _ST, _ST + _DELTA + _DP)]
 
 VARIANTS = {
     "dp_early": _DP_EARLY,
