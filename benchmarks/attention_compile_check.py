@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
-import subprocess
-import tempfile
+import sys
 
 import triton
 from triton.backends.compiler import GPUTarget
@@ -22,7 +20,8 @@ from triton.compiler import ASTSource
 
 from jagattn.attention.triton import bwd, fwd
 
-CUOBJDUMP = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "cuobjdump")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from compile_check import _resources  # noqa: E402  (cuobjdump's registers / stack of a cubin)
 
 
 def _signature(kernel, dtype: str, constexprs: dict) -> dict:
@@ -49,16 +48,6 @@ def _signature(kernel, dtype: str, constexprs: dict) -> dict:
     return sig
 
 
-def _resource_report(cubin: bytes) -> str:
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "k.cubin")
-        with open(path, "wb") as f:
-            f.write(cubin)
-        out = subprocess.run([CUOBJDUMP, "--dump-resource-usage", path], capture_output=True, text=True)
-    m = re.search(r"REG:(\d+) STACK:(\d+)", out.stdout)
-    return f"regs={m.group(1)} stack={m.group(2)}" if m else "regs=? stack=?"
-
-
 def check(kernel, constexprs: dict, dtype: str = "bf16", configs=None) -> None:
     autotuner = kernel
     for cfg in configs or autotuner.configs:
@@ -78,7 +67,7 @@ def check(kernel, constexprs: dict, dtype: str = "bf16", configs=None) -> None:
                 options={"num_warps": cfg.num_warps, "num_stages": cfg.num_stages}
                 | ({"maxnreg": cfg.maxnreg} if getattr(cfg, "maxnreg", None) else {}),
             )
-            rep = _resource_report(ck.asm["cubin"])
+            rep = _resources(ck.asm["cubin"])
             wgmma = "wgmma" in ck.asm["ptx"]
             cap = f" maxnreg={cfg.maxnreg}" if getattr(cfg, "maxnreg", None) else ""
             print(f"  {autotuner.fn.__name__:36s} {cfg.kwargs} w{cfg.num_warps} s{cfg.num_stages}{cap}: {rep} "
