@@ -57,6 +57,7 @@ _DTYPES = {
 
 # (jit function, {name: value} of every argument incl. constexprs, configs to compile) per launch
 LAUNCHES: list[tuple[JITFunction, dict, list]] = []
+ALL_CONFIGS = False  # --all-configs: record every config of an autotuner, not only the pruned ones
 
 
 def _jit(fn) -> JITFunction:
@@ -76,9 +77,6 @@ def _record_plain(self, *args, grid, warmup, **kwargs):
     LAUNCHES.append(
         (self, {**dict(zip(self.arg_names, args, strict=False)), **kwargs}, [triton.Config({}, **opts)])
     )
-
-
-ALL_CONFIGS = False
 
 
 def _signature(fn: JITFunction, values: dict) -> tuple[dict, dict, dict]:

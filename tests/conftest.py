@@ -71,9 +71,7 @@ def load_fuzz_script():
     module gets its own, so one module's settings (e.g. ``ROUNDED_GRADS``) never leak into another's."""
     spec = importlib.util.spec_from_file_location("fuzz_spec_rule", FUZZ_SCRIPT)
     mod = importlib.util.module_from_spec(spec)
-    sys.modules["fuzz_spec_rule"] = (
-        mod  # registered as an import would (pickling, dataclasses, child processes)
-    )
+    sys.modules["fuzz_spec_rule"] = mod  # as an import would register it
     spec.loader.exec_module(mod)
     return mod
 

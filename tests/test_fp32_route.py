@@ -9,7 +9,6 @@ kernels); these tests turn it back on."""
 from __future__ import annotations
 
 import importlib
-import importlib.util
 
 import pytest
 import torch
