@@ -1,6 +1,6 @@
 # Session 17, round 1 (prepared in session 16 as s16_prepared_gd_spills.sh): the spill-free 8-warp configs of the gated delta
-# backward (src/jagattn/gated_delta/README.md, "Session 16") against the defaults, same process, every suite row;
-# then the fwd_kkt_solve16 warps. Outputs are compared per value (bitwise or max rel diff) by the script.
+# backward (src/jagattn/gated_delta/README.md, "Session 16") against the defaults, same process, every suite row.
+# Outputs are compared per value (bitwise or max rel diff) by the script.
 # Call (kind nvidia-h200): JAGATTN_GIT_SHA=<sha> bash benchmarks/rounds/s17_round1.sh
 export OUT=${OUT:-$PWD/.device-out} JAGATTN_AUTOTUNE=0
 source benchmarks/device_round_env.sh
