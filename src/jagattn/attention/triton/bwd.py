@@ -559,7 +559,7 @@ def _attention_bwd_dq_inner(
     key=["D", "DV", "HAS_LEFT", "HAS_RIGHT", "HAS_SOFTCAP", "HAS_DLSE", "SEQ_BUCKET"],
     prune_configs_by={"early_config_prune": _prune_dq},
 )
-@triton.jit(do_not_specialize=["B", "GROUP", "window_left", "window_right", "SEQ_BUCKET"])
+@triton.jit(do_not_specialize=["B", "GROUP", "window_left", "window_right", "SEQ_BUCKET", "HQ"])
 def _attention_bwd_dq_kernel(
     Q,
     K,
@@ -595,6 +595,7 @@ def _attention_bwd_dq_kernel(
     softcap_in,
     softcap_out,
     SEQ_BUCKET,
+    HQ,
     D: tl.constexpr,
     DV: tl.constexpr,
     BLOCK_D: tl.constexpr,
@@ -604,6 +605,7 @@ def _attention_bwd_dq_kernel(
     HAS_SOFTCAP: tl.constexpr,
     HAS_DLSE: tl.constexpr,
     DOT_PREC: tl.constexpr,
+    HEAD_FAST: tl.constexpr,
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
 ):
@@ -612,8 +614,15 @@ def _attention_bwd_dq_kernel(
     qk_scale = tl.cast(qk_scale, tl.float32)
     softcap_in = tl.cast(softcap_in, tl.float32)
     softcap_out = tl.cast(softcap_out, tl.float32)
-    i_slot = tl.num_programs(0) - 1 - tl.program_id(0)
-    i_h = tl.program_id(1)
+    # slots walked in reverse: the last query blocks (heaviest when causal) start first; HEAD_FAST (one
+    # grid axis, heads fastest) starts those of every head before any lighter block
+    if HEAD_FAST:
+        pid = tl.program_id(0)
+        i_h = pid % HQ
+        i_slot = tl.num_programs(0) // HQ - 1 - pid // HQ
+    else:
+        i_slot = tl.num_programs(0) - 1 - tl.program_id(0)
+        i_h = tl.program_id(1)
     # the sequence owning this slot: binary search over CU_Q (inlined, see common.py for why)
     i_b = i_slot * 0
     hi_b = i_b + B
@@ -740,6 +749,13 @@ def dkdv_schedule(tk, batch, group, window_left: int) -> tuple[int, bool]:
     return long_keys, head_major and isinstance(tk, int) and num_slots(tk, batch, 32) <= 65535
 
 
+def dq_schedule() -> bool:
+    """``HEAD_FAST`` of the dQ launch: one grid axis with the heads fastest instead of ``(slots, heads)``.
+    Off unless ``JAGATTN_ATTN_DQ_HEAD_FAST=1`` (for measurements, read per call like
+    ``JAGATTN_ATTN_HEAD_MAJOR``)."""
+    return bool(env_flag("JAGATTN_ATTN_DQ_HEAD_FAST", False))
+
+
 def attention_bwd(
     do: torch.Tensor,
     q: torch.Tensor,
@@ -821,7 +837,11 @@ def attention_bwd(
         return dq, dk, dvv
 
     # the dQ kernel runs first and writes delta on the way (see its docstring)
+    dq_head_fast = dq_schedule()
+
     def grid_q(meta):
+        if dq_head_fast:
+            return (num_slots(tq, batch, meta["BLOCK_M"]) * hq,)
         return (num_slots(tq, batch, meta["BLOCK_M"]), hq)
 
     torch.library.wrap_triton(_attention_bwd_dq_kernel)[grid_q](
@@ -829,8 +849,8 @@ def attention_bwd(
         q.stride(0), q.stride(1), k.stride(0), k.stride(1), v.stride(0), v.stride(1),
         o.stride(0), o.stride(1), do.stride(0), do.stride(1), lse.stride(0), dlse_arg.stride(0),
         dq.stride(0), dq.stride(1),
-        batch, group, wl, wr, scale, qk_scale, softcap_in, softcap_out, bucket,
-        d, dv, bd, bdv, has_left, has_right, has_softcap, has_dlse, prec,
+        batch, group, wl, wr, scale, qk_scale, softcap_in, softcap_out, bucket, hq,
+        d, dv, bd, bdv, has_left, has_right, has_softcap, has_dlse, prec, dq_head_fast,
     )  # fmt: skip
     # DQ_ACC is never touched with ATOMIC_DQ=False: any fp32 tensor will do
     torch.library.wrap_triton(_attention_bwd_dkdv_kernel)[grid_kv(hkv)](
