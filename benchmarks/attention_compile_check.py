@@ -39,7 +39,7 @@ def _signature(kernel, dtype: str, constexprs: dict) -> dict:
             "KEYS_CLASS",
             "HQ",
         ):
-            ptr_t = "fp32" if name in ("LSE", "DELTA", "DLSE", "DQ_ACC") else dtype
+            ptr_t = "fp32" if name in ("LSE", "LSE2", "DELTA", "DLSE", "DQ_ACC") else dtype
             sig[name] = "*i32" if name.startswith("CU_") else f"*{ptr_t}"
         elif name in ("qk_scale", "softcap_in", "softcap_out", "scale"):
             sig[name] = os.environ.get("CHECK_FLOAT_TYPE", "fp32")  # Inductor passes fp64
@@ -95,6 +95,7 @@ def main() -> None:
         D=args.d, DV=args.dv, BLOCK_D=fwd.head_block(args.d), BLOCK_DV=fwd.head_block(args.dv),
         HAS_LEFT=left, HAS_RIGHT=right, HAS_SOFTCAP=cap, DOT_PREC="tf32",
     )  # fmt: skip
+    bwd_common = dict(common, ROW_PAD=bwd.ROW_PAD)
     print(f"D={args.d} Dv={args.dv} {args.flags} {args.dtype}")
     fwd_cx = dict(common, FOLD_SCALE=not cap)
     check(fwd._attention_fwd_kernel, fwd_cx, args.dtype)
@@ -105,14 +106,14 @@ def main() -> None:
         ]
         for kern in (fwd._attention_fwd_kernel, bwd._attention_bwd_dkdv_kernel, bwd._attention_bwd_dq_kernel):
             cx = {
-                bwd._attention_bwd_dkdv_kernel: dict(common, ATOMIC_DQ=True, DQ_T=True, HEAD_MAJOR=False),
-                bwd._attention_bwd_dq_kernel: dict(common, HAS_DLSE=False),
+                bwd._attention_bwd_dkdv_kernel: dict(bwd_common, ATOMIC_DQ=True, DQ_T=True, HEAD_MAJOR=False),
+                bwd._attention_bwd_dq_kernel: dict(bwd_common, HAS_DLSE=False),
                 fwd._attention_fwd_kernel: fwd_cx,
             }
             check(kern, cx.get(kern, common), args.dtype, cfgs)
-    check(bwd._attention_bwd_dkdv_dq_kernel, dict(common, ATOMIC_DQ=True, HEAD_MAJOR=False), args.dtype)
-    check(bwd._attention_bwd_dkdv_kernel, dict(common, ATOMIC_DQ=False, HEAD_MAJOR=False), args.dtype)
-    check(bwd._attention_bwd_dq_kernel, dict(common, HAS_DLSE=False), args.dtype)
+    check(bwd._attention_bwd_dkdv_dq_kernel, dict(bwd_common, ATOMIC_DQ=True, HEAD_MAJOR=False), args.dtype)
+    check(bwd._attention_bwd_dkdv_kernel, dict(bwd_common, ATOMIC_DQ=False, HEAD_MAJOR=False), args.dtype)
+    check(bwd._attention_bwd_dq_kernel, dict(bwd_common, HAS_DLSE=False), args.dtype)
 
 
 if __name__ == "__main__":

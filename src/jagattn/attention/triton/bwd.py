@@ -51,39 +51,64 @@ from .fwd import _itemsize, dot_precision, head_block, seq_bucket, softcap_args,
 # 1. delta
 
 
-@triton.jit(do_not_specialize=["T"])
+@triton.jit(do_not_specialize=["B"])
 def _attention_bwd_preprocess_kernel(
     O,
     DO,
+    LSE,
     DLSE,
     DELTA,
-    T,
+    LSE2,
+    CU_Q,
+    B,
     stride_ot,
     stride_oh,
     stride_dot,
     stride_doh,
+    stride_lse_h,
     stride_dlse_h,
-    stride_delta_h,
+    stride_pad_h,
     DV: tl.constexpr,
     BLOCK_DV: tl.constexpr,
     HAS_DLSE: tl.constexpr,
-    BLOCK_T: tl.constexpr,
+    ROW_PAD: tl.constexpr,
 ):
-    i_t = tl.program_id(0)
+    """delta and lse2 of ``ROW_PAD`` rows of one sequence, padding rows included (the atomic path's
+    first step; the default path has the dQ kernel write them). Layout: ``row_stats_rows``."""
+    i_slot = tl.program_id(0)
     i_h = tl.program_id(1)
-    o_t = i_t * BLOCK_T + tl.arange(0, BLOCK_T)
+    # the sequence owning this slot: binary search over CU_Q (inlined, see common.py for why)
+    i_b = i_slot * 0
+    hi_b = i_b + B
+    while hi_b - i_b > 1:
+        mid = (i_b + hi_b) // 2
+        go_right = tl.load(CU_Q + mid).to(tl.int32) // ROW_PAD + mid <= i_slot
+        i_b = tl.where(go_right, mid, i_b)
+        hi_b = tl.where(go_right, hi_b, mid)
+    bos_q = tl.load(CU_Q + i_b).to(tl.int32)
+    m0 = (i_slot - (bos_q // ROW_PAD + i_b)) * ROW_PAD
+    lq = tl.load(CU_Q + i_b + 1).to(tl.int32) - bos_q
+    if m0 >= lq:
+        return
+    o_m = m0 + tl.arange(0, ROW_PAD)
     o_dv = tl.arange(0, BLOCK_DV)
-    m_t = o_t < T
-    m_dv = o_dv < DV
-    rows = o_t.to(tl.int64)[:, None]
-    b_o = _load_tile(O + rows * stride_ot + i_h * stride_oh + o_dv[None, :], m_t, m_dv, True, BLOCK_DV != DV)
+    m_m = o_m < lq
+    rows = (bos_q + o_m).to(tl.int64)[:, None]
+    b_o = _load_tile(
+        O + rows * stride_ot + i_h * stride_oh + o_dv[None, :], m_m, o_dv < DV, True, BLOCK_DV != DV
+    )
     b_do = _load_tile(
-        DO + rows * stride_dot + i_h * stride_doh + o_dv[None, :], m_t, m_dv, True, BLOCK_DV != DV
+        DO + rows * stride_dot + i_h * stride_doh + o_dv[None, :], m_m, o_dv < DV, True, BLOCK_DV != DV
     )
     b_delta = tl.sum(b_o.to(tl.float32) * b_do.to(tl.float32), 1)
     if HAS_DLSE:
-        b_delta -= tl.load(DLSE + i_h.to(tl.int64) * stride_dlse_h + o_t, mask=m_t, other=0.0)
-    tl.store(DELTA + i_h.to(tl.int64) * stride_delta_h + o_t, b_delta, mask=m_t)
+        b_delta -= tl.load(DLSE + i_h.to(tl.int64) * stride_dlse_h + bos_q + o_m, mask=m_m, other=0.0)
+    b_lse = tl.load(LSE + i_h.to(tl.int64) * stride_lse_h + bos_q + o_m, mask=m_m, other=float("inf"))
+    b_lse = tl.where(b_lse == float("-inf"), float("inf"), b_lse * 1.4426950408889634)
+    # every row of the block is written: the padding rows past lq get lse2 = +inf and delta = 0
+    p_row = i_h.to(tl.int64) * stride_pad_h + (bos_q // ROW_PAD + i_b) * ROW_PAD + o_m
+    tl.store(DELTA + p_row, b_delta)
+    tl.store(LSE2 + p_row, b_lse)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -182,7 +207,7 @@ def _attention_bwd_dkdv_inner(
     b_v,
     Q,
     DO,
-    LSE,
+    LSE2,
     DELTA,
     DQ_ACC,
     m_lo,
@@ -191,6 +216,7 @@ def _attention_bwd_dkdv_inner(
     m_hi,
     o_n,
     bos_q,
+    pad_q,
     lq,
     lk,
     diag,
@@ -207,7 +233,7 @@ def _attention_bwd_dkdv_inner(
     stride_qh,
     stride_dot,
     stride_doh,
-    stride_lse_h,
+    stride_pad_h,
     stride_dqt,
     stride_dqh,
     D: tl.constexpr,
@@ -228,8 +254,12 @@ def _attention_bwd_dkdv_inner(
     One flat loop over (head of the group, query block): a single software pipeline whose
     prologue and drain are paid once per program, not once per head (short sequences have only
     a few query blocks per head). Query rows are clamped to the sequence (``min(i, lq - 1)``)
-    so the q/do/lse/delta loads need no mask; the padded rows get ``lse = +inf``, hence
-    ``p = 0`` and ``ds = 0``, and add nothing to dK/dV. The 2-D pointers are rebuilt from
+    so the q/do loads need no mask. lse2 and delta come from the row-padded layout the dQ (or
+    preprocess) kernel wrote (``row_stats_rows``): row ``i`` of the sequence at ``pad_q + i``, where
+    ``pad_q`` is a multiple of ``ROW_PAD``, with ``lse2 = +inf`` and ``delta = 0`` on the padding rows,
+    hence ``p = 0`` and ``ds = 0`` there. Those loads are unmasked, unclamped and aligned, so they
+    vectorize: with clamped rows Triton 3.6 issued one 4-byte ``cp.async`` per element of the
+    replicated slice layout (32 per thread per step, plus their address arithmetic; session 17). The 2-D pointers are rebuilt from
     scalars each step rather than kept live across the loop (that cost ~30 registers in a
     kernel whose dK/dV accumulators already take 128 per thread).
     """
@@ -256,8 +286,8 @@ def _attention_bwd_dkdv_inner(
             False,
             BLOCK_DV != DV,
         )
-        b_lse = tl.load(LSE + i_h.to(tl.int64) * stride_lse_h + rows)
-        b_lse = tl.where((b_lse == float("-inf")) | (o_m >= lq), float("inf"), b_lse * 1.4426950408889634)
+        rows_pad = i_h.to(tl.int64) * stride_pad_h + pad_q + o_m
+        b_lse = tl.load(LSE2 + rows_pad)
         sT = tl.dot(b_k, b_qT, input_precision=DOT_PREC)
         if HAS_SOFTCAP:
             tT = _tanh(sT * softcap_in)
@@ -273,7 +303,7 @@ def _attention_bwd_dkdv_inner(
                 vis = vis & (o_n[:, None] <= o_m[None, :] + (diag + window_right))
             pT = tl.where(vis, pT, 0.0)
         dv = tl.dot(pT.to(b_do.dtype), b_do, dv, input_precision=DOT_PREC)
-        b_delta = tl.load(DELTA + i_h.to(tl.int64) * stride_lse_h + rows)
+        b_delta = tl.load(DELTA + rows_pad)
         dpT = tl.dot(b_v, tl.trans(b_do), input_precision=DOT_PREC)
         dsT = pT * (dpT - b_delta[None, :])
         if HAS_SOFTCAP:
@@ -301,7 +331,7 @@ def _attention_bwd_dkdv_kernel(
     K,
     V,
     DO,
-    LSE,
+    LSE2,
     DELTA,
     DK,
     DV_OUT,
@@ -316,7 +346,7 @@ def _attention_bwd_dkdv_kernel(
     stride_vh,
     stride_dot,
     stride_doh,
-    stride_lse_h,
+    stride_pad_h,
     stride_dkt,
     stride_dkh,
     stride_dvt,
@@ -344,6 +374,7 @@ def _attention_bwd_dkdv_kernel(
     ATOMIC_DQ: tl.constexpr,
     HEAD_MAJOR: tl.constexpr,
     DOT_PREC: tl.constexpr,
+    ROW_PAD: tl.constexpr,
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
     DQ_T: tl.constexpr,
@@ -378,6 +409,7 @@ def _attention_bwd_dkdv_kernel(
     bos_q = tl.load(CU_Q + i_b).to(tl.int32)
     lq = tl.load(CU_Q + i_b + 1).to(tl.int32) - bos_q
     diag = lk - lq
+    pad_q = (bos_q // ROW_PAD + i_b) * ROW_PAD  # this sequence's first row in the padded lse2/delta
 
     o_n = n0 + tl.arange(0, BLOCK_N)
     o_d = tl.arange(0, BLOCK_D)
@@ -410,9 +442,9 @@ def _attention_bwd_dkdv_kernel(
     dk = tl.zeros([BLOCK_N, BLOCK_D], dtype=tl.float32)
     dv = tl.zeros([BLOCK_N, BLOCK_DV], dtype=tl.float32)
     dk, dv = _attention_bwd_dkdv_inner(
-        dk, dv, b_k, b_v, Q, DO, LSE, DELTA, DQ_ACC, m_start, m_a, m_b, m_stop, o_n, bos_q, lq, lk, diag,
-        i_hk, HK0 * GROUP, GROUP, window_left, window_right, scale, qk_scale, softcap_in, softcap_out,
-        stride_qt, stride_qh, stride_dot, stride_doh, stride_lse_h, stride_dqt, stride_dqh,
+        dk, dv, b_k, b_v, Q, DO, LSE2, DELTA, DQ_ACC, m_start, m_a, m_b, m_stop, o_n, bos_q, pad_q, lq, lk,
+        diag, i_hk, HK0 * GROUP, GROUP, window_left, window_right, scale, qk_scale, softcap_in, softcap_out,
+        stride_qt, stride_qh, stride_dot, stride_doh, stride_pad_h, stride_dqt, stride_dqh,
         D, DV, BLOCK_D, BLOCK_DV, BLOCK_M, HAS_LEFT, HAS_RIGHT, HAS_SOFTCAP, ATOMIC_DQ, DQ_T, DOT_PREC,
     )  # fmt: skip
 
@@ -559,7 +591,7 @@ def _attention_bwd_dq_inner(
     key=["D", "DV", "HAS_LEFT", "HAS_RIGHT", "HAS_SOFTCAP", "HAS_DLSE", "SEQ_BUCKET"],
     prune_configs_by={"early_config_prune": _prune_dq},
 )
-@triton.jit(do_not_specialize=["B", "GROUP", "window_left", "window_right", "SEQ_BUCKET", "HQ"])
+@triton.jit(do_not_specialize=["B", "GROUP", "window_left", "window_right", "SEQ_BUCKET"])
 def _attention_bwd_dq_kernel(
     Q,
     K,
@@ -569,6 +601,7 @@ def _attention_bwd_dq_kernel(
     LSE,
     DLSE,
     DELTA,
+    LSE2,
     DQ,
     CU_Q,
     CU_K,
@@ -584,6 +617,7 @@ def _attention_bwd_dq_kernel(
     stride_doh,
     stride_lse_h,
     stride_dlse_h,
+    stride_pad_h,
     stride_dqt,
     stride_dqh,
     B,
@@ -595,7 +629,6 @@ def _attention_bwd_dq_kernel(
     softcap_in,
     softcap_out,
     SEQ_BUCKET,
-    HQ,
     D: tl.constexpr,
     DV: tl.constexpr,
     BLOCK_D: tl.constexpr,
@@ -605,7 +638,7 @@ def _attention_bwd_dq_kernel(
     HAS_SOFTCAP: tl.constexpr,
     HAS_DLSE: tl.constexpr,
     DOT_PREC: tl.constexpr,
-    HEAD_FAST: tl.constexpr,
+    ROW_PAD: tl.constexpr,
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
 ):
@@ -614,15 +647,8 @@ def _attention_bwd_dq_kernel(
     qk_scale = tl.cast(qk_scale, tl.float32)
     softcap_in = tl.cast(softcap_in, tl.float32)
     softcap_out = tl.cast(softcap_out, tl.float32)
-    # slots walked in reverse: the last query blocks (heaviest when causal) start first; HEAD_FAST (one
-    # grid axis, heads fastest) starts those of every head before any lighter block
-    if HEAD_FAST:
-        pid = tl.program_id(0)
-        i_h = pid % HQ
-        i_slot = tl.num_programs(0) // HQ - 1 - pid // HQ
-    else:
-        i_slot = tl.num_programs(0) - 1 - tl.program_id(0)
-        i_h = tl.program_id(1)
+    i_slot = tl.num_programs(0) - 1 - tl.program_id(0)
+    i_h = tl.program_id(1)
     # the sequence owning this slot: binary search over CU_Q (inlined, see common.py for why)
     i_b = i_slot * 0
     hi_b = i_b + B
@@ -664,7 +690,15 @@ def _attention_bwd_dq_kernel(
     b_delta = tl.sum(b_o.to(tl.float32) * b_do.to(tl.float32), 1)
     if HAS_DLSE:
         b_delta -= tl.load(DLSE + i_h.to(tl.int64) * stride_dlse_h + bos_q + o_m, mask=m_m, other=0.0)
-    tl.store(DELTA + i_h.to(tl.int64) * stride_lse_h + bos_q + o_m, b_delta, mask=m_m)
+    # delta and the base-2 lse (+inf where no key is visible) in the row-padded layout of the dK/dV kernel
+    pad_row0 = i_h.to(tl.int64) * stride_pad_h + (bos_q // ROW_PAD + i_b) * ROW_PAD
+    tl.store(DELTA + pad_row0 + o_m, b_delta, mask=m_m)
+    tl.store(LSE2 + pad_row0 + o_m, b_lse, mask=m_m)
+    if m0 + BLOCK_M >= lq:
+        # the last block also fills the padding rows [lq, ROW_PAD-aligned end): lse2 = +inf, delta = 0
+        o_p = (lq // ROW_PAD) * ROW_PAD + tl.arange(0, ROW_PAD)
+        tl.store(DELTA + pad_row0 + o_p, tl.zeros([ROW_PAD], dtype=tl.float32), mask=o_p >= lq)
+        tl.store(LSE2 + pad_row0 + o_p, tl.full([ROW_PAD], float("inf"), tl.float32), mask=o_p >= lq)
     p_k0 = K + (bos_k + o_n0).to(tl.int64)[:, None] * stride_kt + i_hk * stride_kh + o_d[None, :]
     p_v0 = V + (bos_k + o_n0).to(tl.int64)[:, None] * stride_vt + i_hk * stride_vh + o_dv[None, :]
 
@@ -694,7 +728,20 @@ def _attention_bwd_dq_kernel(
 # ---------------------------------------------------------------------------------------------
 # launcher
 
-PREPROCESS_BLOCK_T = 64
+# Row padding of the delta / lse2 buffers the dK/dV kernel reads (row_stats_rows); must be >= every
+# dK/dV BLOCK_M (64 on the GPU, 16 in the interpreter) so a query block never reads past its sequence's
+# padding, and a multiple of them so its rows start aligned.
+ROW_PAD = 64
+
+
+def row_stats_rows(tq, batch):
+    """Rows per head of delta / lse2: sequence ``b`` starts at row ``(cu_q[b] // ROW_PAD + b) * ROW_PAD``
+    (the varlen slot of ``common`` at block ``ROW_PAD``), so every sequence starts ``ROW_PAD``-aligned and
+    owns its rows up to the next multiple of ``ROW_PAD`` past its end (the padding: ``lse2 = +inf``,
+    ``delta = 0``)."""
+    return num_slots(tq, batch, ROW_PAD) * ROW_PAD
+
+
 # The atomic path's fp32 dQ buffer covers at most this fraction of the bf16/fp16 dQ's bytes (the
 # launcher walks the kv heads in chunks): 0.5 keeps the extra peak memory at a quarter of an fp32
 # [Tq, Hq, D] buffer (64 MiB at 32k tokens, 16 heads, D = 128).
@@ -749,13 +796,6 @@ def dkdv_schedule(tk, batch, group, window_left: int) -> tuple[int, bool]:
     return long_keys, head_major and isinstance(tk, int) and num_slots(tk, batch, 32) <= 65535
 
 
-def dq_schedule() -> bool:
-    """``HEAD_FAST`` of the dQ launch: one grid axis with the heads fastest instead of ``(slots, heads)``.
-    Off unless ``JAGATTN_ATTN_DQ_HEAD_FAST=1`` (for measurements, read per call like
-    ``JAGATTN_ATTN_HEAD_MAJOR``)."""
-    return bool(env_flag("JAGATTN_ATTN_DQ_HEAD_FAST", False))
-
-
 def attention_bwd(
     do: torch.Tensor,
     q: torch.Tensor,
@@ -799,7 +839,9 @@ def attention_bwd(
     bd, bdv = head_block(d), head_block(dv)
     prec = dot_precision(q.dtype)
 
-    delta = new_empty((hq, tq), dtype=torch.float32, device=q.device)
+    # delta and lse2 (base-2 lse, +inf where no key is visible) in the row-padded layout (row_stats_rows)
+    delta = new_empty((hq, row_stats_rows(tq, batch)), dtype=torch.float32, device=q.device)
+    lse2 = new_empty(tuple(delta.shape), dtype=torch.float32, device=q.device)
     has_dlse = dlse is not None
     dlse_arg = dlse if has_dlse else delta
     group = hq // hkv
@@ -813,10 +855,10 @@ def attention_bwd(
         return lambda meta: (num_slots(tk, batch, meta["BLOCK_N"]), heads)
 
     if mode == "atomic":
-        torch.library.wrap_triton(_attention_bwd_preprocess_kernel)[(triton.cdiv(tq, PREPROCESS_BLOCK_T), hq)](
-            o, do, dlse_arg, delta, tq,
-            o.stride(0), o.stride(1), do.stride(0), do.stride(1), dlse_arg.stride(0), delta.stride(0),
-            dv, bdv, has_dlse, PREPROCESS_BLOCK_T,
+        torch.library.wrap_triton(_attention_bwd_preprocess_kernel)[(num_slots(tq, batch, ROW_PAD), hq)](
+            o, do, lse, dlse_arg, delta, lse2, cu_seqlens_q, batch,
+            o.stride(0), o.stride(1), do.stride(0), do.stride(1), lse.stride(0), dlse_arg.stride(0),
+            delta.stride(0), dv, bdv, has_dlse, ROW_PAD,
         )  # fmt: skip
         chunk = dq_chunk_kv_heads(hq, hkv, q.element_size())
         dq_buf = torch.empty((tq, chunk * group, d), dtype=torch.float32, device=q.device)
@@ -825,41 +867,37 @@ def attention_bwd(
             dq_acc = dq_buf[:, : hk_launch * group]
             dq_acc.zero_()
             torch.library.wrap_triton(_attention_bwd_dkdv_dq_kernel)[grid_kv(hk_launch)](
-                q, k, v, do, lse, delta, dk, dvv, dq_acc, cu_seqlens_q, cu_seqlens_k,
+                q, k, v, do, lse2, delta, dk, dvv, dq_acc, cu_seqlens_q, cu_seqlens_k,
                 q.stride(0), q.stride(1), k.stride(0), k.stride(1), v.stride(0), v.stride(1),
-                do.stride(0), do.stride(1), lse.stride(0),
+                do.stride(0), do.stride(1), delta.stride(0),
                 dk.stride(0), dk.stride(1), dvv.stride(0), dvv.stride(1),
                 dq_acc.stride(0), dq_acc.stride(1),
                 batch, hk0, group, wl, wr, scale, qk_scale, softcap_in, softcap_out, bucket, long_keys,
-                d, dv, bd, bdv, has_left, has_right, has_softcap, True, head_major, prec,
+                d, dv, bd, bdv, has_left, has_right, has_softcap, True, head_major, prec, ROW_PAD,
             )  # fmt: skip
             dq[:, hk0 * group : (hk0 + hk_launch) * group].copy_(dq_acc)
         return dq, dk, dvv
 
     # the dQ kernel runs first and writes delta on the way (see its docstring)
-    dq_head_fast = dq_schedule()
-
     def grid_q(meta):
-        if dq_head_fast:
-            return (num_slots(tq, batch, meta["BLOCK_M"]) * hq,)
         return (num_slots(tq, batch, meta["BLOCK_M"]), hq)
 
     torch.library.wrap_triton(_attention_bwd_dq_kernel)[grid_q](
-        q, k, v, o, do, lse, dlse_arg, delta, dq, cu_seqlens_q, cu_seqlens_k,
+        q, k, v, o, do, lse, dlse_arg, delta, lse2, dq, cu_seqlens_q, cu_seqlens_k,
         q.stride(0), q.stride(1), k.stride(0), k.stride(1), v.stride(0), v.stride(1),
         o.stride(0), o.stride(1), do.stride(0), do.stride(1), lse.stride(0), dlse_arg.stride(0),
-        dq.stride(0), dq.stride(1),
-        batch, group, wl, wr, scale, qk_scale, softcap_in, softcap_out, bucket, hq,
-        d, dv, bd, bdv, has_left, has_right, has_softcap, has_dlse, prec, dq_head_fast,
+        delta.stride(0), dq.stride(0), dq.stride(1),
+        batch, group, wl, wr, scale, qk_scale, softcap_in, softcap_out, bucket,
+        d, dv, bd, bdv, has_left, has_right, has_softcap, has_dlse, prec, ROW_PAD,
     )  # fmt: skip
     # DQ_ACC is never touched with ATOMIC_DQ=False: any fp32 tensor will do
     torch.library.wrap_triton(_attention_bwd_dkdv_kernel)[grid_kv(hkv)](
-        q, k, v, do, lse, delta, dk, dvv, delta, cu_seqlens_q, cu_seqlens_k,
+        q, k, v, do, lse2, delta, dk, dvv, delta, cu_seqlens_q, cu_seqlens_k,
         q.stride(0), q.stride(1), k.stride(0), k.stride(1), v.stride(0), v.stride(1),
-        do.stride(0), do.stride(1), lse.stride(0),
+        do.stride(0), do.stride(1), delta.stride(0),
         dk.stride(0), dk.stride(1), dvv.stride(0), dvv.stride(1),
         0, 0,
         batch, 0, group, wl, wr, scale, qk_scale, softcap_in, softcap_out, bucket, long_keys,
-        d, dv, bd, bdv, has_left, has_right, has_softcap, False, head_major, prec,
+        d, dv, bd, bdv, has_left, has_right, has_softcap, False, head_major, prec, ROW_PAD,
     )  # fmt: skip
     return dq, dk, dvv
