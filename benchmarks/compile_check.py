@@ -15,7 +15,7 @@ Usage (must run WITHOUT ``TRITON_INTERPRET``)::
         [--heads 4] [--dtype bf16] [--no-bwd] [--all-configs] [--ttgir DIR] [--record-only]
 
 ``--all-configs`` compiles the whole config list instead of the pruned one; ``--ttgir DIR`` writes each
-compiled kernel's TTGIR and PTX there (look for ``warp_group_dot_wait`` and ``local_alloc`` in the TTGIR, the
+compiled kernel's TTGIR, PTX and SASS there (look for ``warp_group_dot_wait`` and ``local_alloc`` in the TTGIR, the
 ``cp.async`` widths in the PTX: ``cp.async.cg.shared.global [..], [..], 16`` is a 16-byte copy).
 """
 
@@ -121,6 +121,14 @@ def _resources(cubin: bytes) -> str:
     return f"regs={m.group(1)} stack={m.group(2)}" if m else "regs=? stack=?"
 
 
+def _sass(cubin: bytes) -> str:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "k.cubin")
+        with open(path, "wb") as f:
+            f.write(cubin)
+        return subprocess.run([CUOBJDUMP, "-sass", path], capture_output=True, text=True).stdout
+
+
 def _is_tile(name: str, value) -> bool:
     """Block-size constexprs (``BLOCK_M``, ``BV``, ``BK``, ``BC``, ...): printed per config."""
     return (
@@ -173,6 +181,8 @@ def compile_all(ttgir_dir: str | None) -> None:
                 for ext in ("ttgir", "ptx"):
                     with open(os.path.join(ttgir_dir, f"{name}.{ext}"), "w") as f:
                         f.write(ck.asm[ext])
+                with open(os.path.join(ttgir_dir, f"{name}.sass"), "w") as f:
+                    f.write(_sass(ck.asm["cubin"]))
 
 
 def _call(family: str, args) -> None:
