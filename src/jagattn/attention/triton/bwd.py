@@ -270,9 +270,9 @@ def _attention_bwd_dkdv_inner(
     ``pad_q`` is a multiple of ``ROW_PAD``, with ``lse2 = +inf`` and ``delta = 0`` on the padding rows,
     hence ``p = 0`` and ``ds = 0`` there. Those loads are unmasked, unclamped and aligned, so they
     vectorize: with clamped rows Triton 3.6 issued one 4-byte ``cp.async`` per element of the
-    replicated slice layout (32 per thread per step, plus their address arithmetic; session 17). The 2-D pointers are rebuilt from
-    scalars each step rather than kept live across the loop (that cost ~30 registers in a
-    kernel whose dK/dV accumulators already take 128 per thread).
+    replicated slice layout (32 per thread per step, plus their address arithmetic; session 17).
+    The 2-D pointers are rebuilt from scalars each step rather than kept live across the loop
+    (that cost ~30 registers in a kernel whose dK/dV accumulators already take 128 per thread).
     """
     o_m0 = tl.arange(0, BLOCK_M)
     o_d = tl.arange(0, BLOCK_D)
