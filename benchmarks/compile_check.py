@@ -15,7 +15,7 @@ Usage (must run WITHOUT ``TRITON_INTERPRET``)::
         [--heads 4] [--dtype bf16] [--no-bwd] [--all-configs] [--ttgir DIR] [--record-only]
 
 ``--all-configs`` compiles the whole config list instead of the pruned one; ``--ttgir DIR`` writes each
-compiled kernel's TTGIR, PTX and SASS there (look for ``warp_group_dot_wait`` and ``local_alloc`` in the TTGIR, the
+compiled kernel's TTGIR, PTX and SASS there (files named ``L<launch>_<kernel>_<tile>``) (look for ``warp_group_dot_wait`` and ``local_alloc`` in the TTGIR, the
 ``cp.async`` widths in the PTX: ``cp.async.cg.shared.global [..], [..], 16`` is a 16-byte copy).
 """
 
@@ -177,7 +177,7 @@ def compile_all(ttgir_dir: str | None) -> None:
             )
             if ttgir_dir:
                 os.makedirs(ttgir_dir, exist_ok=True)
-                name = f"{fn.__name__}_{'_'.join(f'{k}{v}' for k, v in tile.items())}_w{cfg.num_warps}s{cfg.num_stages}"
+                name = f"L{n}_{fn.__name__}_{'_'.join(f'{k}{v}' for k, v in tile.items())}_w{cfg.num_warps}s{cfg.num_stages}"
                 for ext in ("ttgir", "ptx"):
                     with open(os.path.join(ttgir_dir, f"{name}.{ext}"), "w") as f:
                         f.write(ck.asm[ext])
