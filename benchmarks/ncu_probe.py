@@ -26,16 +26,6 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 
-def _family(name: str):
-    from jagattn.bench import cases
-
-    return {
-        "attention": cases.AttentionFamily,
-        "hstu": cases.HstuFamily,
-        "gated_delta": cases.GatedDeltaFamily,
-    }[name]()
-
-
 def _impl(family: str, name: str):
     """A callable ``t -> o`` for one implementation: a jagattn backend or a peer of ``jagattn.bench.peers``."""
     from jagattn.bench import impls, peers
@@ -58,8 +48,9 @@ def main() -> int:
     args = ap.parse_args()
 
     from jagattn.bench import suites
+    from jagattn.bench.cases import FAMILIES
 
-    fam = _family(args.family)
+    fam = FAMILIES[args.family]
     rows = {r.name: r for r in suites.all_rows() if r.family == args.family}
     for row_name in args.rows.split(","):
         p = fam.build(rows[row_name], torch.device("cuda"), torch.bfloat16)

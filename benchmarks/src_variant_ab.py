@@ -155,16 +155,6 @@ class Variant:
 DEFAULT = Variant("default", [])
 
 
-def _family(name: str):
-    from jagattn.bench import cases
-
-    return {
-        "attention": cases.AttentionFamily,
-        "hstu": cases.HstuFamily,
-        "gated_delta": cases.GatedDeltaFamily,
-    }[name]()
-
-
 def bench_ms(fn, grads=None) -> float:
     if SMOKE:
         t0 = time.perf_counter()
@@ -259,8 +249,9 @@ def main() -> None:
 
     import jagattn  # noqa: F401  (imports every family module, so their JIT functions are found)
     from jagattn.bench import suites
+    from jagattn.bench.cases import FAMILIES
 
-    fam = _family(args.family)
+    fam = FAMILIES[args.family]
     rows = suites.select_rows([args.family], "smoke" if SMOKE else (args.rows or "default"))
     spec = runpy.run_path(args.variants)["VARIANTS"]
     only = [s for s in args.only.split(",") if s]
