@@ -570,6 +570,29 @@ def test_dkdv_schedule_by_shape(monkeypatch):
     assert (first.kwargs["BLOCK_N"], first.num_warps) == (64, 4)
 
 
+def test_row_stats_padding_covers_every_dkdv_block():
+    """The dK/dV loop reads lse2/delta rows ``pad_q + m0 .. + BLOCK_M`` unmasked from the row-padded buffer
+    (``bwd.row_stats_rows``): every dK/dV query block (GPU tiles and the interpreter's) must divide ROW_PAD, so
+    its reads start aligned and end inside the sequence's padding; the buffer holds every sequence's rows
+    rounded up to ROW_PAD, each sequence starting at a multiple of ROW_PAD."""
+    from jagattn.attention.triton import bwd
+
+    blocks = {c.kwargs["BLOCK_M"] for c in bwd._dkdv_configs() + bwd._dkdv_dq_configs()}
+    blocks |= {t[0] for t in bwd.DKDV_GPU_TILES}
+    assert blocks and all(bwd.ROW_PAD % bm == 0 for bm in blocks), (bwd.ROW_PAD, sorted(blocks))
+    lengths = [0, 1, 63, 64, 65, 130, 0, 7]
+    cu = [0]
+    for n in lengths:
+        cu.append(cu[-1] + n)
+    rows = bwd.row_stats_rows(cu[-1], len(lengths))
+    for b, n in enumerate(lengths):
+        start = (cu[b] // bwd.ROW_PAD + b) * bwd.ROW_PAD
+        end = start + -(-n // bwd.ROW_PAD) * bwd.ROW_PAD
+        assert start % bwd.ROW_PAD == 0 and end <= rows
+        if b + 1 < len(lengths):  # no overlap with the next sequence's rows
+            assert end <= (cu[b + 1] // bwd.ROW_PAD + b + 1) * bwd.ROW_PAD
+
+
 # the forward's launch schedule (``fwd.fwd_schedule``): tile order and grid order change no result
 FWD_FLAG_CASES = [
     c for c in CASES if c[0] in ("skewed-window-causal", "uniform-window-twosided", "cross-causal")
