@@ -111,22 +111,18 @@ def _signature(fn: JITFunction, values: dict) -> tuple[dict, dict, dict]:
     return sig, constexprs, attrs
 
 
+def _cuobjdump(cubin: bytes, flag: str) -> str:
+    """``cuobjdump <flag>`` of a compiled kernel's cubin (stdout)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "k.cubin")
+        with open(path, "wb") as f:
+            f.write(cubin)
+        return subprocess.run([CUOBJDUMP, flag, path], capture_output=True, text=True).stdout
+
+
 def _resources(cubin: bytes) -> str:
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "k.cubin")
-        with open(path, "wb") as f:
-            f.write(cubin)
-        out = subprocess.run([CUOBJDUMP, "--dump-resource-usage", path], capture_output=True, text=True)
-    m = re.search(r"REG:(\d+) STACK:(\d+)", out.stdout)
+    m = re.search(r"REG:(\d+) STACK:(\d+)", _cuobjdump(cubin, "--dump-resource-usage"))
     return f"regs={m.group(1)} stack={m.group(2)}" if m else "regs=? stack=?"
-
-
-def _sass(cubin: bytes) -> str:
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "k.cubin")
-        with open(path, "wb") as f:
-            f.write(cubin)
-        return subprocess.run([CUOBJDUMP, "-sass", path], capture_output=True, text=True).stdout
 
 
 def _is_tile(name: str, value) -> bool:
@@ -182,7 +178,7 @@ def compile_all(ttgir_dir: str | None) -> None:
                     with open(os.path.join(ttgir_dir, f"{name}.{ext}"), "w") as f:
                         f.write(ck.asm[ext])
                 with open(os.path.join(ttgir_dir, f"{name}.sass"), "w") as f:
-                    f.write(_sass(ck.asm["cubin"]))
+                    f.write(_cuobjdump(ck.asm["cubin"], "-sass"))
 
 
 def _call(family: str, args) -> None:

@@ -18,22 +18,8 @@ checked anywhere a GPU is (``--no-ncu``).
 from __future__ import annotations
 
 import argparse
-import os
-import sys
 
 import torch
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-
-def _impl(family: str, name: str):
-    """A callable ``t -> o`` for one implementation: a jagattn backend or a peer of ``jagattn.bench.peers``."""
-    from jagattn.bench import impls, peers
-
-    if name in ("triton", "reference"):
-        return None
-    cls = {c.name: c for c in vars(peers).values() if isinstance(c, type) and issubclass(c, impls.Impl)}
-    return cls[name]()
 
 
 def main() -> int:
@@ -47,19 +33,16 @@ def main() -> int:
     ap.add_argument("--no-ncu", action="store_true", help="print torch-profiler kernel times instead")
     args = ap.parse_args()
 
-    from jagattn.bench import suites
+    from jagattn.bench import impls, suites
     from jagattn.bench.cases import FAMILIES
 
     fam = FAMILIES[args.family]
+    chosen, _ = impls.resolve(args.family, args.impls)  # the bench's names: triton, flex, gr_triton, ...
     rows = {r.name: r for r in suites.all_rows() if r.family == args.family}
     for row_name in args.rows.split(","):
         p = fam.build(rows[row_name], torch.device("cuda"), torch.bfloat16)
-        for name in args.impls.split(","):
-            impl = _impl(args.family, name)
-            if impl is None:
-                fn = lambda t, name=name, p=p: fam.call(p, t, name)  # noqa: E731
-            else:
-                fn = impl.prepare(p).fn
+        for impl in chosen:
+            name, fn = impl.name, impl.prepare(p).fn
             leaves = p.leaves()
             o = fn(leaves)
             do = torch.randn_like(o)
@@ -67,6 +50,8 @@ def main() -> int:
                 o = fn(leaves)
                 if not args.no_bwd:
                     o.backward(do)
+            for t in leaves.values():  # no gradient accumulation kernels in the profiled pass
+                t.grad = None
             torch.cuda.synchronize()
             print(f"=== {row_name} {name}", flush=True)
             if args.no_ncu:

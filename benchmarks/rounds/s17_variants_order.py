@@ -7,7 +7,9 @@ No source change, only the per-call switches of ``attention/triton/bwd.py``:
   list-scheduling model of the suite rows (132 SMs, work = visible query blocks x group) puts that row's
   dK/dV span at 1.15x its even share sequence-major and 1.02x head-major;
 - ``nohm``: head-major off everywhere (the GQA rows below 4096 keys);
-- ``dqhf``: dQ grid with the heads fastest (``JAGATTN_ATTN_DQ_HEAD_FAST=1``; model: 1.03-1.05x -> 1.00-1.02x);
+- ``dqhf``: dQ grid with the heads fastest (``JAGATTN_ATTN_DQ_HEAD_FAST=1``; model: 1.03-1.05x -> 1.00-1.02x). That
+  switch existed only at commit 04af594 (round 2: within noise, then removed): on later trees the variant runs
+  the default;
 - ``hm_dqhf``: both.
 """
 
