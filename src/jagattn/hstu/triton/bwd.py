@@ -35,7 +35,7 @@ from .fwd import (
     window_first,
 )
 from .mask import _ds_scale, _ids, _last_pos_id_le, _phases, _silu_a_ds, _zero_hidden_pair
-from .schedule import _find, make_schedule, use_compact
+from .schedule import _find, _grouped, l2_group, make_schedule, use_compact
 
 
 @triton.jit
@@ -137,6 +137,7 @@ def _hstu_bwd_kernel(
     B,
     H,
     MAX_ROWS,
+    L2_GROUP,
     AUTOTUNE_LEN,
     AUTOTUNE_MEAN,
     DQ_DIM: tl.constexpr,
@@ -159,16 +160,17 @@ def _hstu_bwd_kernel(
     alpha = tl.cast(alpha, tl.float32)
     inv_s = tl.cast(inv_s, tl.float32)
     pid = tl.program_id(0)
-    i_h = pid % H
-    rest = pid // H
     if COMPACT:
         # compact list: longest sequences first within each key block index, first blocks first
-        i_b, i_nb, valid = _find(TABLE, ORDER, rest, MAX_ROWS, BLOCK_N, True)
+        i_h = pid % H
+        i_b, i_nb, valid = _find(TABLE, ORDER, pid // H, MAX_ROWS, BLOCK_N, True)
         if not valid:
             return
     else:
-        i_b = rest % B
-        i_nb = rest // B  # first key blocks (seen by the most rows) first
+        # runs of L2_GROUP (sequence, head) pairs, first key blocks (seen by the most rows) first in a run
+        pair, i_nb = _grouped(pid, tl.cdiv(MAX_ROWS, BLOCK_N), B * H, L2_GROUP)
+        i_h = pair % H
+        i_b = pair // H
     bos = tl.load(SEQ_OFFSETS + i_b).to(tl.int64)
     eos = tl.load(SEQ_OFFSETS + i_b + 1).to(tl.int64)
     n = (eos - bos).to(tl.int32)
@@ -382,7 +384,7 @@ def _launch_bwd(
         do.stride(0), do.stride(1), dq_t.stride(0), dq_t.stride(1), dk.stride(0), dk.stride(1),
         dv.stride(0), dv.stride(1),
         float(alpha), float(inv_scale), int(contextual_seq_len), int(max_attn_len), int(min_full_attn_seq_len),
-        batch, h, max_seq_len, next_power_of_2(max(max_seq_len, 1)), autotune_mean(k.shape[0], batch),
+        batch, h, max_seq_len, l2_group(batch, h), next_power_of_2(max(max_seq_len, 1)), autotune_mean(k.shape[0], batch),
         DQ_DIM=dq_dim, DV_DIM=dv_dim, ATOMIC_DQ=atomic,
         HAS_CTX=contextual_seq_len > 0, HAS_TARGETS=num_targets is not None,
         HAS_WINDOW=max_attn_len > 0, HAS_FULL=min_full_attn_seq_len > 0, COMPACT=compact,

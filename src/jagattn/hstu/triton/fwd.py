@@ -34,7 +34,7 @@ from .mask import (
     _silu_bf16x2,
     _zero_hidden,
 )
-from .schedule import _find, make_schedule, use_compact
+from .schedule import _find, _grouped, l2_group, make_schedule, use_compact
 
 LOG2E = 1.4426950408889634
 
@@ -152,6 +152,7 @@ def _hstu_fwd_kernel(
     B,
     H,
     MAX_ROWS,
+    L2_GROUP,
     AUTOTUNE_LEN,
     AUTOTUNE_MEAN,
     DQ: tl.constexpr,
@@ -176,16 +177,19 @@ def _hstu_fwd_kernel(
     alpha = tl.cast(alpha, tl.float32)
     inv_s = tl.cast(inv_s, tl.float32)
     pid = tl.program_id(0)
-    i_h = pid % H
-    rest = pid // H
     if COMPACT:
         # compact list: longest sequences first within each block index, heaviest index first
-        i_b, i_mb, valid = _find(TABLE, ORDER, rest, MAX_ROWS, BLOCK_M, False)
+        i_h = pid % H
+        i_b, i_mb, valid = _find(TABLE, ORDER, pid // H, MAX_ROWS, BLOCK_M, False)
         if not valid:
             return
     else:
-        i_b = rest % B
-        i_mb = tl.cdiv(MAX_ROWS, BLOCK_M) - 1 - rest // B  # heaviest (last) query blocks first
+        # runs of L2_GROUP (sequence, head) pairs, heaviest (last) query blocks first within a run
+        nmb = tl.cdiv(MAX_ROWS, BLOCK_M)
+        pair, k = _grouped(pid, nmb, B * H, L2_GROUP)
+        i_h = pair % H
+        i_b = pair // H
+        i_mb = nmb - 1 - k
     bos = tl.load(SEQ_OFFSETS + i_b).to(tl.int64)
     eos = tl.load(SEQ_OFFSETS + i_b + 1).to(tl.int64)
     n = (eos - bos).to(tl.int32)
@@ -542,7 +546,7 @@ def _launch(
         q.stride(0), q.stride(1), k.stride(0), k.stride(1), v.stride(0), v.stride(1),
         do_t.stride(0), do_t.stride(1), out.stride(0), out.stride(1),
         float(alpha), float(inv_scale), int(contextual_seq_len), int(max_attn_len), int(min_full_attn_seq_len),
-        int(delta or 0), batch, h, rows,
+        int(delta or 0), batch, h, rows, l2_group(batch, h),
         next_power_of_2(max(rows, 1)), autotune_mean(q.shape[0], batch),
         DQ=dq_dim, DV=dv_dim, MODE=mode, IS_CACHED=delta is not None,
         HAS_CTX=contextual_seq_len > 0, HAS_TARGETS=num_targets is not None,

@@ -24,7 +24,7 @@ import torch
 import triton
 import triton.language as tl
 
-from ..._core.env import env_flag
+from ..._core.env import env_flag, env_positive_int
 
 SIZES = (16, 32, 64, 128)
 # Opt-in (``JAGATTN_HSTU_COMPACT=1``): on the H200 (Triton 3.6) the compact list was slower than the
@@ -36,6 +36,36 @@ ENABLED = env_flag("JAGATTN_HSTU_COMPACT", False)
 def use_compact(total_rows: int, batch: int, max_seq_len: int) -> bool:
     """Compact list when at most half of the dense grid's blocks hold rows (known without a sync)."""
     return ENABLED and batch > 1 and 2 * total_rows < batch * max_seq_len
+
+
+# Dense grid order (every kernel): the blocks of GROUP (sequence, head) pairs run one after the other,
+# heaviest block first; GROUP = B * H is the order before session 18 (the heaviest block of every pair in
+# the whole batch first, then the next), which left each pair's K/V (forward, dQ) or Q/dO (dK/dV) to be
+# read from DRAM once per block: on the H100 the B256-N1024 forward read ~2.9 GB at 86% of DRAM bandwidth
+# with a 9% L2 hit rate (session 17 ncu, round 3), for 0.5 GB of K/V. ``JAGATTN_HSTU_L2_GROUP=<n>`` sets it.
+L2_GROUP_DEFAULT = 1
+
+
+def l2_group(batch: int, heads: int) -> int:
+    """How many (sequence, head) pairs share one run of the dense grid (``_grouped``), clamped to
+    ``[1, batch * heads]``; ``JAGATTN_HSTU_L2_GROUP`` overrides the default."""
+    g = env_positive_int("JAGATTN_HSTU_L2_GROUP", L2_GROUP_DEFAULT)
+    return max(1, min(g, batch * heads))
+
+
+@triton.jit
+def _grouped(pid, nblocks, BH, GROUP):
+    """``(pair, k)`` of program ``pid`` in the dense grid of ``nblocks * BH`` programs: the pairs (sequence,
+    head; ``pair = b * H + h``) come in runs of ``GROUP`` (the last run may be shorter), and inside a run
+    the ``k``-th block of every pair before the ``k + 1``-th (``k = 0``: the block the caller treats as
+    heaviest). ``GROUP == BH``: ``pair = pid % BH``, ``k = pid // BH``."""
+    per_run = GROUP * nblocks
+    run = pid // per_run
+    local = pid - run * per_run
+    size = tl.minimum(GROUP, BH - run * GROUP)
+    k = local // size
+    pair = run * GROUP + (local - k * size)
+    return pair, k
 
 
 def table_len(max_seq_len: int) -> int:
