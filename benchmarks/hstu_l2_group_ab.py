@@ -69,8 +69,22 @@ def time_impl(impl, p, groups: list[str], repeats: int) -> dict:
     }
 
 
+KERNEL_TIME = False  # --kernel-time: sum of the profiled kernels' device time instead of wall time
+
+
 def bench(fn) -> float:
-    return triton.testing.do_bench(fn, warmup=25, rep=100, return_mode="median")
+    if not KERNEL_TIME:
+        return triton.testing.do_bench(fn, warmup=25, rep=100, return_mode="median")
+    fn()
+    torch.cuda.synchronize()
+    n = 20
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        for _ in range(n):
+            fn()
+        torch.cuda.synchronize()
+    # every CUDA kernel the call launched (ours: the hstu kernels; GR: its kernels and any copies)
+    total_us = sum(e.device_time_total for e in prof.key_averages() if e.device_time_total > 0)
+    return total_us / 1e3 / n
 
 
 def main() -> int:
@@ -81,7 +95,10 @@ def main() -> int:
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--no-gr", action="store_true")
     ap.add_argument("--deadline", type=float, default=1e9, help="seconds; later rows are skipped")
+    ap.add_argument("--kernel-time", action="store_true", help="device time of the kernels (torch profiler)")
     args = ap.parse_args()
+    global KERNEL_TIME
+    KERNEL_TIME = args.kernel_time
     t0 = time.time()
 
     from jagattn.bench import impls, suites
