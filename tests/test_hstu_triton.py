@@ -15,6 +15,8 @@ import threading
 
 import pytest
 import torch
+import triton
+import triton.language as tl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -23,6 +25,7 @@ from jagattn import NotSupportedError
 from jagattn.hstu.api import make_inputs
 from jagattn.hstu.backends import TritonBackend
 from jagattn.hstu.reference import hstu_reference
+from jagattn.hstu.triton.schedule import _grouped
 from jagattn.testing import assert_finite_where, check_close, cu_seqlens, generator, randn
 
 DEV = "cuda" if torch.cuda.is_available() else "cpu"
@@ -582,6 +585,60 @@ def test_compact_and_dense_schedules(monkeypatch, compact):
             q, k, v, do, cu_seqlens(lens, DEV), 96, alpha=0.4, num_targets=nt,
             contextual_seq_len=2, max_attn_len=13, min_full_attn_seq_len=5,
         )  # fmt: skip
+
+
+@triton.jit
+def _grouped_probe(OUT, nblocks, BH, GROUP):
+    pid = tl.program_id(0)
+    pair, k = _grouped(pid, nblocks, BH, GROUP)
+    tl.store(OUT + 2 * pid, pair)
+    tl.store(OUT + 2 * pid + 1, k)
+
+
+@pytest.mark.parametrize(
+    "nblocks,pairs,group", [(1, 1, 1), (5, 7, 1), (5, 7, 3), (4, 12, 12), (3, 10, 4), (6, 9, 8)]
+)
+def test_grouped_grid_order_is_a_bijection_heaviest_first(nblocks, pairs, group):
+    # every program of the dense grid gets a distinct (pair, block); inside a run of `group` pairs the k-th
+    # block of every pair of the run comes before any (k + 1)-th, and runs follow each other in pair order
+    out = torch.full((nblocks * pairs, 2), -1, dtype=torch.int32, device=DEV)
+    _grouped_probe[(nblocks * pairs,)](out, nblocks, pairs, group)
+    got = [tuple(r) for r in out.tolist()]
+    assert sorted(got) == [(p, k) for p in range(pairs) for k in range(nblocks)]
+    expect = []
+    for start in range(0, pairs, group):
+        run = range(start, min(start + group, pairs))
+        expect += [(p, k) for k in range(nblocks) for p in run]
+    assert got == expect
+
+
+def test_l2_group_rule(monkeypatch):
+    from jagattn.hstu.triton import schedule
+
+    monkeypatch.delenv("JAGATTN_HSTU_L2_GROUP", raising=False)
+    assert schedule.l2_group(256, 4, 250_000, 1024) == 1  # dense: one pair per run
+    heavy = schedule.L2_GROUP_SEQS_HEAVY_TAIL * 4
+    assert schedule.l2_group(128, 4, 50_000, 2048) == heavy  # heavy-tailed: sequences' pairs per run
+    assert schedule.l2_group(3, 4, 10, 2048) == 12  # never more than every pair
+    assert schedule.l2_group(0, 4, 0, 16) == 1
+    monkeypatch.setenv("JAGATTN_HSTU_L2_GROUP", "7")
+    assert schedule.l2_group(256, 4, 250_000, 1024) == 7
+    assert schedule.l2_group(1, 4, 10, 16) == 4
+    monkeypatch.setenv("JAGATTN_HSTU_L2_GROUP", "0")
+    with pytest.raises(ValueError, match="JAGATTN_HSTU_L2_GROUP"):
+        schedule.l2_group(256, 4, 250_000, 1024)
+
+
+@pytest.mark.parametrize("group", ["1", "3", "1000"])
+def test_grid_orders_match_the_reference(monkeypatch, group):
+    # the order of the dense grid changes only when a program runs, never what it computes
+    monkeypatch.setenv("JAGATTN_HSTU_L2_GROUP", group)
+    lens = [3, 0, 40, 1, 17, 33]
+    q, k, v, do = _make(lens, 2, 16, 16, dtype=torch.float32, seed=12)
+    nt = torch.tensor(_targets(lens, 2, seed=12), device=DEV)
+    _check_against_reference(
+        q, k, v, do, cu_seqlens(lens, DEV), 48, alpha=0.4, num_targets=nt, contextual_seq_len=2, max_attn_len=9,
+    )  # fmt: skip
 
 
 @pytest.mark.gpu

@@ -384,7 +384,7 @@ def _launch_bwd(
         do.stride(0), do.stride(1), dq_t.stride(0), dq_t.stride(1), dk.stride(0), dk.stride(1),
         dv.stride(0), dv.stride(1),
         float(alpha), float(inv_scale), int(contextual_seq_len), int(max_attn_len), int(min_full_attn_seq_len),
-        batch, h, max_seq_len, l2_group(batch, h), next_power_of_2(max(max_seq_len, 1)), autotune_mean(k.shape[0], batch),
+        batch, h, max_seq_len, l2_group(batch, h, k.shape[0], max_seq_len), next_power_of_2(max(max_seq_len, 1)), autotune_mean(k.shape[0], batch),
         DQ_DIM=dq_dim, DV_DIM=dv_dim, ATOMIC_DQ=atomic,
         HAS_CTX=contextual_seq_len > 0, HAS_TARGETS=num_targets is not None,
         HAS_WINDOW=max_attn_len > 0, HAS_FULL=min_full_attn_seq_len > 0, COMPACT=compact,

@@ -38,19 +38,34 @@ def use_compact(total_rows: int, batch: int, max_seq_len: int) -> bool:
     return ENABLED and batch > 1 and 2 * total_rows < batch * max_seq_len
 
 
-# Dense grid order (every kernel): the blocks of GROUP (sequence, head) pairs run one after the other,
-# heaviest block first; GROUP = B * H is the order before session 18 (the heaviest block of every pair in
-# the whole batch first, then the next), which left each pair's K/V (forward, dQ) or Q/dO (dK/dV) to be
-# read from DRAM once per block: on the H100 the B256-N1024 forward read ~2.9 GB at 86% of DRAM bandwidth
-# with a 9% L2 hit rate (session 17 ncu, round 3), for 0.5 GB of K/V. ``JAGATTN_HSTU_L2_GROUP=<n>`` sets it.
-L2_GROUP_DEFAULT = 1
+# Dense grid order (every kernel): the blocks of L2_GROUP (sequence, head) pairs run one after the other,
+# heaviest block first (``_grouped``). Before session 18 the grid ran the heaviest block of every pair in the
+# batch, then the next block of every pair (L2_GROUP = B * H), so each pair's K/V (forward, dQ) or Q/dO (dK/dV)
+# came from DRAM once per block: on the H100 the B256-N1024 forward read ~2.9 GB at 86% of DRAM bandwidth with
+# a 9% L2 hit rate (session 17 ncu) for 0.5 GB of K/V. With runs of one pair: 41% of DRAM bandwidth, 62% L2
+# hits, forward 1.010 -> 0.762 ms, backward 2.611 -> 2.346 (session 18, H100, benchmarks/hstu_l2_group_ab.py).
+# Heavy-tailed batches (the recsys row: most pairs short, a few long) keep more pairs per run, which spreads
+# the few heavy blocks over the grid instead of leaving one long pair's blocks for the end: by kernel time,
+# runs of 32 sequences (128 pairs at H = 4) 0.171 / 0.539 ms fwd / bwd, one pair 0.194 / 0.567, the old
+# order 0.184 / 0.560 (session 18 round 2). ``JAGATTN_HSTU_L2_GROUP=<n>`` overrides both.
+L2_GROUP_SEQS_HEAVY_TAIL = 32
 
 
-def l2_group(batch: int, heads: int) -> int:
-    """How many (sequence, head) pairs share one run of the dense grid (``_grouped``), clamped to
-    ``[1, batch * heads]``; ``JAGATTN_HSTU_L2_GROUP`` overrides the default."""
-    g = env_positive_int("JAGATTN_HSTU_L2_GROUP", L2_GROUP_DEFAULT)
-    return max(1, min(g, batch * heads))
+def l2_group(batch: int, heads: int, total_rows, max_rows: int) -> int:
+    """How many (sequence, head) pairs share one run of the dense grid (see ``_grouped``), in
+    ``[1, batch * heads]``: one for dense batches, ``L2_GROUP_SEQS_HEAVY_TAIL`` sequences' pairs when at most
+    half of the dense grid holds rows (``2 * total_rows < batch * max_rows``, host ints; a symbolic
+    ``total_rows`` under torch.compile counts as dense, a symbolic batch gives one). ``JAGATTN_HSTU_L2_GROUP``
+    overrides."""
+    pairs = batch * heads
+    if not isinstance(pairs, int):  # symbolic batch (torch.compile, dynamic shapes): no guard, one pair
+        return 1
+    g = env_positive_int("JAGATTN_HSTU_L2_GROUP", None)
+    if g is None:
+        heavy_tail = isinstance(total_rows, int) and 2 * total_rows < batch * max_rows
+        g = L2_GROUP_SEQS_HEAVY_TAIL * heads if heavy_tail else 1
+    # at most every pair: GROUP * nblocks then never exceeds the grid size (int32 in the kernel)
+    return max(1, min(g, pairs))
 
 
 @triton.jit
