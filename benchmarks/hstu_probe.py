@@ -78,8 +78,10 @@ EXTRA = {
         (128, 64, 4, 2),
         (128, 32, 4, 2),
         (256, 32, 8, 3),
+        (128, 32, 8, 3),  # session 18: two warpgroups of 64 rows sharing each K/V tile
+        (128, 32, 8, 4),
     ],
-    "dq": [(64, 64, 4, 2), (64, 32, 4, 4), (128, 32, 4, 4), (256, 32, 8, 3)],
+    "dq": [(64, 64, 4, 2), (64, 32, 4, 4), (128, 32, 4, 4), (256, 32, 8, 3), (128, 32, 8, 3)],
     "dkdv": [(64, 64, 4, 3), (32, 64, 4, 2), (32, 32, 4, 3)],
 }
 # Interpreter configs for --smoke: the interpreter's defaults are fwd/dQ 32x16 and dK/dV 16x32.
