@@ -156,7 +156,7 @@ def _tuners() -> dict[str, list]:
     from jagattn.hstu.triton import fwd as tf
 
     return {
-        "fwd": [tf._fwd_small, tf._fwd_small_window, tf._fwd_small_long],
+        "fwd": [tf._fwd_small, tf._fwd_small_window, tf._fwd_small_long, tf._fwd_small_short],
         "dq": [tf._dq_small, tf._dq_small_window],
         "dkdv": [tb._bwd_small, tb._bwd_small_window],
     }
@@ -216,9 +216,13 @@ def default_configs(p) -> dict[str, tuple[int, int, int, int] | None]:
 
     window = p.params["window"] > 0
     long = not window and tf.long_rows(p.params["max_seq_len"], p.dtype)
+    short = not window and not long and tf.short_rows(p.params["max_seq_len"])
     out = {}
     for kind, tuners in _tuners().items():
-        t = tuners[2] if kind == "fwd" and long else tuners[1] if window else tuners[0]
+        if kind == "fwd" and (long or short):
+            t = tuners[2] if long else tuners[3]
+        else:
+            t = tuners[1] if window else tuners[0]
         out[kind] = _cfg_tuple(t.configs[0]) if len(t.configs) == 1 else None
     return out
 

@@ -435,10 +435,16 @@ def finish_row(row, res, q, k, v, do, cu, nt, N, C, W, gr_results, B, kind, warm
     name = row["name"]
     L = row["L"]
     row["ours"] = res
-    win = W > 0  # the launchers' choice of autotuner (window-ordered lists with a window)
+    win = W > 0  # the launchers' choice of autotuner (window-ordered lists with a window; fwd.py _launch)
+    fwd_kern = (
+        tf._fwd_small_window if win
+        else tf._fwd_small_long if tf.long_rows(N, q.dtype)
+        else tf._fwd_small_short if tf.short_rows(N)
+        else tf._fwd_small
+    )  # fmt: skip
     row["configs"] = {
         n_: str(getattr(kern, "best_config", None))
-        for n_, kern in (("fwd", tf._fwd_small_window if win else tf._fwd_small),
+        for n_, kern in (("fwd", fwd_kern),
                          ("dq", tf._dq_small_window if win else tf._dq_small),
                          ("bwd_atomic", tb._bwd_small_atomic), ("bwd", tb._bwd_small_window if win else tb._bwd_small))
     }  # fmt: skip

@@ -171,6 +171,36 @@ def test_long_rows_take_the_long_forward_list(on_launch, max_len, dtype, W, long
 
 
 @pytest.mark.parametrize(
+    "max_len, W, short", [(1024, 0, True), (96, 0, True), (1025, 0, False), (512, 16, False)]
+)  # fmt: skip
+def test_short_rows_take_the_short_forward_list(on_launch, max_len, W, short):
+    # max_seq_len <= SHORT_ROWS without a window: the forward launches the list with the 64x32 tile first (a
+    # window keeps its own list); the dQ kernel (same kernel body) never takes it
+    from jagattn.hstu.triton import fwd as tf
+
+    seen = []
+    on_launch(lambda kernel, args, kwargs: seen.append(kernel))
+    lens = [5, 40, 0, 17]
+    q, k, v, do = _make(lens, 2, 16, 16, dtype=torch.float16, seed=4)
+    nt = torch.tensor(_targets(lens, 0, 1), device=DEV)
+    _check_against_reference(
+        q, k, v, do, cu_seqlens(lens, DEV), max_len, alpha=0.5, num_targets=nt, max_attn_len=W
+    )
+    assert (seen[0] is tf._fwd_small_short) == short
+    assert (seen[0] is tf._fwd_small_window) == (W > 0)
+    assert tf._fwd_small_short not in seen[1:]
+    assert tf.short_rows(max_len) == (max_len <= tf.SHORT_ROWS)
+    assert not tf.short_rows(torch.SymInt)
+    first = tf._FWD_SMALL_D_SHORT[0]
+    assert (first.kwargs["BLOCK_M"], first.kwargs["BLOCK_N"], first.num_warps, first.num_stages) == (
+        64,
+        32,
+        4,
+        3,
+    )
+
+
+@pytest.mark.parametrize(
     "C, W, F, atomic", [(0, 0, 0, False), (3, 21, 9, False), (40, 7, 0, True), (2, 5, 30, False)]
 )
 def test_scale_last(monkeypatch, on_launch, C, W, F, atomic):

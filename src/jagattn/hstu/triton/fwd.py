@@ -408,10 +408,19 @@ def window_first(cfgs: list[triton.Config], bm: int, bn: int, warps: int, stages
 # 3 stages for the forward (0.838 vs 0.933 ms with the first no-window config) and for the dQ kernel
 # (1.089 vs 1.250 ms). Separate autotuners, so the first config (no autotuning) fits each case.
 _FWD_SMALL_D_WINDOW = window_first(_FWD_SMALL_D, 64, 32, 4, 3)
+# Short rows (max_seq_len, cached: delta, at most SHORT_ROWS, no window): the same 64x32 / 4-warp / 3-stage tile
+# first. H100 probe after the grid order of session 18 (rounds 2 and 4, benchmarks/hstu_probe.py): B256-N1024
+# forward 0.703 vs 0.735 ms and 0.711 vs 0.749 (1.045x, 1.053x); on B128-N2048 it lost (0.947x, 0.856x), hence
+# the bound. Less of each 64-row block is masked on the diagonal, and three programs fit on an SM.
+SHORT_ROWS = 1024
+_FWD_SMALL_D_SHORT = window_first(_FWD_SMALL_D, 64, 32, 4, 3)
 _DQ_SMALL_D_WINDOW = window_first(_DQ_SMALL_D, 64, 32, 4, 3)
 
 _fwd_small = triton.autotune(configs=tuning_configs(_FWD_SMALL_D, _INTERPRETER), key=_KEY)(_hstu_fwd_kernel)
 _fwd_small_long = triton.autotune(configs=tuning_configs(_FWD_SMALL_D_LONG, _INTERPRETER), key=_KEY)(
+    _hstu_fwd_kernel
+)
+_fwd_small_short = triton.autotune(configs=tuning_configs(_FWD_SMALL_D_SHORT, _INTERPRETER), key=_KEY)(
     _hstu_fwd_kernel
 )
 _fwd_small_window = triton.autotune(configs=tuning_configs(_FWD_SMALL_D_WINDOW, _INTERPRETER), key=_KEY)(
@@ -468,6 +477,13 @@ def long_rows(rows, dtype: torch.dtype) -> bool:
     return isinstance(rows, int) and rows >= LONG_ROWS and dtype in (torch.float16, torch.bfloat16)
 
 
+def short_rows(rows) -> bool:
+    """Whether the forward takes the short-rows config list (``_FWD_SMALL_D_SHORT``): at most ``SHORT_ROWS``
+    query rows per sequence (``max_seq_len``, or ``delta`` when cached). Symbolic sizes keep the plain list
+    (no guard)."""
+    return isinstance(rows, int) and rows <= SHORT_ROWS
+
+
 def scale_last(dtype: torch.dtype) -> bool:
     """Whether the kernels leave the constant factors of the scores (``1/S``; ``alpha/S`` or ``alpha/(2S)``
     for ``ds``) to their fp32 accumulators, applied once at the end: two multiplies less per score in every
@@ -521,6 +537,8 @@ def _launch(
         kernel = (_fwd_small_window if window else _fwd_small, _fwd_large, _fwd_huge)[rc]
         if kernel is _fwd_small and long_rows(rows, q.dtype):
             kernel = _fwd_small_long
+        elif kernel is _fwd_small and short_rows(rows):
+            kernel = _fwd_small_short
     else:
         kernel = (_dq_small_window if window else _dq_small, _dq_large, _dq_huge)[rc]
     do_t = q if do is None else do
