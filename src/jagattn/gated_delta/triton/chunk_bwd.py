@@ -53,7 +53,11 @@ from .common import (
 
 @triton.jit
 def _chunk_of_slot(CU, N, BT: tl.constexpr):
-    i_s = tl.program_id(0)
+    return _chunk_of(CU, N, BT, tl.program_id(0))
+
+
+@triton.jit
+def _chunk_of(CU, N, BT: tl.constexpr, i_s):
     i_n, i_t = _seq_of_slot(CU, i_s, N, BT)
     bos = tl.load(CU + i_n).to(tl.int32)
     eos = tl.load(CU + i_n + 1).to(tl.int32)
@@ -299,17 +303,21 @@ def _gated_delta_bwd_dqkwg_kernel(
     BV: tl.constexpr,
     NG: tl.constexpr,
     BG: tl.constexpr,
+    NKB: tl.constexpr,
     DOT_PREC: tl.constexpr,
     KEEP: tl.constexpr,
     EXACT_EXP: tl.constexpr,
     NORM: tl.constexpr,
 ):
     scale = tl.cast(scale, tl.float32)  # Inductor passes Python floats as fp64 scalars
-    i_s, row0, eos = _chunk_of_slot(CU, N, BT)
+    # key block (dq/dk columns and a partial gate gradient) fastest: the NKB programs of one chunk read the
+    # same dO / v_new / dU tiles, from L2 when they run together (with the key block as the slowest grid
+    # dimension each of them came from DRAM once per key block; session 18)
+    i_s, row0, eos = _chunk_of(CU, N, BT, tl.program_id(0) // NKB)
     if row0 >= eos:
         return
     i_hv = tl.program_id(1)
-    i_kb = tl.program_id(2)  # key block: dq/dk columns and a partial gate gradient
+    i_kb = tl.program_id(0) % NKB
     i_h = i_hv // (HV // H)
     o_t = tl.arange(0, BT)
     rows = (row0 + o_t).to(tl.int64)
@@ -738,7 +746,7 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=
     dgp = new_empty((nkb, t, hv), dtype=torch.float32, device=dev)
     dw = new_empty((t, hv, dk_), dtype=inter_dtype(k.dtype, "dw", t, hv), device=dev)  # -dW, see dqkwg
     if ns > 0:
-        torch.library.wrap_triton(_gated_delta_bwd_dqkwg_kernel)[(ns, hv, nkb)](
+        torch.library.wrap_triton(_gated_delta_bwd_dqkwg_kernel)[(ns * nkb, hv)](
             q,
             k,
             rq_,
@@ -767,6 +775,7 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=
             BV=bv,
             NG=gh.shape[-1],
             BG=triton.next_power_of_2(gh.shape[-1]),
+            NKB=nkb,
             DOT_PREC=prec_of("dqkwg"),
             KEEP=keep_fp32(v.dtype, "dqkwg", t, hv),
             EXACT_EXP=exact,
