@@ -5,9 +5,10 @@ modes: ``MODE == 0`` accumulates ``o = sum_j m_ij silu(alpha q.k_j) / S * v_j``;
 accumulates ``dq = alpha sum_j ds_ij k_j`` (the backward's deterministic dQ: a fixed key order,
 no atomics; scores are recomputed).
 
-Schedule: a flat grid over (query block, sequence, head), heaviest blocks first (the last query
-block of every sequence is launched first: causal rows see the most keys), early exit for
-blocks past a sequence's end. For one query block ``[m0, m1)`` the visible keys lie in ``[lo, hi)``
+Schedule: a flat grid over (query block, sequence, head) in runs of ``L2_GROUP`` (sequence, head) pairs
+(``schedule._grouped``: one pair for dense batches, so a pair's query blocks run together and share its K/V
+through L2), heaviest blocks first inside a run (the last query block: causal rows see the most keys),
+early exit for blocks past a sequence's end. For one query block ``[m0, m1)`` the visible keys lie in ``[lo, hi)``
 (causal bound, window lower bound in id space, whole non-target prefix for contextual rows) plus,
 for a block made only of targets, its own diagonal ``[m0, m1)``. Inside ``[lo, hi)`` the blocks
 that lie in ``[lo_full, hi_full)`` are visible for every (i, j) pair and skip the mask.
