@@ -3,17 +3,16 @@ through the Triton backend, and o + gradients of the first row saved for a bitwi
 trees (``PYTHONPATH=<tree>/src``). Usage: ``s18_gd_tree.py <rows> <out.json> <grads.pt>``; ``--compare a.pt b.pt``."""
 
 import json
+import os
+import runpy
 import sys
 
 import torch
 
-if sys.argv[1] == "--compare":
-    a, b = torch.load(sys.argv[2]), torch.load(sys.argv[3])
-    for k in a:
-        same = torch.equal(a[k], b[k])
-        diff = (a[k].float() - b[k].float()).abs().max().item()
-        print(f"{k}: {'bitwise' if same else f'max abs diff {diff:.3e}'}")
-    sys.exit(0)
+if sys.argv[1] == "--compare":  # the same saved-file comparison as session 17's script
+    runpy.run_path(
+        os.path.join(os.path.dirname(os.path.abspath(__file__)), "s17_save_grads.py"), run_name="__main__"
+    )
 
 from jagattn.bench import impls, suites  # noqa: E402
 from jagattn.bench.cases import FAMILIES  # noqa: E402
