@@ -25,6 +25,7 @@ from jagattn import NotSupportedError
 from jagattn.hstu.api import make_inputs
 from jagattn.hstu.backends import TritonBackend
 from jagattn.hstu.reference import hstu_reference
+from jagattn.hstu.triton.mask import _phases
 from jagattn.hstu.triton.schedule import _grouped
 from jagattn.testing import assert_finite_where, check_close, cu_seqlens, generator, randn
 
@@ -640,6 +641,33 @@ def test_grouped_grid_order_is_a_bijection_heaviest_first(nblocks, pairs, group)
         run = range(start, min(start + group, pairs))
         expect += [(p, k) for k in range(nblocks) for p in run]
     assert got == expect
+
+
+@triton.jit
+def _phases_probe(OUT, lo, hi, full_lo, full_hi, BLOCK: tl.constexpr):
+    t1, t2, nb = _phases(lo, hi, full_lo, full_hi, BLOCK)
+    tl.store(OUT, t1)
+    tl.store(OUT + 1, t2)
+    tl.store(OUT + 2, nb)
+
+
+@pytest.mark.parametrize(
+    "lo, hi, full_lo, full_hi, block, expect",
+    [
+        (0, 100, 0, 100, 32, (0, 4, 4)),  # full range to the end: the partial last block skips the mask too
+        (0, 100, 0, 300, 32, (0, 4, 4)),
+        (0, 100, 0, 90, 32, (0, 2, 4)),  # full range ends inside the last two blocks: both masked
+        (10, 100, 40, 200, 32, (1, 3, 3)),  # blocks from 10: the first straddles full_lo
+        (0, 64, 0, 64, 32, (0, 2, 2)),
+        (0, 100, 120, 200, 32, (4, 4, 4)),  # nothing fully visible
+        (50, 40, 0, 100, 16, (0, 0, 0)),  # empty range
+    ],
+)  # fmt: skip
+def test_phases_classify_blocks(lo, hi, full_lo, full_hi, block, expect):
+    # blocks lo + t * block over [lo, hi): [t1, t2) skip the mask, the others take it; rows past hi load as zeros
+    out = torch.full((3,), -1, dtype=torch.int32, device=DEV)
+    _phases_probe[(1,)](out, lo, hi, full_lo, full_hi, BLOCK=block)
+    assert tuple(out.tolist()) == expect
 
 
 def test_l2_group_rule(monkeypatch):

@@ -121,12 +121,16 @@ def _last_pos_id_le(x, n, C, M, HAS_CTX: tl.constexpr, HAS_TARGETS: tl.constexpr
 @triton.jit
 def _phases(lo, hi, full_lo, full_hi, BLOCK: tl.constexpr):
     """Blocks ``lo + t * BLOCK`` covering ``[lo, hi)``: ``t in [0, t1)`` and ``[t2, nb)`` need the mask,
-    ``t in [t1, t2)`` lie inside ``[full_lo, full_hi)`` (every pair visible) and skip it."""
+    ``t in [t1, t2)`` lie inside ``[full_lo, full_hi)`` (every pair visible) and skip it.
+
+    The last block may reach past ``hi``; every caller loads the rows (keys) past ``hi`` as zeros, which
+    contribute nothing, so when ``full_hi >= hi`` that partial block is unmasked too (before session 18 it
+    took the masked branch: in the dK/dV kernel the last, partial step of almost every key block)."""
     nb = tl.cdiv(tl.maximum(hi - lo, 0), BLOCK)
     t1 = tl.cdiv(tl.maximum(full_lo - lo, 0), BLOCK)
     t1 = tl.minimum(t1, nb)
-    t2 = tl.maximum(t1, tl.maximum(full_hi - lo, 0) // BLOCK)
-    t2 = tl.minimum(t2, nb)
+    t2 = tl.where(full_hi >= hi, nb, tl.maximum(full_hi - lo, 0) // BLOCK)
+    t2 = tl.minimum(tl.maximum(t1, t2), nb)
     return t1, t2, nb
 
 
