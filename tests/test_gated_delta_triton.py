@@ -618,6 +618,18 @@ def test_triton_opt_in_variant_matches_reference(variant, dtype, force_variant, 
     check_against_reference(case, dtype)
 
 
+def test_dqkwg_several_key_blocks_match_reference(monkeypatch, device):
+    # dqkwg's key blocks share the grid's fastest index with the chunk slot (program // NKB, program % NKB);
+    # the default key block (64) covers the CPU cases' head dims in one, so force three blocks of 16 at dk 48
+    from jagattn.gated_delta.triton import common
+
+    monkeypatch.setattr(common, "CONFIG_OVERRIDE", {"bwd_dqkwg": (32, 4, 1, 16)})
+    case = make_case(
+        [63, 0, 65, 1, 70], 1, 2, 48, 32, dtype=torch.float32, with_init=True, l2=True, seed=41, device=device
+    )
+    check_against_reference(case, torch.float32)
+
+
 @pytest.mark.parametrize("l2", [False, True], ids=["fp16-qk", "fp32-qk-copies"])
 def test_triton_fp16_tf32_products_opt_in(l2, monkeypatch, device):
     """``JAGATTN_GD_FP16_DOT=tf32`` (opt-in): fp16 inputs take tf32 products with ``KEEP`` in every

@@ -34,12 +34,12 @@ from .chunk_fwd import _prepare, _state_pass
 from .common import (
     BT,
     _c,
+    _chunk_of,
     _dot_f32_lhs,
     _dot_lhs_f32_rhs,
     _exp,
     _l2n,
     _num_sms,
-    _seq_of_slot,
     block_k,
     dot_precision,
     exact_exp,
@@ -54,14 +54,6 @@ from .common import (
 @triton.jit
 def _chunk_of_slot(CU, N, BT: tl.constexpr):
     return _chunk_of(CU, N, BT, tl.program_id(0))
-
-
-@triton.jit
-def _chunk_of(CU, N, BT: tl.constexpr, i_s):
-    i_n, i_t = _seq_of_slot(CU, i_s, N, BT)
-    bos = tl.load(CU + i_n).to(tl.int32)
-    eos = tl.load(CU + i_n + 1).to(tl.int32)
-    return i_s, bos + i_t * BT, eos
 
 
 # ---------------------------------------------------------------------------------------------

@@ -49,7 +49,7 @@ import triton.language as tl
 
 from ..._core.alloc import new_empty
 from .chunk_fwd import _store_ainv16
-from .common import BT, _exp, _inv16, _seq_of_slot, block_k, dot_precision, exact_exp, num_slots
+from .common import BT, _chunk_of, _exp, _inv16, block_k, dot_precision, exact_exp, num_slots
 
 # key-column tiles of the kkt and dqk kernels and the warps of every launch: chosen (session 3, with
 # the [16, 16, BK] diagonal broadcasts of then) by compiling for sm_90 and reading the register use.
@@ -77,11 +77,7 @@ BV_PAR = 64  # V block of the chunk-parallel kernels (o, dv_local, loops in wy a
 
 @triton.jit
 def _chunk(CU, N, BT: tl.constexpr):
-    i_s = tl.program_id(0)
-    i_n, i_t = _seq_of_slot(CU, i_s, N, BT)
-    bos = tl.load(CU + i_n).to(tl.int32)
-    eos = tl.load(CU + i_n + 1).to(tl.int32)
-    return i_s, bos + i_t * BT, eos
+    return _chunk_of(CU, N, BT, tl.program_id(0))
 
 
 @triton.jit
@@ -808,6 +804,7 @@ def _gated_delta_bwd_gk_dqk_kernel(
     BV: tl.constexpr,
     NG: tl.constexpr,
     BG: tl.constexpr,
+    NKB: tl.constexpr,
     DOT_PREC: tl.constexpr,
     EXACT_EXP: tl.constexpr,
 ):
@@ -820,11 +817,13 @@ def _gated_delta_bwd_gk_dqk_kernel(
     # Inductor passes Python floats as fp64 scalars: fp64 would promote the tiles (and feed fp64
     # operands to tl.dot); eager passes fp32, where this cast is a no-op
     scale = tl.cast(scale, tl.float32)
-    i_s, row0, eos = _chunk(CU, N, BT)
+    # key block fastest (flattened with the chunk slot): the NKB programs of one chunk read the same v_new / dO
+    # tiles, from L2 when they run together (as bwd_dqkwg since session 18)
+    i_s, row0, eos = _chunk_of(CU, N, BT, tl.program_id(0) // NKB)
     if row0 >= eos:
         return
     i_hv = tl.program_id(1)
-    i_kb = tl.program_id(2)
+    i_kb = tl.program_id(0) % NKB
     i_h = i_hv // (HV // H)
     o_k = i_kb * BK + tl.arange(0, BK)
     m_k = o_k < K
@@ -1153,9 +1152,9 @@ def chunk_bwd_gk(q, k, v, g, gk, beta, initial_state, cu, scale: float, do, dht,
     dbp = new_empty((nkb, t, hv), dtype=f32, device=dev)
     dgl = new_empty((ns, hv, dk_), dtype=f32, device=dev)
     if ns > 0:
-        torch.library.wrap_triton(_gated_delta_bwd_gk_dqk_kernel)[(ns, hv, nkb)](
+        torch.library.wrap_triton(_gated_delta_bwd_gk_dqk_kernel)[(ns * nkb, hv)](
             q, k, beta, gc, hbuf, dhbuf, vnew, do, gh, da, dp, dqh, dkh, dgc, dbp, dgl, cu, n, t * hv, scale,
-            H=h, HV=hv, K=dk_, V=dv_, BT=BT, BK=bkb, BV=64, NG=gh.shape[2],
+            H=h, HV=hv, K=dk_, V=dv_, BT=BT, BK=bkb, BV=64, NG=gh.shape[2], NKB=nkb,
             BG=max(2, triton.next_power_of_2(gh.shape[2])), DOT_PREC=prec, EXACT_EXP=exact, num_warps=WARPS,
         )  # fmt: skip
     del hbuf, dhbuf, vnew, gh, da, dp

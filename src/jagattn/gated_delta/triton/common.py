@@ -49,6 +49,15 @@ def _seq_of_slot(CU, slot, N, BT: tl.constexpr):
 
 
 @triton.jit
+def _chunk_of(CU, N, BT: tl.constexpr, i_s):
+    """``(i_s, first row, end of its sequence)`` of chunk slot ``i_s`` (the first row may lie past the end)."""
+    i_n, i_t = _seq_of_slot(CU, i_s, N, BT)
+    bos = tl.load(CU + i_n).to(tl.int32)
+    eos = tl.load(CU + i_n + 1).to(tl.int32)
+    return i_s, bos + i_t * BT, eos
+
+
+@triton.jit
 def _inv_unit_lower16(a):
     """``(I + a)^-1`` for a strictly lower-triangular ``[16, 16]`` fp32 block, by forward substitution.
 
