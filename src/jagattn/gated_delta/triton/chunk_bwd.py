@@ -35,6 +35,7 @@ from .common import (
     BT,
     _c,
     _chunk_of,
+    _chunk_of_slot,
     _dot_f32_lhs,
     _dot_lhs_f32_rhs,
     _exp,
@@ -49,12 +50,6 @@ from .common import (
     num_slots,
     state_prefetch,
 )
-
-
-@triton.jit
-def _chunk_of_slot(CU, N, BT: tl.constexpr):
-    return _chunk_of(CU, N, BT, tl.program_id(0))
-
 
 # ---------------------------------------------------------------------------------------------
 # local dv: scale ((Q K^T) * Gamma)^T dO

@@ -49,7 +49,7 @@ import triton.language as tl
 
 from ..._core.alloc import new_empty
 from .chunk_fwd import _store_ainv16
-from .common import BT, _chunk_of, _exp, _inv16, block_k, dot_precision, exact_exp, num_slots
+from .common import BT, _chunk_of, _chunk_of_slot, _exp, _inv16, block_k, dot_precision, exact_exp, num_slots
 
 # key-column tiles of the kkt and dqk kernels and the warps of every launch: chosen (session 3, with
 # the [16, 16, BK] diagonal broadcasts of then) by compiling for sm_90 and reading the register use.
@@ -73,11 +73,6 @@ WARPS = 8
 # compute-sanitizer; dk=128 dv=16, session 9 GPU fuzz)
 BV_SEQ = 32
 BV_PAR = 64  # V block of the chunk-parallel kernels (o, dv_local, loops in wy and dqk); never < 64
-
-
-@triton.jit
-def _chunk(CU, N, BT: tl.constexpr):
-    return _chunk_of(CU, N, BT, tl.program_id(0))
 
 
 @triton.jit
@@ -229,7 +224,7 @@ def _gated_delta_fwd_gk_cumsum_kernel(
     G, GK, GC, CU, N, HV: tl.constexpr, K: tl.constexpr, BT: tl.constexpr, BK: tl.constexpr
 ):
     """``Gc = chunk-local inclusive cumsum of (g + gk)`` ``[T, HV, K]`` fp32, per chunk and value head."""
-    i_s, row0, eos = _chunk(CU, N, BT)
+    i_s, row0, eos = _chunk_of_slot(CU, N, BT)
     if row0 >= eos:
         return
     i_hv = tl.program_id(1)
@@ -266,7 +261,7 @@ def _gated_delta_fwd_gk_kkt_kernel(
     """Per chunk and value head: the 16x16 blocks of A and P summed over key tiles of ``BKB``, then
     ``T = (I + A)^-1`` by blocks (as the scalar ``kkt_solve``) into AINV and P into PQK (zeros above
     the diagonal), both ``[T, HV, BT]`` fp32."""
-    i_s, row0, eos = _chunk(CU, N, BT)
+    i_s, row0, eos = _chunk_of_slot(CU, N, BT)
     if row0 >= eos:
         return
     i_hv = tl.program_id(1)
@@ -404,7 +399,7 @@ def _gated_delta_fwd_gk_wu_kernel(
     EXACT_EXP: tl.constexpr,
 ):
     """``W = T (beta exp(Gc) * K)``, ``U~ = T (beta * V)`` over ``[BT, BC]`` column tiles (fp32)."""
-    i_s, row0, eos = _chunk(CU, N, BT)
+    i_s, row0, eos = _chunk_of_slot(CU, N, BT)
     if row0 >= eos:
         return
     i_hv = tl.program_id(1)
@@ -532,7 +527,7 @@ def _gated_delta_fwd_gk_o_kernel(
     # Inductor passes Python floats as fp64 scalars: fp64 would promote the tiles (and feed fp64
     # operands to tl.dot); eager passes fp32, where this cast is a no-op
     scale = tl.cast(scale, tl.float32)
-    i_s, row0, eos = _chunk(CU, N, BT)
+    i_s, row0, eos = _chunk_of_slot(CU, N, BT)
     if row0 >= eos:
         return
     i_hv = tl.program_id(1)
@@ -582,7 +577,7 @@ def _gated_delta_bwd_gk_dv_local_kernel(
     # Inductor passes Python floats as fp64 scalars: fp64 would promote the tiles (and feed fp64
     # operands to tl.dot); eager passes fp32, where this cast is a no-op
     scale = tl.cast(scale, tl.float32)
-    i_s, row0, eos = _chunk(CU, N, BT)
+    i_s, row0, eos = _chunk_of_slot(CU, N, BT)
     if row0 >= eos:
         return
     i_hv = tl.program_id(1)
@@ -713,7 +708,7 @@ def _gated_delta_bwd_gk_wy_kernel(
     # Inductor passes Python floats as fp64 scalars: fp64 would promote the tiles (and feed fp64
     # operands to tl.dot); eager passes fp32, where this cast is a no-op
     scale = tl.cast(scale, tl.float32)
-    i_s, row0, eos = _chunk(CU, N, BT)
+    i_s, row0, eos = _chunk_of_slot(CU, N, BT)
     if row0 >= eos:
         return
     i_hv = tl.program_id(1)
@@ -959,7 +954,7 @@ def _gated_delta_bwd_gk_gate_kernel(
     """``dgk`` = reverse cumsum of ``dGc`` in the chunk (the last row's terms added first),
     ``dg = sum_d dgk``,
     ``dbeta`` = the WY / value part plus the key blocks' A parts."""
-    i_s, row0, eos = _chunk(CU, N, BT)
+    i_s, row0, eos = _chunk_of_slot(CU, N, BT)
     if row0 >= eos:
         return
     i_hv = tl.program_id(1)

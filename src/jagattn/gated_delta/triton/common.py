@@ -58,6 +58,12 @@ def _chunk_of(CU, N, BT: tl.constexpr, i_s):
 
 
 @triton.jit
+def _chunk_of_slot(CU, N, BT: tl.constexpr):
+    """``_chunk_of`` for the slot of ``program_id(0)`` (grids with one program per chunk on axis 0)."""
+    return _chunk_of(CU, N, BT, tl.program_id(0))
+
+
+@triton.jit
 def _inv_unit_lower16(a):
     """``(I + a)^-1`` for a strictly lower-triangular ``[16, 16]`` fp32 block, by forward substitution.
 

@@ -565,7 +565,7 @@ def _launch(
         q.stride(0), q.stride(1), k.stride(0), k.stride(1), v.stride(0), v.stride(1),
         do_t.stride(0), do_t.stride(1), out.stride(0), out.stride(1),
         float(alpha), float(inv_scale), int(contextual_seq_len), int(max_attn_len), int(min_full_attn_seq_len),
-        int(delta or 0), batch, h, rows, l2_group(batch, h, q.shape[0] if delta is None else batch * delta, rows),
+        int(delta or 0), batch, h, rows, l2_group(batch, h, q.shape[0], rows),  # cached: q has batch * delta rows
         next_power_of_2(max(rows, 1)), autotune_mean(q.shape[0], batch),
         DQ=dq_dim, DV=dv_dim, MODE=mode, IS_CACHED=delta is not None,
         HAS_CTX=contextual_seq_len > 0, HAS_TARGETS=num_targets is not None,

@@ -33,9 +33,15 @@ SIZES = (16, 32, 64, 128)
 ENABLED = env_flag("JAGATTN_HSTU_COMPACT", False)
 
 
+def heavy_tailed(total_rows, batch: int, max_rows: int) -> bool:
+    """At most half of the dense grid's rows are real (``2 * total_rows < batch * max_rows``, host ints, known
+    without a sync); a symbolic ``total_rows`` (torch.compile) counts as dense, without a guard."""
+    return isinstance(total_rows, int) and 2 * total_rows < batch * max_rows
+
+
 def use_compact(total_rows: int, batch: int, max_seq_len: int) -> bool:
     """Compact list when at most half of the dense grid's blocks hold rows (known without a sync)."""
-    return ENABLED and batch > 1 and 2 * total_rows < batch * max_seq_len
+    return ENABLED and batch > 1 and heavy_tailed(total_rows, batch, max_seq_len)
 
 
 # Dense grid order (every kernel): the blocks of L2_GROUP (sequence, head) pairs run one after the other,
@@ -62,8 +68,7 @@ def l2_group(batch: int, heads: int, total_rows, max_rows: int) -> int:
         return 1
     g = env_positive_int("JAGATTN_HSTU_L2_GROUP", None)
     if g is None:
-        heavy_tail = isinstance(total_rows, int) and 2 * total_rows < batch * max_rows
-        g = L2_GROUP_SEQS_HEAVY_TAIL * heads if heavy_tail else 1
+        g = L2_GROUP_SEQS_HEAVY_TAIL * heads if heavy_tailed(total_rows, batch, max_rows) else 1
     # at most every pair: GROUP * nblocks then never exceeds the grid size (int32 in the kernel)
     return max(1, min(g, pairs))
 
