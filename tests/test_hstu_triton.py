@@ -235,6 +235,77 @@ def test_scale_last_choice(monkeypatch):
         scale_last(torch.bfloat16)
 
 
+@pytest.mark.parametrize("C, W, F, atomic", [(0, 0, 0, False), (3, 21, 9, False), (40, 7, 0, True)])
+def test_prescale_is_bitwise_the_same(monkeypatch, on_launch, C, W, F, atomic):
+    # alpha / 2 a power of two: the forward / dQ kernels multiply q and dK/dV k by it once (fwd.prescale) so
+    # the products come out as h = alpha qk / 2. Exact, so o and every gradient must be bitwise those of
+    # JAGATTN_HSTU_PRESCALE=0; the fp32 (SCALE_LAST=1) interpreter runs its arithmetic against the reference.
+    from jagattn.hstu import ops
+
+    monkeypatch.setenv("JAGATTN_HSTU_SCALE_LAST", "1")
+    monkeypatch.setattr(ops, "ATOMIC_DQ_DEFAULT", atomic)
+    seen = []
+    on_launch(lambda kernel, args, kwargs: seen.append(kwargs.get("PRESCALE")))
+    lens = [0, 1, 70, 33, 17, 96, 5]
+    q, k, v, do = _make(lens, 2, 16, 32, dtype=torch.float32, seed=31 + C + W)
+    nt = torch.tensor(_targets(lens, C, 7), device=DEV)
+    kw = dict(alpha=0.25, num_targets=nt, contextual_seq_len=C, max_attn_len=W, min_full_attn_seq_len=F)
+    cu = cu_seqlens(lens, DEV)
+    o1, g1 = _check_against_reference(q, k, v, do, cu, 100, scaling_seqlen=37, **kw)
+    assert seen == [True] * (2 if atomic else 3), seen
+    monkeypatch.setenv("JAGATTN_HSTU_PRESCALE", "0")
+    seen.clear()
+    o0 = jagattn.hstu_attention(q, k, v, cu, 100, backend="triton", scaling_seqlen=37, **kw)
+    g0 = torch.autograd.grad(o0, (q, k, v), do)
+    assert seen == [False] * (2 if atomic else 3), seen
+    assert torch.equal(o0, o1)
+    for name, a, b in zip(("dq", "dk", "dv"), g0, g1, strict=True):
+        if atomic and name == "dq":  # the atomic adds' order may differ between runs
+            torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
+        else:
+            assert torch.equal(a, b), name
+
+
+def test_prescale_choice(monkeypatch):
+    from jagattn.hstu.triton.fwd import prescale
+
+    assert (
+        prescale(torch.bfloat16, 1 / 128)
+        and prescale(torch.bfloat16, -2.0)
+        and prescale(torch.bfloat16, 2.0**61)
+    )
+    assert not prescale(torch.bfloat16, 0.3) and not prescale(torch.bfloat16, 0.0)
+    assert not prescale(torch.bfloat16, 2.0**62) and not prescale(torch.bfloat16, 2.0**-60)
+    assert not prescale(torch.float32, 0.25) and not prescale(torch.float16, 0.25)  # unscaled factors only
+    monkeypatch.setenv("JAGATTN_HSTU_SCALE_LAST", "1")
+    assert prescale(torch.float32, 0.25) and not prescale(torch.float16, 0.25)
+    monkeypatch.setenv("JAGATTN_HSTU_PRESCALE", "0")
+    assert not prescale(torch.bfloat16, 1 / 128)
+
+
+def test_row_offsets_int64_rule():
+    # the in-tile offsets row * stride + column of a block of up to 256 rows stay int32 below 8M-element strides
+    from jagattn.hstu.triton.fwd import row_off64
+
+    assert not row_off64(512, 384) and not row_off64(2**23 - 2)
+    assert row_off64(512, 2**23) and row_off64(2**31)
+
+
+def test_row_offsets_int64_path(monkeypatch, on_launch):
+    # the int64 in-tile offsets (ROW_OFF64, strides of 8M elements or more) give the same results
+    from jagattn.hstu.triton import fwd
+
+    monkeypatch.setattr(fwd, "_MAX_BLOCK_ROWS", 2**30)
+    seen = []
+    on_launch(lambda kernel, args, kwargs: seen.append(kwargs.get("ROW_OFF64")))
+    lens = [3, 40, 0, 19]
+    q, k, v, do = _make(lens, 2, 16, 16, dtype=torch.float32, seed=5)
+    nt = torch.tensor(_targets(lens, 2, 5), device=DEV)
+    kw = dict(alpha=0.3, num_targets=nt, contextual_seq_len=2, max_attn_len=5)
+    _check_against_reference(q, k, v, do, cu_seqlens(lens, DEV), 40, **kw)
+    assert seen == [True] * 3, seen
+
+
 def test_default_backward_is_the_deterministic_dq_kernel():
     # The default (deterministic=False) takes the dQ-kernel path: the same bits as deterministic=True.
     from jagattn.hstu import ops

@@ -18,6 +18,8 @@ Dtypes: fp16/bf16 with fp32 accumulation; fp32 inputs run with ``input_precision
 
 from __future__ import annotations
 
+import math
+
 import torch
 import triton
 import triton.language as tl
@@ -57,6 +59,8 @@ def _hstu_fwd_tile(
     b_do,
     p_k0,
     p_v0,
+    off_k,
+    off_v,
     stride_kn,
     stride_vn,
     o_i,
@@ -84,25 +88,31 @@ def _hstu_fwd_tile(
     FAST_SIGMOID: tl.constexpr,
     PACKED: tl.constexpr,
     SCALE_LAST: tl.constexpr,
+    PRESCALE: tl.constexpr,
     BLOCK_N: tl.constexpr,
 ):
-    o_j = start_n + tl.arange(0, BLOCK_N)
-    m_j = (o_j < range_hi) & (o_j >= 0)
-    # [BN, BDQ], [BN, BDV]; keys past range_hi read as 0 and contribute nothing
-    b_k = _load_rows(p_k0 + o_j[:, None].to(tl.int64) * stride_kn + o_dq[None, :], m_j, m_dq, PAD_DQ)
-    b_v = _load_rows(p_v0 + o_j[:, None].to(tl.int64) * stride_vn + o_dv[None, :], m_j, m_dv, PAD_DV)
+    r = tl.arange(0, BLOCK_N)
+    o_j = start_n + r
+    m_j = (r < range_hi - start_n) & (r >= -start_n)
+    # [BN, BDQ], [BN, BDV]; keys past range_hi read as 0 and contribute nothing. The block's first key as a
+    # scalar pointer plus loop-invariant in-tile offsets (session 19: no 64-bit multiply per row and step)
+    col0 = start_n.to(tl.int64)
+    b_k = _load_rows(p_k0 + col0 * stride_kn + off_k, m_j, m_dq, PAD_DQ)
+    b_v = _load_rows(p_v0 + col0 * stride_vn + off_v, m_j, m_dv, PAD_DV)
     b_qk = tl.dot(b_q, tl.trans(b_k), input_precision=PRECISION)  # [BM, BN] = <q_i, k_j>
     if MODE == 0:  # b_s = silu(alpha qk) / S, against v
-        if PACKED and SCALE_LAST:  # bf16 silu(alpha qk) from packed bf16x2 tanh and FMA; 1/S at the end
+        if PACKED and PRESCALE:  # q came scaled by alpha / 2: b_qk is h
+            b_s = _silu_bf16x2(b_qk)
+        elif PACKED and SCALE_LAST:  # bf16 silu(alpha qk) from packed bf16x2 tanh and FMA; 1/S at the end
             b_s = _silu_bf16x2(b_qk * (0.5 * alpha))
         elif PACKED:  # bf16 silu / S straight from packed bf16x2 tanh and FMA (see mask._silu_a_bf16x2)
             b_s = _silu_a_bf16x2(b_qk * (0.5 * alpha), b_qk * (0.5 * scale_a))
         else:  # SCALE_LAST: times S
-            b_s = _silu_a(b_qk, alpha, scale_a, FAST_SIGMOID, SCALE_LAST)
+            b_s = _silu_a(b_qk, alpha, scale_a, FAST_SIGMOID, SCALE_LAST, PRESCALE)
         b_rhs = b_v
     else:  # b_s = alpha ds (SCALE_LAST: / ds_scale), against k
         b_dp = tl.dot(b_do, tl.trans(b_v), input_precision=PRECISION)  # [BM, BN] = <do_i, v_j>
-        _, b_s = _silu_a_ds(b_qk, b_dp, alpha, scale_a, FAST_SIGMOID, SCALE_LAST)
+        _, b_s = _silu_a_ds(b_qk, b_dp, alpha, scale_a, FAST_SIGMOID, SCALE_LAST, PRESCALE)
         b_rhs = b_k
     if masked:  # edge blocks (a run-time branch in the one pipelined loop)
         b_s = _zero_hidden(
@@ -169,6 +179,8 @@ def _hstu_fwd_kernel(
     FAST_SIGMOID: tl.constexpr,
     PACKED: tl.constexpr,
     SCALE_LAST: tl.constexpr,
+    PRESCALE: tl.constexpr,
+    ROW_OFF64: tl.constexpr,
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
     BLOCK_DQ: tl.constexpr,
@@ -227,6 +239,8 @@ def _hstu_fwd_kernel(
     PAD_DV: tl.constexpr = BLOCK_DV != DV
     p_q = Q + q_row0 * stride_qm + i_h * stride_qh + o_r[:, None].to(tl.int64) * stride_qm + o_dq[None, :]
     b_q = _load_rows(p_q, m_r, m_dq, PAD_DQ)
+    if PRESCALE:  # exact (alpha / 2 is a power of two): the products come out as h = alpha qk / 2
+        b_q = (b_q.to(tl.float32) * (0.5 * alpha)).to(b_q.dtype)
     if MODE == 1:
         p_do = (
             DO
@@ -242,6 +256,11 @@ def _hstu_fwd_kernel(
         acc = tl.zeros([BLOCK_M, BLOCK_DV], dtype=tl.float32)
     p_k0 = K + bos * stride_kn + i_h * stride_kh
     p_v0 = V + bos * stride_vn + i_h * stride_vh
+    r_n = tl.arange(0, BLOCK_N)
+    if ROW_OFF64:  # BLOCK_N * stride may not fit int32 (host check)
+        r_n = r_n.to(tl.int64)
+    off_k = r_n[:, None] * stride_kn + o_dq[None, :]
+    off_v = r_n[:, None] * stride_vn + o_dv[None, :]
     scale_a = alpha * inv_s
 
     # visible key range [lo, hi) of the rows [m0, m1); C == 0 without context
@@ -275,6 +294,8 @@ def _hstu_fwd_kernel(
             b_do,
             p_k0,
             p_v0,
+            off_k,
+            off_v,
             stride_kn,
             stride_vn,
             o_i,
@@ -302,6 +323,7 @@ def _hstu_fwd_kernel(
             FAST_SIGMOID,
             PACKED,
             SCALE_LAST,
+            PRESCALE,
             BLOCK_N,
         )
 
@@ -498,6 +520,30 @@ def scale_last(dtype: torch.dtype) -> bool:
     return dtype == torch.bfloat16 or (mode == "1" and dtype == torch.float32)
 
 
+def prescale(dtype: torch.dtype, alpha: float) -> bool:
+    """Whether the kernels multiply their loop-invariant operand (q in the forward and dQ kernels, k in dK/dV)
+    by ``alpha / 2`` once per program, so that every product comes out as ``h = alpha qk / 2``: one multiply
+    less per score (session 19). Only where that is exact, i.e. bitwise the same scores: ``alpha / 2`` a power
+    of two (``|alpha| / 2`` in ``[2^-60, 2^60]``, far from bf16/fp32 underflow and overflow) and the unscaled
+    score factors (``scale_last``: bf16, or fp32 with ``JAGATTN_HSTU_SCALE_LAST=1``); never fp16, whose
+    range a scaled operand could leave. ``JAGATTN_HSTU_PRESCALE=0`` disables it."""
+    if not scale_last(dtype) or not env_flag("JAGATTN_HSTU_PRESCALE", True):
+        return False
+    mant, exp = math.frexp(abs(float(alpha)) / 2)
+    return mant == 0.5 and -59 <= exp <= 61
+
+
+# every autotune list's largest row or key block (the in-tile offsets `block row * stride + column`)
+_MAX_BLOCK_ROWS = 256
+
+
+def row_off64(*row_strides) -> bool:
+    """Whether the kernels' loop-invariant in-tile offsets (``row * stride + column`` for the rows of one
+    block) need int64: a row stride of 8M elements or more (a strided view); symbolic strides count as
+    large. Everything else (the sequence start, the block's first row) is int64 anyway."""
+    return not all(isinstance(s, int) and (s + 1) * _MAX_BLOCK_ROWS < 2**31 for s in row_strides)
+
+
 def precision_of(dtype: torch.dtype) -> str:
     """Dot precision: fp32 inputs run in IEEE fp32 (no tf32), fp16/bf16 are exact products anyway."""
     return "ieee" if dtype == torch.float32 else "tf32"
@@ -572,6 +618,6 @@ def _launch(
         HAS_WINDOW=max_attn_len > 0, HAS_FULL=min_full_attn_seq_len > 0, COMPACT=compact,
         PRECISION=precision_of(q.dtype), FAST_SIGMOID=fast_sigmoid(q.dtype), BLOCK_DQ=bdq, BLOCK_DV=bdv,
         PACKED=mode == 0 and packed_silu(q.dtype) and packed_for_shape(k.shape[0], batch, max_attn_len),
-        SCALE_LAST=scale_last(q.dtype),
+        SCALE_LAST=scale_last(q.dtype), PRESCALE=prescale(q.dtype, alpha), ROW_OFF64=row_off64(k.stride(0), v.stride(0)),
         **meta,
     )  # fmt: skip

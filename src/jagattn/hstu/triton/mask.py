@@ -196,15 +196,25 @@ def _silu_bf16x2(h):
 
 
 @triton.jit
-def _silu_a(qk, alpha, scale_a, FAST: tl.constexpr, UNIT: tl.constexpr = False):
+def _silu_a(
+    qk, alpha, scale_a, FAST: tl.constexpr, UNIT: tl.constexpr = False, PRESCALED: tl.constexpr = False
+):
     """``a = silu(alpha qk) / S`` in fp32 (``scale_a = alpha / S``).
 
     ``FAST``: with ``h = alpha qk / 2`` and ``t = tanh(h)``, ``a = (qk scale_a / 2) (1 + t)``: two
     multiplies and one FMA around the ``tanh.approx`` (the scalar factors fold at compile time).
     ``UNIT``: ``silu(alpha qk)`` itself (``S = 1``; the caller scales its accumulator by ``1/S``): one
-    multiply less per score."""
-    if FAST:
-        h = qk * (0.5 * alpha)
+    multiply less per score. ``PRESCALED`` (with ``UNIT``): ``qk`` is already ``h = alpha qk / 2`` (an
+    operand was multiplied by ``alpha / 2``, a power of two, once per program; ``fwd.prescale``)."""
+    tl.static_assert(UNIT or not PRESCALED, "PRESCALED needs UNIT")
+    if PRESCALED and not FAST:
+        s = qk + qk  # alpha qk
+        a = s * _sigmoid(s, 1.0, False)
+    elif FAST:
+        if PRESCALED:
+            h = qk
+        else:
+            h = qk * (0.5 * alpha)
         t = _tanh_approx(h)
         if UNIT:
             u = h
@@ -219,7 +229,9 @@ def _silu_a(qk, alpha, scale_a, FAST: tl.constexpr, UNIT: tl.constexpr = False):
 
 
 @triton.jit
-def _silu_a_ds(qk, dp, alpha, scale_a, FAST: tl.constexpr, UNIT: tl.constexpr = False):
+def _silu_a_ds(
+    qk, dp, alpha, scale_a, FAST: tl.constexpr, UNIT: tl.constexpr = False, PRESCALED: tl.constexpr = False
+):
     """``(a, alpha ds)``: ``a = silu(s) / S`` and ``alpha * ds = alpha dp sig(s) (1 + s (1 - sig(s))) / S``
     with ``s = alpha qk`` (``scale_a = alpha / S``).
 
@@ -228,9 +240,19 @@ def _silu_a_ds(qk, dp, alpha, scale_a, FAST: tl.constexpr, UNIT: tl.constexpr = 
 
     ``UNIT``: ``(S a, alpha ds / ds_scale(scale_a, FAST))``: the constant factors are left to the caller,
     which applies them once to its fp32 accumulators (``1/S`` for ``a``, ``ds_scale`` for ``ds``): two
-    multiplies less per score."""
-    if FAST:
-        h = qk * (0.5 * alpha)
+    multiplies less per score. ``PRESCALED`` (with ``UNIT``): ``qk`` is already ``h = alpha qk / 2`` (see
+    ``_silu_a``): one multiply less again."""
+    tl.static_assert(UNIT or not PRESCALED, "PRESCALED needs UNIT")
+    if PRESCALED and not FAST:
+        s = qk + qk  # alpha qk
+        sig = _sigmoid(s, 1.0, False)
+        a = s * sig
+        ds = dp * sig * (1.0 + s * (1.0 - sig))
+    elif FAST:
+        if PRESCALED:
+            h = qk
+        else:
+            h = qk * (0.5 * alpha)
         t = _tanh_approx(h)
         p = 1.0 + t
         r = h * (1.0 - t * t) + p
