@@ -243,6 +243,7 @@ def test_prescale_is_bitwise_the_same(monkeypatch, on_launch, C, W, F, atomic):
     from jagattn.hstu import ops
 
     monkeypatch.setenv("JAGATTN_HSTU_SCALE_LAST", "1")
+    monkeypatch.setenv("JAGATTN_HSTU_PRESCALE", "fwd,dq,dkdv")
     monkeypatch.setattr(ops, "ATOMIC_DQ_DEFAULT", atomic)
     seen = []
     on_launch(lambda kernel, args, kwargs: seen.append(kwargs.get("PRESCALE")))
@@ -267,20 +268,29 @@ def test_prescale_is_bitwise_the_same(monkeypatch, on_launch, C, W, F, atomic):
 
 
 def test_prescale_choice(monkeypatch):
-    from jagattn.hstu.triton.fwd import prescale
+    from jagattn.hstu.triton.fwd import PRESCALE_DEFAULT, prescale
+
+    def on(dtype, alpha):
+        return {kern for kern in ("fwd", "dq", "dkdv") if prescale(dtype, alpha, kern)}
 
     assert (
-        prescale(torch.bfloat16, 1 / 128)
-        and prescale(torch.bfloat16, -2.0)
-        and prescale(torch.bfloat16, 2.0**61)
+        on(torch.bfloat16, 1 / 128)
+        == on(torch.bfloat16, -2.0)
+        == on(torch.bfloat16, 2.0**61)
+        == PRESCALE_DEFAULT
     )
-    assert not prescale(torch.bfloat16, 0.3) and not prescale(torch.bfloat16, 0.0)
-    assert not prescale(torch.bfloat16, 2.0**62) and not prescale(torch.bfloat16, 2.0**-60)
-    assert not prescale(torch.float32, 0.25) and not prescale(torch.float16, 0.25)  # unscaled factors only
+    assert not on(torch.bfloat16, 0.3) and not on(torch.bfloat16, 0.0)
+    assert not on(torch.bfloat16, 2.0**62) and not on(torch.bfloat16, 2.0**-60)
+    assert not on(torch.float32, 0.25) and not on(torch.float16, 0.25)  # unscaled factors only
     monkeypatch.setenv("JAGATTN_HSTU_SCALE_LAST", "1")
-    assert prescale(torch.float32, 0.25) and not prescale(torch.float16, 0.25)
+    assert on(torch.float32, 0.25) == PRESCALE_DEFAULT and not on(torch.float16, 0.25)
     monkeypatch.setenv("JAGATTN_HSTU_PRESCALE", "0")
-    assert not prescale(torch.bfloat16, 1 / 128)
+    assert not on(torch.bfloat16, 1 / 128)
+    monkeypatch.setenv("JAGATTN_HSTU_PRESCALE", "fwd, dkdv")
+    assert on(torch.bfloat16, 1 / 128) == {"fwd", "dkdv"}
+    monkeypatch.setenv("JAGATTN_HSTU_PRESCALE", "dq,bwd")
+    with pytest.raises(ValueError, match="JAGATTN_HSTU_PRESCALE"):
+        prescale(torch.bfloat16, 1 / 128, "dq")
 
 
 def test_row_offsets_int64_rule():

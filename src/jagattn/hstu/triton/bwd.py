@@ -414,6 +414,6 @@ def _launch_bwd(
         HAS_CTX=contextual_seq_len > 0, HAS_TARGETS=num_targets is not None,
         HAS_WINDOW=max_attn_len > 0, HAS_FULL=min_full_attn_seq_len > 0, COMPACT=compact,
         PRECISION=precision_of(q.dtype), FAST_SIGMOID=fast_sigmoid(q.dtype), BLOCK_DQ=bdq, BLOCK_DV=bdv,
-        SCALE_LAST=scale_last(q.dtype), PRESCALE=prescale(q.dtype, alpha),
+        SCALE_LAST=scale_last(q.dtype), PRESCALE=prescale(q.dtype, alpha, "dkdv"),
         ROW_OFF64=row_off64(q.stride(0), do.stride(0)), **meta,
     )  # fmt: skip

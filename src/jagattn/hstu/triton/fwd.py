@@ -24,7 +24,7 @@ import torch
 import triton
 import triton.language as tl
 
-from ..._core.env import env_choice, env_flag
+from ..._core.env import env_choice, env_flag, env_subset
 from ..._core.triton_utils import autotune_enabled, configs, interpreter_enabled, next_power_of_2
 from .mask import (
     _ds_scale,
@@ -520,14 +520,22 @@ def scale_last(dtype: torch.dtype) -> bool:
     return dtype == torch.bfloat16 or (mode == "1" and dtype == torch.float32)
 
 
-def prescale(dtype: torch.dtype, alpha: float) -> bool:
-    """Whether the kernels multiply their loop-invariant operand (q in the forward and dQ kernels, k in dK/dV)
-    by ``alpha / 2`` once per program, so that every product comes out as ``h = alpha qk / 2``: one multiply
-    less per score (session 19). Only where that is exact, i.e. bitwise the same scores: ``alpha / 2`` a power
-    of two (``|alpha| / 2`` in ``[2^-60, 2^60]``, far from bf16/fp32 underflow and overflow) and the unscaled
-    score factors (``scale_last``: bf16, or fp32 with ``JAGATTN_HSTU_SCALE_LAST=1``); never fp16, whose
-    range a scaled operand could leave. ``JAGATTN_HSTU_PRESCALE=0`` disables it."""
-    if not scale_last(dtype) or not env_flag("JAGATTN_HSTU_PRESCALE", True):
+PRESCALE_KERNELS = ("fwd", "dq", "dkdv")
+PRESCALE_DEFAULT = frozenset({"dq", "dkdv"})
+
+
+def prescale(dtype: torch.dtype, alpha: float, kernel: str) -> bool:
+    """Whether ``kernel`` (``fwd``: the forward, ``dq``, ``dkdv``) multiplies its loop-invariant operand (q in
+    the forward and dQ kernels, k in dK/dV) by ``alpha / 2`` once per program, so that every product comes out
+    as ``h = alpha qk / 2``: one multiply less per score (session 19). Only where that is exact, i.e. bitwise
+    the same scores: ``alpha / 2`` a power of two (``|alpha| / 2`` in ``[2^-60, 2^60]``, far from bf16/fp32
+    underflow and overflow) and the unscaled score factors (``scale_last``: bf16, or fp32 with
+    ``JAGATTN_HSTU_SCALE_LAST=1``); never fp16, whose range a scaled operand could leave. The scaled operand
+    is computed, so Triton 3.6 feeds it to wgmma from registers (reloaded from shared memory every step)
+    instead of straight from shared memory. ``JAGATTN_HSTU_PRESCALE``: ``auto`` (``PRESCALE_DEFAULT``),
+    ``0``, or a comma-separated list of kernels."""
+    kernels = env_subset("JAGATTN_HSTU_PRESCALE", PRESCALE_KERNELS, PRESCALE_DEFAULT)
+    if kernel not in kernels or not scale_last(dtype):
         return False
     mant, exp = math.frexp(abs(float(alpha)) / 2)
     return mant == 0.5 and -59 <= exp <= 61
@@ -618,6 +626,6 @@ def _launch(
         HAS_WINDOW=max_attn_len > 0, HAS_FULL=min_full_attn_seq_len > 0, COMPACT=compact,
         PRECISION=precision_of(q.dtype), FAST_SIGMOID=fast_sigmoid(q.dtype), BLOCK_DQ=bdq, BLOCK_DV=bdv,
         PACKED=mode == 0 and packed_silu(q.dtype) and packed_for_shape(k.shape[0], batch, max_attn_len),
-        SCALE_LAST=scale_last(q.dtype), PRESCALE=prescale(q.dtype, alpha), ROW_OFF64=row_off64(k.stride(0), v.stride(0)),
+        SCALE_LAST=scale_last(q.dtype), PRESCALE=prescale(q.dtype, alpha, "dq" if mode == 1 else "fwd"), ROW_OFF64=row_off64(k.stride(0), v.stride(0)),
         **meta,
     )  # fmt: skip
