@@ -87,7 +87,7 @@ def _hstu_bwd_tile(
     # per copy instead of a 64-bit multiply-add per row (session 19)
     r = tl.arange(0, BLOCK_M)
     o_i = start_m + r
-    m_i = (r >= row_lo - start_m) & (r < row_hi - start_m)
+    m_i = (r - (row_lo - start_m)).to(tl.uint32) < tl.maximum(row_hi - row_lo, 0).to(tl.uint32)  # one compare
     row0 = start_m.to(tl.int64)
     b_q = _load_rows(p_q0 + row0 * stride_qm + off_q, m_i, m_dq, PAD_DQ)  # [BM, BDQ]
     b_do = _load_rows(p_do0 + row0 * stride_dom + off_do, m_i, m_dv, PAD_DV)  # [BM, BDV]
