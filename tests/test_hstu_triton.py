@@ -235,64 +235,6 @@ def test_scale_last_choice(monkeypatch):
         scale_last(torch.bfloat16)
 
 
-@pytest.mark.parametrize("C, W, F, atomic", [(0, 0, 0, False), (3, 21, 9, False), (40, 7, 0, True)])
-def test_prescale_is_bitwise_the_same(monkeypatch, on_launch, C, W, F, atomic):
-    # alpha / 2 a power of two: the forward / dQ kernels multiply q and dK/dV k by it once (fwd.prescale) so
-    # the products come out as h = alpha qk / 2. Exact, so o and every gradient must be bitwise those of
-    # JAGATTN_HSTU_PRESCALE=0; the fp32 (SCALE_LAST=1) interpreter runs its arithmetic against the reference.
-    from jagattn.hstu import ops
-
-    monkeypatch.setenv("JAGATTN_HSTU_SCALE_LAST", "1")
-    monkeypatch.setenv("JAGATTN_HSTU_PRESCALE", "fwd,dq,dkdv")
-    monkeypatch.setattr(ops, "ATOMIC_DQ_DEFAULT", atomic)
-    seen = []
-    on_launch(lambda kernel, args, kwargs: seen.append(kwargs.get("PRESCALE")))
-    lens = [0, 1, 70, 33, 17, 96, 5]
-    q, k, v, do = _make(lens, 2, 16, 32, dtype=torch.float32, seed=31 + C + W)
-    nt = torch.tensor(_targets(lens, C, 7), device=DEV)
-    kw = dict(alpha=0.25, num_targets=nt, contextual_seq_len=C, max_attn_len=W, min_full_attn_seq_len=F)
-    cu = cu_seqlens(lens, DEV)
-    o1, g1 = _check_against_reference(q, k, v, do, cu, 100, scaling_seqlen=37, **kw)
-    assert seen == [True] * (2 if atomic else 3), seen
-    monkeypatch.setenv("JAGATTN_HSTU_PRESCALE", "0")
-    seen.clear()
-    o0 = jagattn.hstu_attention(q, k, v, cu, 100, backend="triton", scaling_seqlen=37, **kw)
-    g0 = torch.autograd.grad(o0, (q, k, v), do)
-    assert seen == [False] * (2 if atomic else 3), seen
-    assert torch.equal(o0, o1)
-    for name, a, b in zip(("dq", "dk", "dv"), g0, g1, strict=True):
-        if atomic and name == "dq":  # the atomic adds' order may differ between runs
-            torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
-        else:
-            assert torch.equal(a, b), name
-
-
-def test_prescale_choice(monkeypatch):
-    from jagattn.hstu.triton.fwd import PRESCALE_DEFAULT, prescale
-
-    def on(dtype, alpha):
-        return {kern for kern in ("fwd", "dq", "dkdv") if prescale(dtype, alpha, kern)}
-
-    assert (
-        on(torch.bfloat16, 1 / 128)
-        == on(torch.bfloat16, -2.0)
-        == on(torch.bfloat16, 2.0**61)
-        == PRESCALE_DEFAULT
-    )
-    assert not on(torch.bfloat16, 0.3) and not on(torch.bfloat16, 0.0)
-    assert not on(torch.bfloat16, 2.0**62) and not on(torch.bfloat16, 2.0**-60)
-    assert not on(torch.float32, 0.25) and not on(torch.float16, 0.25)  # unscaled factors only
-    monkeypatch.setenv("JAGATTN_HSTU_SCALE_LAST", "1")
-    assert on(torch.float32, 0.25) == PRESCALE_DEFAULT and not on(torch.float16, 0.25)
-    monkeypatch.setenv("JAGATTN_HSTU_PRESCALE", "0")
-    assert not on(torch.bfloat16, 1 / 128)
-    monkeypatch.setenv("JAGATTN_HSTU_PRESCALE", "fwd, dkdv")
-    assert on(torch.bfloat16, 1 / 128) == {"fwd", "dkdv"}
-    monkeypatch.setenv("JAGATTN_HSTU_PRESCALE", "dq,bwd")
-    with pytest.raises(ValueError, match="JAGATTN_HSTU_PRESCALE"):
-        prescale(torch.bfloat16, 1 / 128, "dq")
-
-
 def test_row_offsets_int64_rule():
     # the in-tile offsets row * stride + column of a block of up to 256 rows stay int32 below 8M-element strides
     from jagattn.hstu.triton.fwd import row_off64

@@ -41,19 +41,3 @@ def env_positive_int(name: str, default: _D) -> int | _D:
     if not (value.isascii() and value.isdigit() and int(value) > 0):
         raise ValueError(f"{name} must be a positive integer (got {value!r})")
     return int(value)
-
-
-def env_subset(name: str, items: Sequence[str], default: frozenset[str]) -> frozenset[str]:
-    """The value of ``name`` as a comma-separated subset of ``items`` (``0`` for none, ``auto`` for
-    ``default``); ``default`` when unset or empty."""
-    value = os.environ.get(name, "").strip().lower()
-    if not value or value == "auto":
-        return default
-    if value == "0":
-        return frozenset()
-    parts = {x.strip() for x in value.split(",")}
-    if not parts <= set(items):
-        raise ValueError(
-            f"{name} must be auto, 0 or a comma-separated list of {', '.join(items)} (got {value!r})"
-        )
-    return frozenset(parts)

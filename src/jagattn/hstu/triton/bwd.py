@@ -29,7 +29,6 @@ from .fwd import (
     autotune_mean,
     fast_sigmoid,
     precision_of,
-    prescale,
     row_class,
     row_off64,
     scale_last,
@@ -45,7 +44,6 @@ def _hstu_bwd_tile(
     dk,
     dv,
     b_k,
-    b_kh,
     b_v,
     p_q0,
     p_do0,
@@ -80,24 +78,23 @@ def _hstu_bwd_tile(
     PRECISION: tl.constexpr,
     FAST_SIGMOID: tl.constexpr,
     SCALE_LAST: tl.constexpr,
-    PRESCALE: tl.constexpr,
     BLOCK_M: tl.constexpr,
 ):
     # the block's first row as a scalar pointer plus the loop-invariant in-tile offsets: two 64-bit adds
     # per copy instead of a 64-bit multiply-add per row (session 19)
     r = tl.arange(0, BLOCK_M)
     o_i = start_m + r
-    m_i = (r - (row_lo - start_m)).to(tl.uint32) < tl.maximum(row_hi - row_lo, 0).to(tl.uint32)  # one compare
+    m_i = (r >= row_lo - start_m) & (r < row_hi - start_m)
     row0 = start_m.to(tl.int64)
     b_q = _load_rows(p_q0 + row0 * stride_qm + off_q, m_i, m_dq, PAD_DQ)  # [BM, BDQ]
     b_do = _load_rows(p_do0 + row0 * stride_dom + off_do, m_i, m_dv, PAD_DV)  # [BM, BDV]
-    b_qk = tl.dot(b_kh, tl.trans(b_q), input_precision=PRECISION)  # [BN, BM] = <k_j, q_i> (PRESCALE: h)
+    b_qk = tl.dot(b_k, tl.trans(b_q), input_precision=PRECISION)  # [BN, BM] = <k_j, q_i>
     b_dp = tl.dot(b_v, tl.trans(b_do), input_precision=PRECISION)  # [BN, BM] = <v_j, do_i>
     # silu(s) / S, alpha * ds_ij (SCALE_LAST: silu(s), alpha ds_ij / ds_scale; the kernel scales dk, dv)
-    b_a, b_ds = _silu_a_ds(b_qk, b_dp, alpha, scale_a, FAST_SIGMOID, SCALE_LAST, PRESCALE)
+    b_a, b_ds = _silu_a_ds(b_qk, b_dp, alpha, scale_a, FAST_SIGMOID, SCALE_LAST)
     if masked:  # edge blocks (a run-time branch in the one pipelined loop)
         b_a, b_ds = _zero_hidden_pair(
-            b_a, b_ds, o_i, o_j, m_i, C, W, F, M, HAS_CTX, HAS_TARGETS, HAS_WINDOW, HAS_FULL
+            b_a, b_ds, o_i, o_j, C, W, F, M, HAS_CTX, HAS_TARGETS, HAS_WINDOW, HAS_FULL
         )
     b_ds_lp = b_ds.to(b_q.dtype)
     dv = tl.dot(b_a.to(b_do.dtype), b_do, dv, input_precision=PRECISION)
@@ -160,7 +157,6 @@ def _hstu_bwd_kernel(
     PRECISION: tl.constexpr,
     FAST_SIGMOID: tl.constexpr,
     SCALE_LAST: tl.constexpr,
-    PRESCALE: tl.constexpr,
     ROW_OFF64: tl.constexpr,
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
@@ -212,10 +208,6 @@ def _hstu_bwd_kernel(
     p_v = V + bos * stride_vn + i_h * stride_vh + o_j64[:, None] * stride_vn + o_dv[None, :]
     b_k = _load_rows(p_k, m_j, m_dq, PAD_DQ)  # [BN, BDQ]
     b_v = _load_rows(p_v, m_j, m_dv, PAD_DV)  # [BN, BDV]
-    if PRESCALE:  # exact (alpha / 2 is a power of two): the products come out as h = alpha qk / 2
-        b_kh = (b_k.to(tl.float32) * (0.5 * alpha)).to(b_k.dtype)
-    else:
-        b_kh = b_k
     dk = tl.zeros([BLOCK_N, BLOCK_DQ], dtype=tl.float32)
     dv = tl.zeros([BLOCK_N, BLOCK_DV], dtype=tl.float32)
     p_q0 = Q + bos * stride_qm + i_h * stride_qh
@@ -266,7 +258,6 @@ def _hstu_bwd_kernel(
             dk,
             dv,
             b_k,
-            b_kh,
             b_v,
             p_q0,
             p_do0,
@@ -301,7 +292,6 @@ def _hstu_bwd_kernel(
             PRECISION,
             FAST_SIGMOID,
             SCALE_LAST,
-            PRESCALE,
             BLOCK_M,
         )
 
@@ -414,6 +404,6 @@ def _launch_bwd(
         HAS_CTX=contextual_seq_len > 0, HAS_TARGETS=num_targets is not None,
         HAS_WINDOW=max_attn_len > 0, HAS_FULL=min_full_attn_seq_len > 0, COMPACT=compact,
         PRECISION=precision_of(q.dtype), FAST_SIGMOID=fast_sigmoid(q.dtype), BLOCK_DQ=bdq, BLOCK_DV=bdv,
-        SCALE_LAST=scale_last(q.dtype), PRESCALE=prescale(q.dtype, alpha, "dkdv"),
+        SCALE_LAST=scale_last(q.dtype),
         ROW_OFF64=row_off64(q.stride(0), do.stride(0)), **meta,
     )  # fmt: skip

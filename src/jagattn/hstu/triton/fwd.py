@@ -18,13 +18,11 @@ Dtypes: fp16/bf16 with fp32 accumulation; fp32 inputs run with ``input_precision
 
 from __future__ import annotations
 
-import math
-
 import torch
 import triton
 import triton.language as tl
 
-from ..._core.env import env_choice, env_flag, env_subset
+from ..._core.env import env_choice, env_flag
 from ..._core.triton_utils import autotune_enabled, configs, interpreter_enabled, next_power_of_2
 from .mask import (
     _ds_scale,
@@ -88,7 +86,6 @@ def _hstu_fwd_tile(
     FAST_SIGMOID: tl.constexpr,
     PACKED: tl.constexpr,
     SCALE_LAST: tl.constexpr,
-    PRESCALE: tl.constexpr,
     BLOCK_N: tl.constexpr,
 ):
     r = tl.arange(0, BLOCK_N)
@@ -101,25 +98,23 @@ def _hstu_fwd_tile(
     b_v = _load_rows(p_v0 + col0 * stride_vn + off_v, m_j, m_dv, PAD_DV)
     b_qk = tl.dot(b_q, tl.trans(b_k), input_precision=PRECISION)  # [BM, BN] = <q_i, k_j>
     if MODE == 0:  # b_s = silu(alpha qk) / S, against v
-        if PACKED and PRESCALE:  # q came scaled by alpha / 2: b_qk is h
-            b_s = _silu_bf16x2(b_qk)
-        elif PACKED and SCALE_LAST:  # bf16 silu(alpha qk) from packed bf16x2 tanh and FMA; 1/S at the end
+        if PACKED and SCALE_LAST:  # bf16 silu(alpha qk) from packed bf16x2 tanh and FMA; 1/S at the end
             b_s = _silu_bf16x2(b_qk * (0.5 * alpha))
         elif PACKED:  # bf16 silu / S straight from packed bf16x2 tanh and FMA (see mask._silu_a_bf16x2)
             b_s = _silu_a_bf16x2(b_qk * (0.5 * alpha), b_qk * (0.5 * scale_a))
         else:  # SCALE_LAST: times S
-            b_s = _silu_a(b_qk, alpha, scale_a, FAST_SIGMOID, SCALE_LAST, PRESCALE)
+            b_s = _silu_a(b_qk, alpha, scale_a, FAST_SIGMOID, SCALE_LAST)
         b_rhs = b_v
     else:  # b_s = alpha ds (SCALE_LAST: / ds_scale), against k
         b_dp = tl.dot(b_do, tl.trans(b_v), input_precision=PRECISION)  # [BM, BN] = <do_i, v_j>
-        _, b_s = _silu_a_ds(b_qk, b_dp, alpha, scale_a, FAST_SIGMOID, SCALE_LAST, PRESCALE)
+        _, b_s = _silu_a_ds(b_qk, b_dp, alpha, scale_a, FAST_SIGMOID, SCALE_LAST)
         b_rhs = b_k
     if masked:  # edge blocks (a run-time branch in the one pipelined loop)
-        b_s = _zero_hidden(
+        b_s = _zero_hidden(  # keys outside the range need no mask term: they load as zeros
             b_s,
             o_i[:, None],
             o_j[None, :],
-            m_j[None, :],
+            True,
             C,
             W,
             F,
@@ -179,7 +174,6 @@ def _hstu_fwd_kernel(
     FAST_SIGMOID: tl.constexpr,
     PACKED: tl.constexpr,
     SCALE_LAST: tl.constexpr,
-    PRESCALE: tl.constexpr,
     ROW_OFF64: tl.constexpr,
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
@@ -239,8 +233,6 @@ def _hstu_fwd_kernel(
     PAD_DV: tl.constexpr = BLOCK_DV != DV
     p_q = Q + q_row0 * stride_qm + i_h * stride_qh + o_r[:, None].to(tl.int64) * stride_qm + o_dq[None, :]
     b_q = _load_rows(p_q, m_r, m_dq, PAD_DQ)
-    if PRESCALE:  # exact (alpha / 2 is a power of two): the products come out as h = alpha qk / 2
-        b_q = (b_q.to(tl.float32) * (0.5 * alpha)).to(b_q.dtype)
     if MODE == 1:
         p_do = (
             DO
@@ -323,7 +315,6 @@ def _hstu_fwd_kernel(
             FAST_SIGMOID,
             PACKED,
             SCALE_LAST,
-            PRESCALE,
             BLOCK_N,
         )
 
@@ -520,27 +511,6 @@ def scale_last(dtype: torch.dtype) -> bool:
     return dtype == torch.bfloat16 or (mode == "1" and dtype == torch.float32)
 
 
-PRESCALE_KERNELS = ("fwd", "dq", "dkdv")
-PRESCALE_DEFAULT = frozenset({"dkdv"})  # session 19 rounds 1-3 (H100): slower in the forward and dQ kernels
-
-
-def prescale(dtype: torch.dtype, alpha: float, kernel: str) -> bool:
-    """Whether ``kernel`` (``fwd``: the forward, ``dq``, ``dkdv``) multiplies its loop-invariant operand (q in
-    the forward and dQ kernels, k in dK/dV) by ``alpha / 2`` once per program, so that every product comes out
-    as ``h = alpha qk / 2``: one multiply less per score (session 19). Only where that is exact, i.e. bitwise
-    the same scores: ``alpha / 2`` a power of two (``|alpha| / 2`` in ``[2^-60, 2^60]``, far from bf16/fp32
-    underflow and overflow) and the unscaled score factors (``scale_last``: bf16, or fp32 with
-    ``JAGATTN_HSTU_SCALE_LAST=1``); never fp16, whose range a scaled operand could leave. The scaled operand
-    is computed, so Triton 3.6 feeds it to wgmma from registers (reloaded from shared memory every step)
-    instead of straight from shared memory. ``JAGATTN_HSTU_PRESCALE``: ``auto`` (``PRESCALE_DEFAULT``),
-    ``0``, or a comma-separated list of kernels."""
-    kernels = env_subset("JAGATTN_HSTU_PRESCALE", PRESCALE_KERNELS, PRESCALE_DEFAULT)
-    if kernel not in kernels or not scale_last(dtype):
-        return False
-    mant, exp = math.frexp(abs(float(alpha)) / 2)
-    return mant == 0.5 and -59 <= exp <= 61
-
-
 # every autotune list's largest row or key block (the in-tile offsets `block row * stride + column`)
 _MAX_BLOCK_ROWS = 256
 
@@ -626,6 +596,6 @@ def _launch(
         HAS_WINDOW=max_attn_len > 0, HAS_FULL=min_full_attn_seq_len > 0, COMPACT=compact,
         PRECISION=precision_of(q.dtype), FAST_SIGMOID=fast_sigmoid(q.dtype), BLOCK_DQ=bdq, BLOCK_DV=bdv,
         PACKED=mode == 0 and packed_silu(q.dtype) and packed_for_shape(k.shape[0], batch, max_attn_len),
-        SCALE_LAST=scale_last(q.dtype), PRESCALE=prescale(q.dtype, alpha, "dq" if mode == 1 else "fwd"), ROW_OFF64=row_off64(k.stride(0), v.stride(0)),
+        SCALE_LAST=scale_last(q.dtype), ROW_OFF64=row_off64(k.stride(0), v.stride(0)),
         **meta,
     )  # fmt: skip

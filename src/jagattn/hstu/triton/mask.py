@@ -82,7 +82,6 @@ def _zero_hidden_pair(
     b_ds,
     o_i,
     o_j,
-    m_i,
     C,
     W,
     F,
@@ -92,9 +91,10 @@ def _zero_hidden_pair(
     HAS_WINDOW: tl.constexpr,
     HAS_FULL: tl.constexpr,
 ):
-    """``b_a, b_ds`` ([BN keys, BM rows]) with 0 where a row cannot see a key or lies outside the range."""
+    """``b_a, b_ds`` ([BN keys, BM rows]) with 0 where a row cannot see a key. Rows outside the walked range
+    need no term here: their q and dO load as zeros, so they add nothing to dK / dV (session 19: the term
+    cost one predicate operation per score of every edge block)."""
     vis = _visible(o_i[None, :], o_j[:, None], C, W, F, M, HAS_CTX, HAS_TARGETS, HAS_WINDOW, HAS_FULL)
-    vis = vis & m_i[None, :]
     return tl.where(vis, b_a, 0.0), tl.where(vis, b_ds, 0.0)
 
 
@@ -196,25 +196,15 @@ def _silu_bf16x2(h):
 
 
 @triton.jit
-def _silu_a(
-    qk, alpha, scale_a, FAST: tl.constexpr, UNIT: tl.constexpr = False, PRESCALED: tl.constexpr = False
-):
+def _silu_a(qk, alpha, scale_a, FAST: tl.constexpr, UNIT: tl.constexpr = False):
     """``a = silu(alpha qk) / S`` in fp32 (``scale_a = alpha / S``).
 
     ``FAST``: with ``h = alpha qk / 2`` and ``t = tanh(h)``, ``a = (qk scale_a / 2) (1 + t)``: two
     multiplies and one FMA around the ``tanh.approx`` (the scalar factors fold at compile time).
     ``UNIT``: ``silu(alpha qk)`` itself (``S = 1``; the caller scales its accumulator by ``1/S``): one
-    multiply less per score. ``PRESCALED`` (with ``UNIT``): ``qk`` is already ``h = alpha qk / 2`` (an
-    operand was multiplied by ``alpha / 2``, a power of two, once per program; ``fwd.prescale``)."""
-    tl.static_assert(UNIT or not PRESCALED, "PRESCALED needs UNIT")
-    if PRESCALED and not FAST:
-        s = qk + qk  # alpha qk
-        a = s * _sigmoid(s, 1.0, False)
-    elif FAST:
-        if PRESCALED:
-            h = qk
-        else:
-            h = qk * (0.5 * alpha)
+    multiply less per score."""
+    if FAST:
+        h = qk * (0.5 * alpha)
         t = _tanh_approx(h)
         if UNIT:
             u = h
@@ -229,9 +219,7 @@ def _silu_a(
 
 
 @triton.jit
-def _silu_a_ds(
-    qk, dp, alpha, scale_a, FAST: tl.constexpr, UNIT: tl.constexpr = False, PRESCALED: tl.constexpr = False
-):
+def _silu_a_ds(qk, dp, alpha, scale_a, FAST: tl.constexpr, UNIT: tl.constexpr = False):
     """``(a, alpha ds)``: ``a = silu(s) / S`` and ``alpha * ds = alpha dp sig(s) (1 + s (1 - sig(s))) / S``
     with ``s = alpha qk`` (``scale_a = alpha / S``).
 
@@ -240,19 +228,9 @@ def _silu_a_ds(
 
     ``UNIT``: ``(S a, alpha ds / ds_scale(scale_a, FAST))``: the constant factors are left to the caller,
     which applies them once to its fp32 accumulators (``1/S`` for ``a``, ``ds_scale`` for ``ds``): two
-    multiplies less per score. ``PRESCALED`` (with ``UNIT``): ``qk`` is already ``h = alpha qk / 2`` (see
-    ``_silu_a``): one multiply less again."""
-    tl.static_assert(UNIT or not PRESCALED, "PRESCALED needs UNIT")
-    if PRESCALED and not FAST:
-        s = qk + qk  # alpha qk
-        sig = _sigmoid(s, 1.0, False)
-        a = s * sig
-        ds = dp * sig * (1.0 + s * (1.0 - sig))
-    elif FAST:
-        if PRESCALED:
-            h = qk
-        else:
-            h = qk * (0.5 * alpha)
+    multiplies less per score."""
+    if FAST:
+        h = qk * (0.5 * alpha)
         t = _tanh_approx(h)
         p = 1.0 + t
         r = h * (1.0 - t * t) + p

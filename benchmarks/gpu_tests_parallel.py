@@ -1,0 +1,90 @@
+"""Run the ``gpu``-marked tests of some test files in several pytest processes at once on the device.
+
+The gated delta gpu tests spend most of their time in the recurrent reference (a Python loop over 32k
+tokens, host-bound), so one process cannot finish them inside one device call; N processes sharing the
+one GPU can. Test ids are collected once and dealt round-robin in file order (the production cases come
+first in each file, so they spread over the workers).
+
+    PYTHONPATH=src python3 benchmarks/gpu_tests_parallel.py --workers 6 --timeout 420 --out $OUT \
+        tests/test_gated_delta_triton.py tests/test_gated_delta_gk.py tests/test_hstu_triton.py
+
+Writes ``$OUT/gpu_tests_w<i>.log`` per worker and prints each worker's summary line; exits 1 when a worker
+failed or did not finish in ``--timeout`` seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("files", nargs="+")
+    ap.add_argument("--workers", type=int, default=4)
+    ap.add_argument("--timeout", type=float, default=420.0)
+    ap.add_argument("--out", default=".")
+    ap.add_argument("-k", default="", help="pytest -k expression applied when collecting")
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-m",
+        "gpu",
+        "--collect-only",
+        "-p",
+        "no:cacheprovider",
+        *args.files,
+    ]
+    if args.k:
+        cmd += ["-k", args.k]
+    listing = subprocess.run(cmd, capture_output=True, text=True, check=False).stdout
+    ids = [line.strip() for line in listing.splitlines() if "::" in line and not line.startswith(" ")]
+    if not ids:
+        print(listing[-2000:])
+        print("no gpu tests collected")
+        return 1
+    groups = [ids[i :: args.workers] for i in range(args.workers)]
+    groups = [g for g in groups if g]
+    print(f"{len(ids)} gpu tests over {len(groups)} workers", flush=True)
+    t0 = time.monotonic()
+    procs = []
+    for i, g in enumerate(groups):
+        log = open(os.path.join(args.out, f"gpu_tests_w{i}.log"), "w")  # noqa: SIM115 (closed below)
+        run = [sys.executable, "-m", "pytest", "-q", "-rfE", "-p", "no:cacheprovider", "--durations=3", *g]
+        procs.append((subprocess.Popen(run, stdout=log, stderr=subprocess.STDOUT), log, g))
+    failed = False
+    for i, (p, log, g) in enumerate(procs):
+        left = max(1.0, args.timeout - (time.monotonic() - t0))
+        try:
+            rc = p.wait(timeout=left)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            rc = None
+        log.close()
+        with open(log.name) as f:
+            text = f.read().splitlines()
+        summary = next(
+            (s for s in reversed(text) if any(w in s for w in (" passed", " failed", " error", " skipped"))),
+            "",
+        )
+        if rc is None:
+            print(f"worker {i}: TIMEOUT after {args.timeout:.0f} s; {len(g)} tests, log tail: {text[-1:]}")
+            failed = True
+        else:
+            print(f"worker {i}: rc={rc} {summary.strip()}  ({time.monotonic() - t0:.0f} s)")
+            failed |= rc != 0
+        for s in text:
+            if s.startswith(("FAILED", "ERROR")):
+                print("   ", s[:300])
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
