@@ -66,9 +66,13 @@ def _compare(
     scale=None,
     deterministic=False,
     gold_device="cpu",
+    tweak=None,
 ):
-    """Triton vs the fp64 (CPU) or fp32 (GPU) gold reference; lowp = reference in the input dtype."""
+    """Triton vs the fp64 (CPU) or fp32 (GPU) gold reference; lowp = reference in the input dtype.
+    ``tweak(q, k, cu_k) -> (q, k)`` reshapes the random inputs (e.g. scores that grow along the keys)."""
     q, k, v, do, dlse, cu_q, cu_k = _inputs(lens_q, lens_k, hq, hkv, d, dv, dtype=dtype, seed=seed)
+    if tweak is not None:
+        q, k = tweak(q, k, cu_k)
     kw = dict(causal=causal, window=window, softcap=softcap, scale=scale)
 
     def tri(qq, kk, vv):
@@ -93,6 +97,25 @@ def _compare(
         T.assert_finite_where(name, a)
         T.check_close(name, a, b, c)
     return out
+
+
+@pytest.mark.parametrize("ramp", [0.02, 0.3, 3.0])
+def test_row_maxima_growing_along_the_keys(ramp):
+    # Scores that grow with the key position, so a row's running max rises from key block to key block: by a
+    # little (the online softmax may keep an older reference max and let p exceed 1), or by a lot (it must
+    # rescale acc and l). Keys get ramp * j along e_0, queries a unit component along it.
+    def tweak(q, k, cu_k):
+        k = k.clone()
+        for b in range(cu_k.numel() - 1):
+            lo, hi = int(cu_k[b]), int(cu_k[b + 1])
+            k[lo:hi, :, 0] += ramp * torch.arange(hi - lo, device=k.device, dtype=k.dtype)[:, None]
+        q = q.clone()
+        q[:, :, 0] = 1.0
+        return q, k
+
+    lens = [150, 97, 1, 0, 64]
+    for causal in (True, False):
+        _compare(lens, lens, 2, 1, 16, 16, dtype=torch.float16, seed=41, causal=causal, tweak=tweak)
 
 
 # ---------------------------------------------------------------------------------------------
