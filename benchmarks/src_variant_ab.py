@@ -76,13 +76,18 @@ def _src_of(obj) -> str:
 
 
 def _all_jagattn_jit() -> list[JITFunction]:
+    """Every JIT function of the package, including those a module holds only inside an autotuner or
+    heuristics wrapper (``@triton.autotune`` on the kernel itself, as in the attention kernels). Before
+    session 19 those were missed: their hash and compiled kernels survived a variant, so a variant of a
+    helper they call ran the unpatched kernel (bitwise the same outputs, timings of the default)."""
     out = []
     for name, mod in list(sys.modules.items()):
         if not name.startswith("jagattn") or mod is None:
             continue
         for v in vars(mod).values():
-            if isinstance(v, JITFunction) and v not in out:
-                out.append(v)
+            jf = _jit_of(v) if hasattr(v, "fn") or isinstance(v, JITFunction) else None
+            if jf is not None and jf not in out:
+                out.append(jf)
     return out
 
 
