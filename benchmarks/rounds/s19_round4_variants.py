@@ -10,21 +10,14 @@ Default = the tree (scalar block pointers, dK/dV prescaled, unsigned row mask in
   windowed batches (round 3: ctx6-w256's forward 1.068x with the old arithmetic, the other rows 0.97x).
 """
 
-import os
+import runpy
 
 F = "jagattn.hstu.triton.fwd"
 B = "jagattn.hstu.triton.bwd"
 M = "jagattn.hstu.triton.mask"
-
-
-def _env(value):
-    def enter():
-        os.environ["JAGATTN_HSTU_PRESCALE"] = value
-
-    def leave():
-        os.environ.pop("JAGATTN_HSTU_PRESCALE", None)
-
-    return [(enter, leave)]
+_env = runpy.run_path("benchmarks/rounds/s19_round2_variants.py")[
+    "_env"
+]  # JAGATTN_HSTU_PRESCALE around a variant
 
 
 VARIANTS = {
