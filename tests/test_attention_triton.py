@@ -478,6 +478,45 @@ def test_gpu_cross_lengths_fp16():
 
 
 @pytest.mark.gpu
+def test_gpu_forward_tma_loads(monkeypatch):
+    # fwd.use_tma: K/V through TMA descriptors on aligned inputs (bitwise the pointer loads: both load the same
+    # values, zeros past the sequence and the head dim), pointer loads for a misaligned view, and a thread
+    # without Triton's scratch allocator set (use_tma installs it there).
+    import threading
+
+    from jagattn.attention.triton import fwd
+
+    lens = _lengths_total(16384, 2048, seed=7) + [0, 1, 65]
+    q, k, v, _, _, cu, _ = _inputs(lens, lens, 8, 2, 96, 64, dtype=torch.bfloat16, seed=26)
+    launched = []
+    real = fwd.use_tma
+    monkeypatch.setattr(fwd, "use_tma", lambda kk, vv: launched.append(real(kk, vv)) or launched[-1])
+
+    def run(kk, vv):
+        with torch.no_grad():
+            return jagattn.attention(q, kk, vv, cu, cu, max(lens), max(lens), causal=True, return_lse=True,
+                                     backend="triton")  # fmt: skip
+
+    got = {}
+    worker = threading.Thread(target=lambda: got.setdefault("thread", run(k, v)))
+    worker.start()
+    worker.join()
+    tma = run(k, v)
+    monkeypatch.setattr(fwd, "FWD_TMA", "0")
+    ptr = run(k, v)
+    assert launched == [True, True, False]
+    for a, b, c in zip(tma, ptr, got["thread"], strict=True):
+        assert torch.equal(a, b) and torch.equal(a, c)
+    # a K/V view one element off 16-byte alignment: pointer loads, same results
+    monkeypatch.setattr(fwd, "FWD_TMA", "auto")
+    k_off = torch.empty(k.numel() + 1, dtype=k.dtype, device=k.device)[1:].view_as(k).copy_(k)
+    off = run(k_off, v)
+    assert launched[-1] is False
+    for a, b in zip(off, ptr, strict=True):
+        assert torch.equal(a, b)
+
+
+@pytest.mark.gpu
 def test_gpu_deterministic_bit_identical():
     lens = _lengths_total(32768, 2048, seed=3)
     q, k, v, do, dlse, cu, _ = _inputs(lens, lens, 16, 4, 128, 128, dtype=torch.bfloat16, seed=24)

@@ -19,7 +19,7 @@ import triton.language as tl
 
 from ..._core.alloc import new_empty
 from ..._core.env import env_choice
-from ..._core.triton_utils import configs
+from ..._core.triton_utils import configs, interpreter_enabled
 from .common import (
     LOG2E,
     SMEM_LIMIT,
@@ -94,12 +94,16 @@ def _tile(c) -> tuple[int, int, int, int]:
 def _fwd_scores(
     q, p_k0, n0, lk, o_n0, o_d, qk_scale, softcap_in, softcap_out, stride_kt,
     D: tl.constexpr, BLOCK_D: tl.constexpr, HAS_SOFTCAP: tl.constexpr, FOLD_SCALE: tl.constexpr,
-    DOT_PREC: tl.constexpr,
+    DOT_PREC: tl.constexpr, TMA: tl.constexpr,
 ):  # fmt: skip
     """Scores of key block ``n0`` ([BLOCK_M, BLOCK_N], log2 domain unless FOLD_SCALE defers the scale);
-    key rows at or past ``lk`` read as zeros."""
-    m_n = n0 + o_n0 < lk
-    b_k = _load_tile(p_k0 + n0.to(tl.int64) * stride_kt, m_n, o_d < D, True, BLOCK_D != D)
+    key rows at or past ``lk`` read as zeros (``TMA``: ``p_k0`` is the sequence's descriptor, whose row
+    bound zero-fills them)."""
+    if TMA:
+        b_k = p_k0.load([n0, 0])
+    else:
+        m_n = n0 + o_n0 < lk
+        b_k = _load_tile(p_k0 + n0.to(tl.int64) * stride_kt, m_n, o_d < D, True, BLOCK_D != D)
     s = tl.dot(q, tl.trans(b_k), input_precision=DOT_PREC)
     if HAS_SOFTCAP:
         s = softcap_out * _tanh(s * softcap_in)
@@ -112,7 +116,7 @@ def _fwd_scores(
 def _fwd_update(
     acc, l_i, m_i, s, p_v0, n0, masked, o_m, lk, diag, window_left, window_right, qk_scale, stride_vt,
     o_n0, o_dv, DV: tl.constexpr, BLOCK_DV: tl.constexpr, HAS_LEFT: tl.constexpr, HAS_RIGHT: tl.constexpr,
-    FOLD_SCALE: tl.constexpr, DOT_PREC: tl.constexpr,
+    FOLD_SCALE: tl.constexpr, DOT_PREC: tl.constexpr, TMA: tl.constexpr,
 ):  # fmt: skip
     """One online-softmax step over the scores ``s`` of key block ``n0``; ``masked`` (a run-time flag,
     or a constexpr) applies the element mask."""
@@ -141,7 +145,10 @@ def _fwd_update(
         p = tl.math.exp2(s - m_use[:, None])
     l_i = l_i + tl.sum(p, 1)
     # [BLOCK_N, BLOCK_DV]
-    b_v = _load_tile(p_v0 + n0.to(tl.int64) * stride_vt, m_n, o_dv < DV, True, BLOCK_DV != DV)
+    if TMA:
+        b_v = p_v0.load([n0, 0])
+    else:
+        b_v = _load_tile(p_v0 + n0.to(tl.int64) * stride_vt, m_n, o_dv < DV, True, BLOCK_DV != DV)
     acc = tl.dot(p.to(b_v.dtype), b_v, acc, input_precision=DOT_PREC)
     return acc, l_i, m_new
 
@@ -158,6 +165,7 @@ def _fwd_update(
         "SEQ_BUCKET",
         "KEYS_CLASS",
         "HEAD_FAST",
+        "TMA",
     ],
     prune_configs_by={"early_config_prune": _prune_fwd},
 )
@@ -199,6 +207,7 @@ def _attention_fwd_kernel(
     FOLD_SCALE: tl.constexpr,
     DOT_PREC: tl.constexpr,
     HEAD_FAST: tl.constexpr,
+    TMA: tl.constexpr,
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
 ):
@@ -241,8 +250,18 @@ def _attention_fwd_kernel(
 
     p_q = Q + (bos_q + o_m).to(tl.int64)[:, None] * stride_qt + i_h * stride_qh + o_d[None, :]
     b_q = _load_tile(p_q, m_m, o_d < D, True, BLOCK_D != D)
-    p_k0 = K + (bos_k + o_n0).to(tl.int64)[:, None] * stride_kt + i_hk * stride_kh + o_d[None, :]
-    p_v0 = V + (bos_k + o_n0).to(tl.int64)[:, None] * stride_vt + i_hk * stride_vh + o_dv[None, :]
+    if TMA:  # K/V of the sequence and kv head through device-side TMA descriptors (session 19)
+        p_k0 = tl.make_tensor_descriptor(
+            K + bos_k.to(tl.int64) * stride_kt + i_hk * stride_kh, shape=[lk, D], strides=[stride_kt, 1],
+            block_shape=[BLOCK_N, BLOCK_D],
+        )  # fmt: skip
+        p_v0 = tl.make_tensor_descriptor(
+            V + bos_k.to(tl.int64) * stride_vt + i_hk * stride_vh, shape=[lk, DV], strides=[stride_vt, 1],
+            block_shape=[BLOCK_N, BLOCK_DV],
+        )  # fmt: skip
+    else:
+        p_k0 = K + (bos_k + o_n0).to(tl.int64)[:, None] * stride_kt + i_hk * stride_kh + o_d[None, :]
+        p_v0 = V + (bos_k + o_n0).to(tl.int64)[:, None] * stride_vt + i_hk * stride_vh + o_dv[None, :]
 
     # keys any row of the tile can see: [lo, hi); keys every row sees: [full_lo, full_hi)
     m_last = tl.minimum(m0 + BLOCK_M, lq) - 1
@@ -267,12 +286,12 @@ def _attention_fwd_kernel(
         n0 = tl.multiple_of(n0, BLOCK_N)
         s = _fwd_scores(
             b_q, p_k0, n0, lk, o_n0, o_d, qk_scale, softcap_in, softcap_out, stride_kt,
-            D, BLOCK_D, HAS_SOFTCAP, FOLD_SCALE, DOT_PREC,
+            D, BLOCK_D, HAS_SOFTCAP, FOLD_SCALE, DOT_PREC, TMA,
         )  # fmt: skip
         acc, l_i, m_i = _fwd_update(
             acc, l_i, m_i, s, p_v0, n0, (n0 < n_a) | (n0 >= n_b), o_m, lk, diag, window_left,
             window_right, qk_scale, stride_vt, o_n0, o_dv, DV, BLOCK_DV, HAS_LEFT, HAS_RIGHT,
-            FOLD_SCALE, DOT_PREC,
+            FOLD_SCALE, DOT_PREC, TMA,
         )  # fmt: skip
 
     # rows with no visible key: l = 0 -> output 0, lse = -inf
@@ -392,6 +411,49 @@ def fwd_schedule(
     return cls, head_fast
 
 
+FWD_TMA = env_choice("JAGATTN_ATTN_FWD_TMA", ("auto", "0"), "auto")  # read at import
+
+
+def _scratch(size: int, alignment: int, stream) -> torch.Tensor:
+    return torch.empty(size, dtype=torch.int8, device="cuda")
+
+
+def _scratch_allocator_ready() -> bool:
+    """Device-side tensor descriptors need Triton's scratch allocator, a per-thread ContextVar (autograd's and
+    user threads start without it). Install ours in the calling thread when none is set; never replace one
+    the caller set. False (no TMA) where this Triton has no such allocator to inspect."""
+    try:
+        from triton.runtime import _allocation
+    except ImportError:
+        return False
+    current = getattr(_allocation, "_allocator", None)
+    null = getattr(_allocation, "NullAllocator", None)
+    if current is None or null is None or not hasattr(triton, "set_allocator"):
+        return False
+    if isinstance(current.get(), null):
+        triton.set_allocator(_scratch)
+    return True
+
+
+def use_tma(k: torch.Tensor, v: torch.Tensor) -> bool:
+    """K/V loads of the forward through TMA descriptors (session 19 round 11, H100: 1.005-1.058x the forward):
+    eager calls on a CUDA device with 16-byte aligned K/V rows and head offsets and contiguous head dims
+    (TMA's constraints), a Triton with ``tl.make_tensor_descriptor`` and its scratch allocator. Not under
+    torch.compile (no data pointers to check; the pointer loads run there) nor the interpreter.
+    ``JAGATTN_ATTN_FWD_TMA=0`` disables it."""
+    if FWD_TMA == "0" or not k.is_cuda or interpreter_enabled() or torch.compiler.is_compiling():
+        return False
+    if not hasattr(tl, "make_tensor_descriptor"):
+        return False
+    es = k.element_size()
+    for t in (k, v):
+        if t.stride(2) != 1 or (t.stride(0) * es) % 16 or (t.stride(1) * es) % 16 or t.data_ptr() % 16:
+            return False
+        if t.shape[2] * es < 16:
+            return False
+    return _scratch_allocator_ready()
+
+
 def attention_fwd(
     q: torch.Tensor,
     k: torch.Tensor,
@@ -446,6 +508,6 @@ def attention_fwd(
         seq_bucket(max_seqlen_q, max_seqlen_k), keys_class, hq,
         d, dv, head_block(d), head_block(dv),
         has_left, has_right, has_softcap, (not has_softcap) and scale > 0, dot_precision(q.dtype),
-        head_fast,
+        head_fast, use_tma(k, v),
     )  # fmt: skip
     return o, lse
