@@ -445,9 +445,13 @@ def use_tma(k: torch.Tensor, v: torch.Tensor) -> bool:
         return False
     if not hasattr(tl, "make_tensor_descriptor"):
         return False
+    try:  # fake / functional tensors (Inductor's lowering of the op, opcheck, export) have no data pointer
+        ptrs = (k.data_ptr(), v.data_ptr())
+    except RuntimeError:
+        return False
     es = k.element_size()
-    for t in (k, v):
-        if t.stride(2) != 1 or (t.stride(0) * es) % 16 or (t.stride(1) * es) % 16 or t.data_ptr() % 16:
+    for t, ptr in zip((k, v), ptrs, strict=True):
+        if t.stride(2) != 1 or (t.stride(0) * es) % 16 or (t.stride(1) * es) % 16 or ptr % 16:
             return False
         if t.shape[2] * es < 16:
             return False
