@@ -97,7 +97,7 @@ def main() -> None:
     )  # fmt: skip
     bwd_common = dict(common, ROW_PAD=bwd.ROW_PAD)
     print(f"D={args.d} Dv={args.dv} {args.flags} {args.dtype}")
-    fwd_cx = dict(common, FOLD_SCALE=not cap)
+    fwd_cx = dict(common, FOLD_SCALE=not cap, HEAD_FAST=False, TMA=False)
     check(fwd._attention_fwd_kernel, fwd_cx, args.dtype)
     if args.extra:
         cfgs = [

@@ -477,6 +477,17 @@ def test_gpu_cross_lengths_fp16():
              window=(300, -1))  # fmt: skip
 
 
+def test_forward_tma_only_where_it_applies(monkeypatch):
+    # fwd.use_tma's guards that hold on any machine: never for CPU tensors (the interpreter), never with
+    # JAGATTN_ATTN_FWD_TMA=0 (the GPU cases: test_gpu_forward_tma_loads)
+    from jagattn.attention.triton import fwd
+
+    k = torch.zeros(8, 2, 64, dtype=torch.bfloat16)
+    assert fwd.FWD_TMA == "auto" and not fwd.use_tma(k, k)
+    monkeypatch.setattr(fwd, "FWD_TMA", "0")
+    assert not fwd.use_tma(k, k)
+
+
 @pytest.mark.gpu
 def test_gpu_forward_tma_loads(monkeypatch):
     # fwd.use_tma: K/V through TMA descriptors on aligned inputs (bitwise the pointer loads: both load the same
