@@ -17,6 +17,11 @@ import torch
 import triton
 import triton.language as tl
 
+try:  # the scratch allocator of device-side TMA descriptors (see _scratch_allocator_ready)
+    from triton.runtime import _allocation
+except ImportError:  # pragma: no cover - other Triton layouts: no TMA
+    _allocation = None
+
 from ..._core.alloc import new_empty
 from ..._core.env import env_choice
 from ..._core.triton_utils import configs, interpreter_enabled
@@ -422,9 +427,7 @@ def _scratch_allocator_ready() -> bool:
     """Device-side tensor descriptors need Triton's scratch allocator, a per-thread ContextVar (autograd's and
     user threads start without it). Install ours in the calling thread when none is set; never replace one
     the caller set. False (no TMA) where this Triton has no such allocator to inspect."""
-    try:
-        from triton.runtime import _allocation
-    except ImportError:
+    if _allocation is None:
         return False
     current = getattr(_allocation, "_allocator", None)
     null = getattr(_allocation, "NullAllocator", None)

@@ -114,7 +114,6 @@ def _hstu_fwd_tile(
             b_s,
             o_i[:, None],
             o_j[None, :],
-            True,
             C,
             W,
             F,

@@ -61,7 +61,6 @@ def _zero_hidden(
     x,
     pi,
     pj,
-    valid,
     C,
     W,
     F,
@@ -71,9 +70,10 @@ def _zero_hidden(
     HAS_WINDOW: tl.constexpr,
     HAS_FULL: tl.constexpr,
 ):
-    """``x`` with 0 where ``m_ij`` is false or ``valid`` (in-range rows / keys, broadcastable) is false."""
+    """``x`` with 0 where ``m_ij`` is false. Keys (rows) outside the walked range need no term here: they
+    load as zeros and add nothing (session 19)."""
     vis = _visible(pi, pj, C, W, F, M, HAS_CTX, HAS_TARGETS, HAS_WINDOW, HAS_FULL)
-    return tl.where(vis & valid, x, 0.0)
+    return tl.where(vis, x, 0.0)
 
 
 @triton.jit
