@@ -4,8 +4,9 @@ Catches what the Triton interpreter accepts but the compiler rejects (non-conste
 layout errors) and shows register pressure per autotune config before any device time is
 spent. Uses the local Triton (not the device's 3.6), so it is a lead, not a verdict.
 
-Usage: ``.venv/bin/python benchmarks/attention_compile_check.py [--d 128] [--dv 128]``
-(must run WITHOUT ``TRITON_INTERPRET``).
+Usage: ``.venv/bin/python benchmarks/attention_compile_check.py [--d 128] [--dv 128] [--tma both|0|1]``
+(must run WITHOUT ``TRITON_INTERPRET``). The forward and the dQ kernel compile with their pointer loads and
+with their TMA descriptor loads of K/V (``--tma both``, the default).
 """
 
 from __future__ import annotations
@@ -48,7 +49,8 @@ def _signature(kernel, dtype: str, constexprs: dict) -> dict:
     return sig
 
 
-def check(kernel, constexprs: dict, dtype: str = "bf16", configs=None) -> None:
+def check(kernel, constexprs: dict, dtype: str = "bf16", configs=None, tag: str = "") -> None:
+    """Compile ``kernel`` for each config; ``tag`` follows the config in each line (a constexpr's value)."""
     autotuner = kernel
     for cfg in configs or autotuner.configs:
         cx = dict(constexprs, **cfg.kwargs)
@@ -70,13 +72,12 @@ def check(kernel, constexprs: dict, dtype: str = "bf16", configs=None) -> None:
             rep = _resources(ck.asm["cubin"])
             wgmma = "wgmma" in ck.asm["ptx"]
             cap = f" maxnreg={cfg.maxnreg}" if getattr(cfg, "maxnreg", None) else ""
-            print(f"  {autotuner.fn.__name__:36s} {cfg.kwargs} w{cfg.num_warps} s{cfg.num_stages}{cap}: {rep} "
-                  f"smem={ck.metadata.shared} wgmma={wgmma}")  # fmt: skip
+            print(f"  {autotuner.fn.__name__:36s} {cfg.kwargs} w{cfg.num_warps} s{cfg.num_stages}{cap}{tag}: "
+                  f"{rep} smem={ck.metadata.shared} wgmma={wgmma}")  # fmt: skip
         except Exception as exc:
             msg = str(exc).splitlines()
-            print(
-                f"  {autotuner.fn.__name__:36s} {cfg.kwargs}: FAILED {type(exc).__name__}: {msg[-1] if msg else ''}"
-            )
+            last = msg[-1] if msg else ""
+            print(f"  {autotuner.fn.__name__:36s} {cfg.kwargs}{tag}: FAILED {type(exc).__name__}: {last}")
             print("\n".join(msg[:30]))
 
 
@@ -86,6 +87,8 @@ def main() -> None:
     ap.add_argument("--dv", type=int, default=128)
     ap.add_argument("--flags", default="causal", choices=["causal", "full", "window", "softcap"])
     ap.add_argument("--dtype", default="bf16")
+    ap.add_argument("--tma", choices=["both", "0", "1"], default="both",
+                    help="K/V loads of the forward and dQ kernels: pointers (0), TMA (1), both")  # fmt: skip
     ap.add_argument("--extra", type=lambda t: tuple(int(x) for x in t.split(",")), nargs="*", default=[],
                     help="extra configs BM,BN,warps,stages to try on every kernel")  # fmt: skip
     args = ap.parse_args()
@@ -97,8 +100,10 @@ def main() -> None:
     )  # fmt: skip
     bwd_common = dict(common, ROW_PAD=bwd.ROW_PAD)
     print(f"D={args.d} Dv={args.dv} {args.flags} {args.dtype}")
-    fwd_cx = dict(common, FOLD_SCALE=not cap, HEAD_FAST=False, TMA=False)
-    check(fwd._attention_fwd_kernel, fwd_cx, args.dtype)
+    tmas = {"both": (False, True), "0": (False,), "1": (True,)}[args.tma]
+    fwd_cx = dict(common, FOLD_SCALE=not cap, HEAD_FAST=False, TMA=tmas[-1])
+    for tma in tmas:
+        check(fwd._attention_fwd_kernel, dict(fwd_cx, TMA=tma), args.dtype, tag=f" TMA={tma}")
     if args.extra:
         cfgs = [
             triton.Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_warps=w, num_stages=s)
@@ -107,13 +112,19 @@ def main() -> None:
         for kern in (fwd._attention_fwd_kernel, bwd._attention_bwd_dkdv_kernel, bwd._attention_bwd_dq_kernel):
             cx = {
                 bwd._attention_bwd_dkdv_kernel: dict(bwd_common, ATOMIC_DQ=True, DQ_T=True, HEAD_MAJOR=False),
-                bwd._attention_bwd_dq_kernel: dict(bwd_common, HAS_DLSE=False),
+                bwd._attention_bwd_dq_kernel: dict(bwd_common, HAS_DLSE=False, TMA=tmas[-1]),
                 fwd._attention_fwd_kernel: fwd_cx,
             }
             check(kern, cx.get(kern, common), args.dtype, cfgs)
     check(bwd._attention_bwd_dkdv_dq_kernel, dict(bwd_common, ATOMIC_DQ=True, HEAD_MAJOR=False), args.dtype)
     check(bwd._attention_bwd_dkdv_kernel, dict(bwd_common, ATOMIC_DQ=False, HEAD_MAJOR=False), args.dtype)
-    check(bwd._attention_bwd_dq_kernel, dict(bwd_common, HAS_DLSE=False), args.dtype)
+    for tma in tmas:
+        check(
+            bwd._attention_bwd_dq_kernel,
+            dict(bwd_common, HAS_DLSE=False, TMA=tma),
+            args.dtype,
+            tag=f" TMA={tma}",
+        )
 
 
 if __name__ == "__main__":

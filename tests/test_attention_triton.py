@@ -477,15 +477,39 @@ def test_gpu_cross_lengths_fp16():
              window=(300, -1))  # fmt: skip
 
 
-def test_forward_tma_only_where_it_applies(monkeypatch):
-    # fwd.use_tma's guards that hold on any machine: never for CPU tensors (the interpreter), never with
-    # JAGATTN_ATTN_FWD_TMA=0 (the GPU cases: test_gpu_forward_tma_loads)
-    from jagattn.attention.triton import fwd
+def test_tma_only_where_it_applies(monkeypatch):
+    # fwd.use_tma's and bwd.dq_use_tma's guards on any machine (the GPU cases: test_gpu_forward_tma_loads,
+    # test_gpu_dq_tma_loads): never for CPU tensors; for a stand-in that reads as a CUDA tensor, TMA where the
+    # rows are 16-byte aligned, never under the interpreter, for a view one element off alignment, or with the
+    # kernel's own switch (JAGATTN_ATTN_FWD_TMA=0, JAGATTN_ATTN_DQ_TMA=0) at 0
+    from jagattn.attention.triton import bwd, fwd
+
+    class OnCuda:  # a CPU tensor as the guards see a CUDA one: its layout, element size and address
+        is_cuda = True
+
+        def __init__(self, t):
+            self.t, self.shape = t, t.shape
+
+        def __getattr__(self, name):
+            return getattr(self.t, name)
 
     k = torch.zeros(8, 2, 64, dtype=torch.bfloat16)
-    assert fwd.FWD_TMA == "auto" and not fwd.use_tma(k, k)
-    monkeypatch.setattr(fwd, "FWD_TMA", "0")
-    assert not fwd.use_tma(k, k)
+    k_off = torch.zeros(k.numel() + 1, dtype=k.dtype)[1:].view_as(k)
+    decide = {"fwd": lambda kk: fwd.use_tma(kk, kk), "dq": lambda kk: bwd.dq_use_tma(kk, kk)}
+    assert fwd.FWD_TMA == "auto" and bwd.DQ_TMA == "auto"
+    assert not any(f(k) for f in decide.values())
+    has_desc = hasattr(fwd.tl, "make_tensor_descriptor")
+    # installs nothing in the test's thread
+    monkeypatch.setattr(fwd, "_scratch_allocator_ready", lambda: True)
+    monkeypatch.setattr(fwd, "interpreter_enabled", lambda: False)
+    assert all(f(OnCuda(k)) == has_desc for f in decide.values())
+    assert not any(f(OnCuda(k_off)) for f in decide.values())
+    for off, other, switch in (("fwd", "dq", (fwd, "FWD_TMA")), ("dq", "fwd", (bwd, "DQ_TMA"))):
+        with monkeypatch.context() as m:  # each switch turns off its own kernel's TMA only
+            m.setattr(*switch, "0")
+            assert not decide[off](OnCuda(k)) and decide[other](OnCuda(k)) == has_desc
+    monkeypatch.setattr(fwd, "interpreter_enabled", lambda: True)
+    assert not any(f(OnCuda(k)) for f in decide.values())
 
 
 @pytest.mark.gpu
@@ -525,6 +549,67 @@ def test_gpu_forward_tma_loads(monkeypatch):
     assert launched[-1] is False
     for a, b in zip(off, ptr, strict=True):
         assert torch.equal(a, b)
+
+
+@pytest.mark.gpu
+def test_gpu_dq_tma_loads(monkeypatch):
+    # bwd.dq_use_tma: the dQ kernel's K/V through TMA descriptors on aligned inputs, bitwise the same
+    # dq/dk/dv as the pointer loads; also when the backward launches from a fresh thread without Triton's
+    # scratch allocator (dq_use_tma installs it there, as in autograd's backward thread), and pointer loads
+    # for a misaligned view.
+    import threading
+
+    from triton.runtime import _allocation
+
+    from jagattn.attention.triton import bwd
+
+    lens = _lengths_total(16384, 2048, seed=8) + [0, 1, 65]
+    q, k, v, do, dlse, cu, _ = _inputs(lens, lens, 8, 2, 96, 64, dtype=torch.bfloat16, seed=27)
+    launched = []
+    real = bwd.dq_use_tma
+    monkeypatch.setattr(bwd, "dq_use_tma", lambda kk, vv: launched.append(real(kk, vv)) or launched[-1])
+
+    def fn(qq, kk, vv):
+        return jagattn.attention(qq, kk, vv, cu, cu, max(lens), max(lens), causal=True, deterministic=True,
+                                 return_lse=True, backend="triton")  # fmt: skip
+
+    tma = _run(fn, q, k, v, do, dlse)
+    monkeypatch.setattr(bwd, "DQ_TMA", "0")
+    ptr = _run(fn, q, k, v, do, dlse)
+    assert launched == [True, False]
+    for name, a, b in zip(("o", "lse", "dq", "dk", "dv"), tma, ptr, strict=True):
+        assert torch.equal(a, b), name
+
+    # the backward launcher itself, called in a fresh thread (no allocator set there) and in this one
+    o, lse = tma[:2]
+
+    def direct(kk):
+        n = max(lens)
+        return bwd.attention_bwd(do, q, kk, v, o, lse, dlse, cu, cu, n, n, -1, 0, 96**-0.5, 0.0, True)
+
+    got = {}
+
+    def worker():
+        got["fresh"] = isinstance(_allocation._allocator.get(), _allocation.NullAllocator)
+        got["grads"] = direct(k)
+
+    monkeypatch.setattr(bwd, "DQ_TMA", "auto")
+    thread = threading.Thread(target=worker)
+    thread.start()
+    thread.join()
+    assert got["fresh"] and launched[-1] is True
+    monkeypatch.setattr(bwd, "DQ_TMA", "0")
+    ptr_direct = direct(k)
+    assert launched[-1] is False
+    for name, a, b in zip(("dq", "dk", "dv"), got["grads"], ptr_direct, strict=True):
+        assert torch.equal(a, b), name
+    # a K view one element off 16-byte alignment: pointer loads, same gradients
+    monkeypatch.setattr(bwd, "DQ_TMA", "auto")
+    k_off = torch.empty(k.numel() + 1, dtype=k.dtype, device=k.device)[1:].view_as(k).copy_(k)
+    off = direct(k_off)
+    assert launched[-1] is False
+    for name, a, b in zip(("dq", "dk", "dv"), off, ptr_direct, strict=True):
+        assert torch.equal(a, b), name
 
 
 @pytest.mark.gpu

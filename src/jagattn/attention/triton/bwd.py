@@ -6,8 +6,8 @@ FlashAttention-2 style (scores recomputed from q, k and the saved lse), default 
    ``delta = rowsum(o * do) - dlse`` for its rows (``dlse`` is the gradient flowing into the
    returned lse) and ``lse2`` (lse in base 2, ``+inf`` where no key is visible), stores both for
    step 2 in the row-padded layout of ``row_stats_rows``, then recomputes p and dp over the visible
-   key blocks and accumulates dQ in registers: no float atomics, bit-reproducible
-   (``deterministic=True``).
+   key blocks (K/V tiles through TMA descriptors where ``dq_use_tma``) and accumulates dQ in registers:
+   no float atomics, bit-reproducible (``deterministic=True``).
 2. ``_attention_bwd_dkdv_kernel``: one program per (key block, kv head). dK/dV live in fp32
    registers while the program walks one flat loop over (query head of its GQA group, query block
    that can see the key block), so K/V are never expanded and dK/dV are written once, without
@@ -56,7 +56,7 @@ from .common import (
     fitting_configs,
     num_slots,
 )
-from .fwd import _itemsize, dot_precision, head_block, seq_bucket, softcap_args, window_args
+from .fwd import _itemsize, dot_precision, head_block, seq_bucket, softcap_args, tma_loads_ok, window_args
 
 # ---------------------------------------------------------------------------------------------
 # 1. delta
@@ -563,8 +563,11 @@ def _attention_bwd_dq_inner(
     HAS_RIGHT: tl.constexpr,
     HAS_SOFTCAP: tl.constexpr,
     DOT_PREC: tl.constexpr,
+    TMA: tl.constexpr,
 ):
-    """Key blocks ``[n_lo, n_hi)``; those outside ``[n_a, n_b)`` get the element mask."""
+    """Key blocks ``[n_lo, n_hi)``; those outside ``[n_a, n_b)`` get the element mask. Key rows at or past
+    ``lk`` read as zeros (``TMA``: ``p_k0`` / ``p_v0`` are the sequence's descriptors, whose row bound
+    zero-fills them)."""
     o_n0 = tl.arange(0, BLOCK_N)
     o_d = tl.arange(0, BLOCK_D)
     o_dv = tl.arange(0, BLOCK_DV)
@@ -572,8 +575,12 @@ def _attention_bwd_dq_inner(
         n0 = tl.multiple_of(n0, BLOCK_N)
         o_n = n0 + o_n0
         m_n = o_n < lk
-        b_k = _load_tile(p_k0 + n0.to(tl.int64) * stride_kt, m_n, o_d < D, True, BLOCK_D != D)
-        b_v = _load_tile(p_v0 + n0.to(tl.int64) * stride_vt, m_n, o_dv < DV, True, BLOCK_DV != DV)
+        if TMA:
+            b_k = p_k0.load([n0, 0])
+            b_v = p_v0.load([n0, 0])
+        else:
+            b_k = _load_tile(p_k0 + n0.to(tl.int64) * stride_kt, m_n, o_d < D, True, BLOCK_D != D)
+            b_v = _load_tile(p_v0 + n0.to(tl.int64) * stride_vt, m_n, o_dv < DV, True, BLOCK_DV != DV)
         # [BLOCK_M, BLOCK_N]
         s = tl.dot(b_q, tl.trans(b_k), input_precision=DOT_PREC)
         if HAS_SOFTCAP:
@@ -599,7 +606,7 @@ def _attention_bwd_dq_inner(
 
 @triton.autotune(
     configs=_dq_configs(),
-    key=["D", "DV", "HAS_LEFT", "HAS_RIGHT", "HAS_SOFTCAP", "HAS_DLSE", "SEQ_BUCKET"],
+    key=["D", "DV", "HAS_LEFT", "HAS_RIGHT", "HAS_SOFTCAP", "HAS_DLSE", "SEQ_BUCKET", "TMA"],
     prune_configs_by={"early_config_prune": _prune_dq},
 )
 @triton.jit(do_not_specialize=["B", "GROUP", "window_left", "window_right", "SEQ_BUCKET"])
@@ -650,6 +657,7 @@ def _attention_bwd_dq_kernel(
     HAS_DLSE: tl.constexpr,
     DOT_PREC: tl.constexpr,
     ROW_PAD: tl.constexpr,
+    TMA: tl.constexpr,
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
 ):
@@ -710,8 +718,19 @@ def _attention_bwd_dq_kernel(
         o_p = (lq // ROW_PAD) * ROW_PAD + tl.arange(0, ROW_PAD)
         tl.store(DELTA + pad_row0 + o_p, tl.zeros([ROW_PAD], dtype=tl.float32), mask=o_p >= lq)
         tl.store(LSE2 + pad_row0 + o_p, tl.full([ROW_PAD], float("inf"), tl.float32), mask=o_p >= lq)
-    p_k0 = K + (bos_k + o_n0).to(tl.int64)[:, None] * stride_kt + i_hk * stride_kh + o_d[None, :]
-    p_v0 = V + (bos_k + o_n0).to(tl.int64)[:, None] * stride_vt + i_hk * stride_vh + o_dv[None, :]
+    # K/V of the sequence and kv head through device-side TMA descriptors, as in the forward (session 20)
+    if TMA:
+        p_k0 = tl.make_tensor_descriptor(
+            K + bos_k.to(tl.int64) * stride_kt + i_hk * stride_kh, shape=[lk, D], strides=[stride_kt, 1],
+            block_shape=[BLOCK_N, BLOCK_D],
+        )  # fmt: skip
+        p_v0 = tl.make_tensor_descriptor(
+            V + bos_k.to(tl.int64) * stride_vt + i_hk * stride_vh, shape=[lk, DV], strides=[stride_vt, 1],
+            block_shape=[BLOCK_N, BLOCK_DV],
+        )  # fmt: skip
+    else:
+        p_k0 = K + (bos_k + o_n0).to(tl.int64)[:, None] * stride_kt + i_hk * stride_kh + o_d[None, :]
+        p_v0 = V + (bos_k + o_n0).to(tl.int64)[:, None] * stride_vt + i_hk * stride_vh + o_dv[None, :]
 
     m_last = tl.minimum(m0 + BLOCK_M, lq) - 1
     lo = m0 * 0
@@ -730,7 +749,7 @@ def _attention_bwd_dq_kernel(
     dq = _attention_bwd_dq_inner(
         dq, b_q, b_do, b_lse, b_delta, p_k0, p_v0, n_start, n_a, n_b, n_stop, o_m, lk, diag, window_left,
         window_right, qk_scale, softcap_in, softcap_out, stride_kt, stride_vt,
-        D, DV, BLOCK_D, BLOCK_DV, BLOCK_N, HAS_LEFT, HAS_RIGHT, HAS_SOFTCAP, DOT_PREC,
+        D, DV, BLOCK_D, BLOCK_DV, BLOCK_N, HAS_LEFT, HAS_RIGHT, HAS_SOFTCAP, DOT_PREC, TMA,
     )  # fmt: skip
     p_dq = DQ + rows_q * stride_dqt + i_h * stride_dqh + o_d[None, :]
     tl.store(p_dq, (dq * scale).to(DQ.dtype.element_ty), mask=m_m[:, None] & (o_d < D)[None, :])
@@ -780,6 +799,19 @@ def dq_chunk_kv_heads(hq: int, hkv: int, q_itemsize: int) -> int:
     if q_heads is None:
         q_heads = int(hq * DQ_ACC_FRACTION * q_itemsize / 4)
     return max(1, min(hkv, q_heads // group))
+
+
+DQ_TMA = env_choice("JAGATTN_ATTN_DQ_TMA", ("auto", "0"), "auto")  # read at import, like the forward's
+
+
+def dq_use_tma(k: torch.Tensor, v: torch.Tensor) -> bool:
+    """K/V loads of the dQ kernel through TMA descriptors under the forward's conditions
+    (``fwd.tma_loads_ok``; called in ``attention_bwd``, i.e. in the thread that launches: autograd's
+    backward thread starts without Triton's scratch allocator). H100, the backward against pointer loads:
+    1.010-1.061x on four suite rows (session 19 round 11), 0.969-1.059x on five (session 20 round 1; the
+    0.969 on mean 8192 Hkv 16, 1.010 in round 11), gradients bitwise the same.
+    ``JAGATTN_ATTN_DQ_TMA=0`` disables it."""
+    return DQ_TMA != "0" and tma_loads_ok(k, v)
 
 
 def dkdv_schedule(tk, batch, group, window_left: int) -> tuple[int, bool]:
@@ -899,7 +931,7 @@ def attention_bwd(
         o.stride(0), o.stride(1), do.stride(0), do.stride(1), lse.stride(0), dlse_arg.stride(0),
         delta.stride(0), dq.stride(0), dq.stride(1),
         batch, group, wl, wr, scale, qk_scale, softcap_in, softcap_out, bucket,
-        d, dv, bd, bdv, has_left, has_right, has_softcap, has_dlse, prec, ROW_PAD,
+        d, dv, bd, bdv, has_left, has_right, has_softcap, has_dlse, prec, ROW_PAD, dq_use_tma(k, v),
     )  # fmt: skip
     # DQ_ACC is never touched with ATOMIC_DQ=False: any fp32 tensor will do
     torch.library.wrap_triton(_attention_bwd_dkdv_kernel)[grid_kv(hkv)](

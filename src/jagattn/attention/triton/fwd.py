@@ -438,13 +438,14 @@ def _scratch_allocator_ready() -> bool:
     return True
 
 
-def use_tma(k: torch.Tensor, v: torch.Tensor) -> bool:
-    """K/V loads of the forward through TMA descriptors (session 19 round 11, H100: 1.005-1.058x the forward):
-    eager calls on a CUDA device with 16-byte aligned K/V rows and head offsets and contiguous head dims
-    (TMA's constraints), a Triton with ``tl.make_tensor_descriptor`` and its scratch allocator. Not under
-    torch.compile (no data pointers to check; the pointer loads run there) nor the interpreter.
-    ``JAGATTN_ATTN_FWD_TMA=0`` disables it."""
-    if FWD_TMA == "0" or not k.is_cuda or interpreter_enabled() or torch.compiler.is_compiling():
+def tma_loads_ok(k: torch.Tensor, v: torch.Tensor) -> bool:
+    """Whether K/V tiles may come through device-side TMA descriptors, for every kernel that loads them so
+    (``use_tma`` of the forward, ``bwd.dq_use_tma`` of the dQ kernel; each adds its own env switch): eager
+    calls on a CUDA device with 16-byte aligned K/V rows and head offsets and contiguous head dims (TMA's
+    constraints), a Triton with ``tl.make_tensor_descriptor`` and its scratch allocator, which this installs
+    in the calling thread (call it from the thread that launches). Not under torch.compile (no data pointers
+    to check; the pointer loads run there) nor the interpreter."""
+    if not k.is_cuda or interpreter_enabled() or torch.compiler.is_compiling():
         return False
     if not hasattr(tl, "make_tensor_descriptor"):
         return False
@@ -459,6 +460,12 @@ def use_tma(k: torch.Tensor, v: torch.Tensor) -> bool:
         if t.shape[2] * es < 16:
             return False
     return _scratch_allocator_ready()
+
+
+def use_tma(k: torch.Tensor, v: torch.Tensor) -> bool:
+    """K/V loads of the forward through TMA descriptors (session 19 round 11, H100: 1.005-1.058x the forward)
+    where ``tma_loads_ok``; ``JAGATTN_ATTN_FWD_TMA=0`` disables it."""
+    return FWD_TMA != "0" and tma_loads_ok(k, v)
 
 
 def attention_fwd(
