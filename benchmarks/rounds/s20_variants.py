@@ -4,6 +4,11 @@
   backward (``mask._silu_a_ds_bf16x2``), which the default now takes on the suite rows (mean length >= 256).
 - ``dq_ptr`` (attention): the dQ kernel's K/V through pointer loads (``JAGATTN_ATTN_DQ_TMA=0``) against its TMA
   descriptor loads.
+- ``dkdv_desc`` (attention): q / dO of the dK/dV loop through TMA descriptors over the packed ``[T, Hq * D]``
+  view with the sequence's end as the row bound (rows past it read zeros; the clamped pointer rows gave the last
+  row, and both get p = ds = 0 from the padding rows' lse2 = +inf: bitwise the same gradients expected). Head
+  dim == its block and contiguous heads only (the suite rows). Session 14 measured a version of this on the
+  H200 before session 16's q^T pointer tile: -4% to +11% by row.
 """
 
 import importlib
@@ -23,7 +28,43 @@ def _set(module, name, value):
     return (enter, leave)
 
 
+_B = "jagattn.attention.triton.bwd"
+_DKDV_DESC = [
+    (
+        _B,
+        "_attention_bwd_dkdv_kernel",
+        "dk, dv, b_k, b_v, Q, DO, LSE2, DELTA, DQ_ACC, m_start,",
+        "dk, dv, b_k, b_v,"
+        " tl.make_tensor_descriptor(Q, shape=[bos_q + lq, stride_qt], strides=[stride_qt, 1],"
+        " block_shape=[BLOCK_M, BLOCK_D]),"
+        " tl.make_tensor_descriptor(DO, shape=[bos_q + lq, stride_dot], strides=[stride_dot, 1],"
+        " block_shape=[BLOCK_M, BLOCK_DV]),"
+        " LSE2, DELTA, DQ_ACC, m_start,",
+    ),
+    (
+        _B,
+        "_attention_bwd_dkdv_inner",
+        """        b_qT = _load_tile(
+            Q + rows[None, :] * stride_qt + i_h * stride_qh + o_d[:, None], o_d < D, m_m, BLOCK_D != D, False
+        )""",
+        "        b_qT = tl.trans(Q.load([bos_q + m0, i_h * stride_qh]))",
+    ),
+    (
+        _B,
+        "_attention_bwd_dkdv_inner",
+        """        b_do = _load_tile(
+            DO + rows[:, None] * stride_dot + i_h * stride_doh + o_dv[None, :],
+            m_m,
+            o_dv < DV,
+            False,
+            BLOCK_DV != DV,
+        )""",
+        "        b_do = DO.load([bos_q + m0, i_h * stride_doh])",
+    ),
+]
+
 VARIANTS = {
     "fp32_bwd": [_set("jagattn.hstu.triton.fwd", "PACKED_BWD", "0")],
     "dq_ptr": [_set("jagattn.attention.triton.bwd", "DQ_TMA", "0")],
+    "dkdv_desc": _DKDV_DESC,
 }
