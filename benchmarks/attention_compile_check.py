@@ -5,8 +5,9 @@ layout errors) and shows register pressure per autotune config before any device
 spent. Uses the local Triton (not the device's 3.6), so it is a lead, not a verdict.
 
 Usage: ``.venv/bin/python benchmarks/attention_compile_check.py [--d 128] [--dv 128] [--tma both|0|1]``
-(must run WITHOUT ``TRITON_INTERPRET``). The forward and the dQ kernel compile with their pointer loads and
-with their TMA descriptor loads of K/V (``--tma both``, the default).
+(must run WITHOUT ``TRITON_INTERPRET``). The forward, the dQ and the dK/dV kernel compile with their pointer
+loads and with their TMA descriptor loads (K/V; dK/dV: q/dO) (``--tma both``, the default; the atomic dQ path's
+dK/dV kernel has pointer loads only).
 """
 
 from __future__ import annotations
@@ -88,7 +89,7 @@ def main() -> None:
     ap.add_argument("--flags", default="causal", choices=["causal", "full", "window", "softcap"])
     ap.add_argument("--dtype", default="bf16")
     ap.add_argument("--tma", choices=["both", "0", "1"], default="both",
-                    help="K/V loads of the forward and dQ kernels: pointers (0), TMA (1), both")  # fmt: skip
+                    help="loads of the forward, dQ and dK/dV kernels: pointers (0), TMA (1), both")  # fmt: skip
     ap.add_argument("--extra", type=lambda t: tuple(int(x) for x in t.split(",")), nargs="*", default=[],
                     help="extra configs BM,BN,warps,stages to try on every kernel")  # fmt: skip
     args = ap.parse_args()
@@ -111,13 +112,25 @@ def main() -> None:
         ]
         for kern in (fwd._attention_fwd_kernel, bwd._attention_bwd_dkdv_kernel, bwd._attention_bwd_dq_kernel):
             cx = {
-                bwd._attention_bwd_dkdv_kernel: dict(bwd_common, ATOMIC_DQ=True, DQ_T=True, HEAD_MAJOR=False),
+                bwd._attention_bwd_dkdv_kernel: dict(
+                    bwd_common, ATOMIC_DQ=True, DQ_T=True, HEAD_MAJOR=False, TMA=False
+                ),
                 bwd._attention_bwd_dq_kernel: dict(bwd_common, HAS_DLSE=False, TMA=tmas[-1]),
                 fwd._attention_fwd_kernel: fwd_cx,
             }
             check(kern, cx.get(kern, common), args.dtype, cfgs)
-    check(bwd._attention_bwd_dkdv_dq_kernel, dict(bwd_common, ATOMIC_DQ=True, HEAD_MAJOR=False), args.dtype)
-    check(bwd._attention_bwd_dkdv_kernel, dict(bwd_common, ATOMIC_DQ=False, HEAD_MAJOR=False), args.dtype)
+    check(
+        bwd._attention_bwd_dkdv_dq_kernel,
+        dict(bwd_common, ATOMIC_DQ=True, HEAD_MAJOR=False, TMA=False),
+        args.dtype,
+    )
+    for tma in tmas:
+        check(
+            bwd._attention_bwd_dkdv_kernel,
+            dict(bwd_common, ATOMIC_DQ=False, HEAD_MAJOR=False, TMA=tma),
+            args.dtype,
+            tag=f" TMA={tma}",
+        )
     for tma in tmas:
         check(
             bwd._attention_bwd_dq_kernel,

@@ -512,6 +512,49 @@ def test_tma_only_where_it_applies(monkeypatch):
     assert not any(f(OnCuda(k)) for f in decide.values())
 
 
+def test_dkdv_tma_only_where_it_applies(monkeypatch):
+    # bwd.dkdv_use_tma (q / dO of the dK/dV loop through one descriptor over the packed [rows, heads * D] view):
+    # fwd.tma_loads_ok's guards plus head dims equal to their blocks, every head inside one row and no long-keys
+    # tile; the GPU
+    # case is test_gpu_dkdv_tma_loads
+    from jagattn.attention.triton import bwd, fwd
+
+    class OnCuda:  # a CPU tensor as the guards see a CUDA one: its layout, element size and address
+        is_cuda = True
+
+        def __init__(self, t):
+            self.t, self.shape = t, t.shape
+
+        def __getattr__(self, name):
+            return getattr(self.t, name)
+
+    has_desc = hasattr(fwd.tl, "make_tensor_descriptor")
+    q = torch.zeros(8, 4, 64, dtype=torch.bfloat16)
+    assert bwd.DKDV_TMA == "auto"
+    assert not bwd.dkdv_use_tma(q, q, 64, 64, 64, 64, 0)  # CPU tensors
+    monkeypatch.setattr(
+        fwd, "_scratch_allocator_ready", lambda: True
+    )  # installs nothing in the test's thread
+    monkeypatch.setattr(fwd, "interpreter_enabled", lambda: False)
+    ok = OnCuda(q)
+    assert bwd.dkdv_use_tma(ok, ok, 64, 64, 64, 64, 0) == has_desc
+    assert not bwd.dkdv_use_tma(ok, ok, 48, 64, 64, 64, 0)  # a padded head dim would read the next head
+    assert not bwd.dkdv_use_tma(ok, ok, 64, 48, 64, 64, 0)
+    heads_outer = OnCuda(
+        torch.zeros(4, 8, 64, dtype=q.dtype).transpose(0, 1)
+    )  # [T, H, D] view, heads outermost
+    assert not bwd.dkdv_use_tma(heads_outer, ok, 64, 64, 64, 64, 0)
+    expanded = OnCuda(torch.ones(1, 1, 1, dtype=q.dtype).expand(8, 4, 64))  # d(sum) arrives with stride 0
+    assert not bwd.dkdv_use_tma(ok, expanded, 64, 64, 64, 64, 0)
+    wide_rows = OnCuda(torch.zeros(8, 5, 64, dtype=q.dtype)[:, :4])  # rows wider than the heads: fine
+    assert bwd.dkdv_use_tma(wide_rows, ok, 64, 64, 64, 64, 0) == has_desc
+    off = OnCuda(torch.zeros(q.numel() + 1, dtype=q.dtype)[1:].view_as(q))
+    assert not bwd.dkdv_use_tma(off, ok, 64, 64, 64, 64, 0)
+    assert not bwd.dkdv_use_tma(ok, ok, 64, 64, 64, 64, 1)  # the long-keys tile keeps the pointer loads
+    monkeypatch.setattr(bwd, "DKDV_TMA", "0")
+    assert not bwd.dkdv_use_tma(ok, ok, 64, 64, 64, 64, 0)
+
+
 @pytest.mark.gpu
 def test_gpu_forward_tma_loads(monkeypatch):
     # fwd.use_tma: K/V through TMA descriptors on aligned inputs (bitwise the pointer loads: both load the same
@@ -549,6 +592,38 @@ def test_gpu_forward_tma_loads(monkeypatch):
     assert launched[-1] is False
     for a, b in zip(off, ptr, strict=True):
         assert torch.equal(a, b)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("group, d, dv", [(4, 128, 128), (1, 64, 128), (2, 96, 64)])
+def test_gpu_dkdv_tma_loads(monkeypatch, group, d, dv):
+    # bwd.dkdv_use_tma: q / dO of the dK/dV loop through TMA descriptors, bitwise the same dq/dk/dv as the
+    # clamped pointer loads (rows past a sequence read zeros, which the padding rows' lse2 = +inf cancels), on a
+    # batch with empty, length-1 and partial-block sequences, GQA, windows; D = 96 (a padded block) keeps the
+    # pointer loads. Deterministic or not, causal, windowed and full.
+    from jagattn.attention.triton import bwd
+
+    lens = [0, 1, 65] + _lengths_total(12288, 2048, seed=9) + [129, 0]
+    lens_k = [x + (3 if i % 3 == 1 else 0) for i, x in enumerate(lens)]  # q/k length mismatch (bottom-right)
+    q, k, v, do, dlse, cuq, cuk = _inputs(lens, lens_k, 8, 8 // group, d, dv, dtype=torch.bfloat16, seed=28)
+    launched = []
+    real = bwd.dkdv_use_tma
+    monkeypatch.setattr(bwd, "dkdv_use_tma", lambda *a: launched.append(real(*a)) or launched[-1])
+
+    for kw in (dict(causal=True, deterministic=True), dict(causal=True, window=(300, 0)), dict(causal=False)):
+
+        def fn(qq, kk, vv, kw=kw):
+            return jagattn.attention(qq, kk, vv, cuq, cuk, max(lens), max(lens_k), return_lse=True,
+                                     backend="triton", **kw)  # fmt: skip
+
+        launched.clear()
+        monkeypatch.setattr(bwd, "DKDV_TMA", "auto")
+        tma = _run(fn, q, k, v, do, dlse)
+        monkeypatch.setattr(bwd, "DKDV_TMA", "0")
+        ptr = _run(fn, q, k, v, do, dlse)
+        assert launched == [d in (64, 128), False], (kw, launched)
+        for name, a, b in zip(("o", "lse", "dq", "dk", "dv"), tma, ptr, strict=True):
+            assert torch.equal(a, b), (kw, name)
 
 
 @pytest.mark.gpu

@@ -9,6 +9,7 @@
   row, and both get p = ds = 0 from the padding rows' lse2 = +inf: bitwise the same gradients expected). Head
   dim == its block and contiguous heads only (the suite rows). Session 14 measured a version of this on the
   H200 before session 16's q^T pointer tile: -4% to +11% by row.
+- ``dkdv_ptr`` (attention, round 4): once adopted (``bwd.dkdv_use_tma``), the pointer loads as the variant.
 """
 
 import importlib
@@ -67,4 +68,6 @@ VARIANTS = {
     "fp32_bwd": [_set("jagattn.hstu.triton.fwd", "PACKED_BWD", "0")],
     "dq_ptr": [_set("jagattn.attention.triton.bwd", "DQ_TMA", "0")],
     "dkdv_desc": _DKDV_DESC,
+    # after round 3 the TMA q/dO loads became the default (bwd.dkdv_use_tma): the pointer loads as the variant
+    "dkdv_ptr": [_set("jagattn.attention.triton.bwd", "DKDV_TMA", "0")],
 }

@@ -258,9 +258,12 @@ def _attention_bwd_dkdv_inner(
     ATOMIC_DQ: tl.constexpr,
     DQ_T: tl.constexpr,
     DOT_PREC: tl.constexpr,
+    TMA: tl.constexpr,
 ):
     """Query blocks ``[m_lo, m_hi)`` of every query head of the GQA group; blocks outside
-    ``[m_a, m_b)`` get the element mask.
+    ``[m_a, m_b)`` get the element mask. ``TMA``: ``Q`` / ``DO`` are descriptors over the packed
+    ``[rows, heads * D]`` views bounded at the sequence's end (rows past it read zeros, which the padding
+    rows' ``lse2 = +inf`` turns into ``p = ds = 0`` like the clamped rows of the pointer loads).
 
     One flat loop over (head of the group, query block): a single software pipeline whose
     prologue and drain are paid once per program, not once per head (short sequences have only
@@ -285,18 +288,26 @@ def _attention_bwd_dkdv_inner(
         o_m = m0 + o_m0
         m_m = o_m < lq
         rows = (bos_q + tl.minimum(o_m, lq - 1)).to(tl.int64)
-        # q^T loaded as a [D, BLOCK_M] tile (no tl.trans of a [BLOCK_M, D] one): with delta loaded after the
-        # dV product, 1-6% faster dK/dV on the H100 at mean 8192, bitwise the same (session 16)
-        b_qT = _load_tile(
-            Q + rows[None, :] * stride_qt + i_h * stride_qh + o_d[:, None], o_d < D, m_m, BLOCK_D != D, False
-        )
-        b_do = _load_tile(
-            DO + rows[:, None] * stride_dot + i_h * stride_doh + o_dv[None, :],
-            m_m,
-            o_dv < DV,
-            False,
-            BLOCK_DV != DV,
-        )
+        if TMA:  # session 20 (H100): the backward 8-13% faster than the pointer loads below LONG_KEYS
+            b_qT = tl.trans(Q.load([bos_q + m0, i_h * stride_qh]))
+            b_do = DO.load([bos_q + m0, i_h * stride_doh])
+        else:
+            # q^T loaded as a [D, BLOCK_M] tile (no tl.trans of a [BLOCK_M, D] one): with delta loaded after
+            # the dV product, 1-6% faster dK/dV on the H100 at mean 8192, bitwise the same (session 16)
+            b_qT = _load_tile(
+                Q + rows[None, :] * stride_qt + i_h * stride_qh + o_d[:, None],
+                o_d < D,
+                m_m,
+                BLOCK_D != D,
+                False,
+            )
+            b_do = _load_tile(
+                DO + rows[:, None] * stride_dot + i_h * stride_doh + o_dv[None, :],
+                m_m,
+                o_dv < DV,
+                False,
+                BLOCK_DV != DV,
+            )
         rows_pad = i_h.to(tl.int64) * stride_pad_h + pad_q + o_m
         b_lse = tl.load(LSE2 + rows_pad)
         sT = tl.dot(b_k, b_qT, input_precision=DOT_PREC)
@@ -386,6 +397,7 @@ def _attention_bwd_dkdv_kernel(
     HEAD_MAJOR: tl.constexpr,
     DOT_PREC: tl.constexpr,
     ROW_PAD: tl.constexpr,
+    TMA: tl.constexpr,
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
     DQ_T: tl.constexpr,
@@ -450,13 +462,27 @@ def _attention_bwd_dkdv_kernel(
         full_hi = full_lo
     m_start, m_a, m_b, m_stop = _block_ranges(lo, hi, full_lo, full_hi, BLOCK_M)
 
+    if TMA:  # q / dO rows of every head of the group: descriptors over [rows, heads * D] (see dkdv_use_tma)
+        p_q = tl.make_tensor_descriptor(
+            Q,
+            shape=[tl.maximum(bos_q + lq, 1), stride_qt],
+            strides=[stride_qt, 1],
+            block_shape=[BLOCK_M, BLOCK_D],
+        )
+        p_do = tl.make_tensor_descriptor(
+            DO, shape=[tl.maximum(bos_q + lq, 1), stride_dot], strides=[stride_dot, 1],
+            block_shape=[BLOCK_M, BLOCK_DV],
+        )  # fmt: skip
+    else:
+        p_q = Q
+        p_do = DO
     dk = tl.zeros([BLOCK_N, BLOCK_D], dtype=tl.float32)
     dv = tl.zeros([BLOCK_N, BLOCK_DV], dtype=tl.float32)
     dk, dv = _attention_bwd_dkdv_inner(
-        dk, dv, b_k, b_v, Q, DO, LSE2, DELTA, DQ_ACC, m_start, m_a, m_b, m_stop, o_n, bos_q, pad_q, lq, lk,
+        dk, dv, b_k, b_v, p_q, p_do, LSE2, DELTA, DQ_ACC, m_start, m_a, m_b, m_stop, o_n, bos_q, pad_q, lq, lk,
         diag, i_hk, HK0 * GROUP, GROUP, window_left, window_right, scale, qk_scale, softcap_in, softcap_out,
         stride_qt, stride_qh, stride_dot, stride_doh, stride_pad_h, stride_dqt, stride_dqh,
-        D, DV, BLOCK_D, BLOCK_DV, BLOCK_M, HAS_LEFT, HAS_RIGHT, HAS_SOFTCAP, ATOMIC_DQ, DQ_T, DOT_PREC,
+        D, DV, BLOCK_D, BLOCK_DV, BLOCK_M, HAS_LEFT, HAS_RIGHT, HAS_SOFTCAP, ATOMIC_DQ, DQ_T, DOT_PREC, TMA,
     )  # fmt: skip
 
     m_store = m_n[:, None]
@@ -476,6 +502,7 @@ _DKDV_KEY = [
     "HEAD_MAJOR",
     "SEQ_BUCKET",
     "LONG_KEYS",
+    "TMA",
 ]
 # one kernel, two tuned launchers: the config lists of the two dQ paths differ
 _attention_bwd_dkdv_jit = _attention_bwd_dkdv_kernel
@@ -814,6 +841,30 @@ def dq_use_tma(k: torch.Tensor, v: torch.Tensor) -> bool:
     return DQ_TMA != "0" and tma_loads_ok(k, v)
 
 
+DKDV_TMA = env_choice("JAGATTN_ATTN_DKDV_TMA", ("auto", "0"), "auto")  # read at import
+
+
+def dkdv_use_tma(
+    q: torch.Tensor, do: torch.Tensor, d: int, dv: int, bd: int, bdv: int, long_keys: int
+) -> bool:
+    """q / dO loads of the dK/dV loop through TMA descriptors, bitwise the same gradients. Session 20, H100,
+    same process, backward x vs the pointer loads (round 3 / round 4, medians of passes 2-4): skewed 1.11 /
+    1.12, non-causal 2048 1.11 / 1.09, mean 2048 Hkv 4 1.08 / 1.13; suite (round 4 vs 3) mean 2048 Hkv 16
+    2.459 -> 2.286 ms. Not with ``long_keys`` (the 64x128 8-warp tile of ``dkdv_schedule``, which spills more
+    with it): mean 8192 Hkv 4 0.96 / 1.00, Hkv 16 1.01 / 0.99, and both suite rows ~1% slower in round 4.
+    One descriptor per tensor over its packed ``[rows, heads * D]`` view (every head of the GQA group walks
+    it), so: ``fwd.tma_loads_ok``'s conditions for q and dO, head dims
+    equal to their power-of-two blocks (a wider block would read the next head's columns), and every head's
+    columns inside one row (``stride(1) * (H - 1) + D <= stride(0)``; an expanded dO with stride 0 fails it).
+    ``JAGATTN_ATTN_DKDV_TMA=0`` disables it."""
+    if DKDV_TMA == "0" or long_keys or bd != d or bdv != dv:
+        return False
+    for t, width in ((q, d), (do, dv)):
+        if t.stride(1) * (t.shape[1] - 1) + width > t.stride(0):
+            return False
+    return tma_loads_ok(q, do)
+
+
 def dkdv_schedule(tk, batch, group, window_left: int) -> tuple[int, bool]:
     """``(LONG_KEYS, head_major)`` of the dK/dV launch, from shapes only (no sync).
 
@@ -916,7 +967,7 @@ def attention_bwd(
                 dk.stride(0), dk.stride(1), dvv.stride(0), dvv.stride(1),
                 dq_acc.stride(0), dq_acc.stride(1),
                 batch, hk0, group, wl, wr, scale, qk_scale, softcap_in, softcap_out, bucket, long_keys,
-                d, dv, bd, bdv, has_left, has_right, has_softcap, True, head_major, prec, ROW_PAD,
+                d, dv, bd, bdv, has_left, has_right, has_softcap, True, head_major, prec, ROW_PAD, False,
             )  # fmt: skip
             dq[:, hk0 * group : (hk0 + hk_launch) * group].copy_(dq_acc)
         return dq, dk, dvv
@@ -942,5 +993,6 @@ def attention_bwd(
         0, 0,
         batch, 0, group, wl, wr, scale, qk_scale, softcap_in, softcap_out, bucket, long_keys,
         d, dv, bd, bdv, has_left, has_right, has_softcap, False, head_major, prec, ROW_PAD,
+        dkdv_use_tma(q, do, d, dv, bd, bdv, long_keys),
     )  # fmt: skip
     return dq, dk, dvv
