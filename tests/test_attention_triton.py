@@ -482,6 +482,7 @@ def test_tma_only_where_it_applies(monkeypatch):
     # test_gpu_dq_tma_loads): never for CPU tensors; for a stand-in that reads as a CUDA tensor, TMA where the
     # rows are 16-byte aligned, never under the interpreter, for a view one element off alignment, or with the
     # kernel's own switch (JAGATTN_ATTN_FWD_TMA=0, JAGATTN_ATTN_DQ_TMA=0) at 0
+    from jagattn._core import tma
     from jagattn.attention.triton import bwd, fwd
 
     class OnCuda:  # a CPU tensor as the guards see a CUDA one: its layout, element size and address
@@ -500,23 +501,24 @@ def test_tma_only_where_it_applies(monkeypatch):
     assert not any(f(k) for f in decide.values())
     has_desc = hasattr(fwd.tl, "make_tensor_descriptor")
     # installs nothing in the test's thread
-    monkeypatch.setattr(fwd, "_scratch_allocator_ready", lambda: True)
-    monkeypatch.setattr(fwd, "interpreter_enabled", lambda: False)
+    monkeypatch.setattr(tma, "scratch_allocator_ready", lambda: True)
+    monkeypatch.setattr(tma, "interpreter_enabled", lambda: False)
     assert all(f(OnCuda(k)) == has_desc for f in decide.values())
     assert not any(f(OnCuda(k_off)) for f in decide.values())
     for off, other, switch in (("fwd", "dq", (fwd, "FWD_TMA")), ("dq", "fwd", (bwd, "DQ_TMA"))):
         with monkeypatch.context() as m:  # each switch turns off its own kernel's TMA only
             m.setattr(*switch, "0")
             assert not decide[off](OnCuda(k)) and decide[other](OnCuda(k)) == has_desc
-    monkeypatch.setattr(fwd, "interpreter_enabled", lambda: True)
+    monkeypatch.setattr(tma, "interpreter_enabled", lambda: True)
     assert not any(f(OnCuda(k)) for f in decide.values())
 
 
 def test_dkdv_tma_only_where_it_applies(monkeypatch):
     # bwd.dkdv_use_tma (q / dO of the dK/dV loop through one descriptor over the packed [rows, heads * D] view):
-    # fwd.tma_loads_ok's guards plus head dims equal to their blocks, every head inside one row and no long-keys
+    # _core.tma.tma_loads_ok's guards plus head dims equal to their blocks, every head inside one row and no long-keys
     # tile; the GPU
     # case is test_gpu_dkdv_tma_loads
+    from jagattn._core import tma
     from jagattn.attention.triton import bwd, fwd
 
     class OnCuda:  # a CPU tensor as the guards see a CUDA one: its layout, element size and address
@@ -532,10 +534,8 @@ def test_dkdv_tma_only_where_it_applies(monkeypatch):
     q = torch.zeros(8, 4, 64, dtype=torch.bfloat16)
     assert bwd.DKDV_TMA == "auto"
     assert not bwd.dkdv_use_tma(q, q, 64, 64, 64, 64, 0)  # CPU tensors
-    monkeypatch.setattr(
-        fwd, "_scratch_allocator_ready", lambda: True
-    )  # installs nothing in the test's thread
-    monkeypatch.setattr(fwd, "interpreter_enabled", lambda: False)
+    monkeypatch.setattr(tma, "scratch_allocator_ready", lambda: True)  # installs nothing in the test's thread
+    monkeypatch.setattr(tma, "interpreter_enabled", lambda: False)
     ok = OnCuda(q)
     assert bwd.dkdv_use_tma(ok, ok, 64, 64, 64, 64, 0) == has_desc
     assert not bwd.dkdv_use_tma(ok, ok, 48, 64, 64, 64, 0)  # a padded head dim would read the next head

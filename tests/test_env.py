@@ -266,6 +266,7 @@ IMPORT_TIME = [
     ),
     ("attention/triton/fwd.py", "JAGATTN_ATTN_FWD_TMA", "FWD_TMA", "auto", ("0", "0"), "off", "auto, 0"),
     ("attention/triton/bwd.py", "JAGATTN_ATTN_DQ_TMA", "DQ_TMA", "auto", ("0", "0"), "off", "auto, 0"),
+    ("attention/triton/bwd.py", "JAGATTN_ATTN_DKDV_TMA", "DKDV_TMA", "auto", ("0", "0"), "off", "auto, 0"),
     (chunk_fwd, "JAGATTN_GD_KKT", "KKT_VARIANT", "blocks16", ("dot64", "dot64"), "dot32", "blocks16, dot64"),
     (chunk_fwd, "JAGATTN_GD_WU", "WU_VARIANT", "loop", ("tiles", "tiles"), "tile", "loop, tiles"),
     (chunk_fwd, "JAGATTN_GD_WU_LOWP", "WU_LOWP", "w", ("OFF", "off"), "uw", "off, u, w, wu"),

@@ -10,6 +10,8 @@
   dim == its block and contiguous heads only (the suite rows). Session 14 measured a version of this on the
   H200 before session 16's q^T pointer tile: -4% to +11% by row.
 - ``dkdv_ptr`` (attention, round 4): once adopted (``bwd.dkdv_use_tma``), the pointer loads as the variant.
+- ``hstu_ptr`` (HSTU, round 6): the dK/dV kernel's masked pointer loads of q / dO against its TMA descriptor
+  loads (``hstu.triton.bwd.hstu_bwd_tma``).
 """
 
 import importlib
@@ -70,4 +72,6 @@ VARIANTS = {
     "dkdv_desc": _DKDV_DESC,
     # after round 3 the TMA q/dO loads became the default (bwd.dkdv_use_tma): the pointer loads as the variant
     "dkdv_ptr": [_set("jagattn.attention.triton.bwd", "DKDV_TMA", "0")],
+    # round 6: the HSTU dK/dV loop's q/dO through TMA descriptors (bwd.hstu_bwd_tma): its pointer loads
+    "hstu_ptr": [_set("jagattn.hstu.triton.bwd", "BWD_TMA", "0")],
 }

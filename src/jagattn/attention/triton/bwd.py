@@ -47,6 +47,7 @@ import triton.language as tl
 
 from ..._core.alloc import new_empty
 from ..._core.env import env_choice, env_flag, env_positive_int
+from ..._core.tma import tma_loads_ok
 from ..._core.triton_utils import configs
 from .common import (
     SMEM_LIMIT,
@@ -56,7 +57,7 @@ from .common import (
     fitting_configs,
     num_slots,
 )
-from .fwd import _itemsize, dot_precision, head_block, seq_bucket, softcap_args, tma_loads_ok, window_args
+from .fwd import _itemsize, dot_precision, head_block, seq_bucket, softcap_args, window_args
 
 # ---------------------------------------------------------------------------------------------
 # 1. delta
@@ -833,7 +834,7 @@ DQ_TMA = env_choice("JAGATTN_ATTN_DQ_TMA", ("auto", "0"), "auto")  # read at imp
 
 def dq_use_tma(k: torch.Tensor, v: torch.Tensor) -> bool:
     """K/V loads of the dQ kernel through TMA descriptors under the forward's conditions
-    (``fwd.tma_loads_ok``; called in ``attention_bwd``, i.e. in the thread that launches: autograd's
+    (``_core.tma.tma_loads_ok``; called in ``attention_bwd``, i.e. in the thread that launches: autograd's
     backward thread starts without Triton's scratch allocator). H100, the backward against pointer loads:
     1.010-1.061x on four suite rows (session 19 round 11), 0.969-1.059x on five (session 20 round 1; the
     0.969 on mean 8192 Hkv 16, 1.010 in round 11), gradients bitwise the same.
@@ -853,7 +854,7 @@ def dkdv_use_tma(
     2.459 -> 2.286 ms. Not with ``long_keys`` (the 64x128 8-warp tile of ``dkdv_schedule``, which spills more
     with it): mean 8192 Hkv 4 0.96 / 1.00, Hkv 16 1.01 / 0.99, and both suite rows ~1% slower in round 4.
     One descriptor per tensor over its packed ``[rows, heads * D]`` view (every head of the GQA group walks
-    it), so: ``fwd.tma_loads_ok``'s conditions for q and dO, head dims
+    it), so: ``_core.tma.tma_loads_ok``'s conditions for q and dO, head dims
     equal to their power-of-two blocks (a wider block would read the next head's columns), and every head's
     columns inside one row (``stride(1) * (H - 1) + D <= stride(0)``; an expanded dO with stride 0 fails it).
     ``JAGATTN_ATTN_DKDV_TMA=0`` disables it."""

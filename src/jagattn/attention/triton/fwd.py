@@ -17,14 +17,10 @@ import torch
 import triton
 import triton.language as tl
 
-try:  # the scratch allocator of device-side TMA descriptors (see _scratch_allocator_ready)
-    from triton.runtime import _allocation
-except ImportError:  # pragma: no cover - other Triton layouts: no TMA
-    _allocation = None
-
 from ..._core.alloc import new_empty
 from ..._core.env import env_choice
-from ..._core.triton_utils import configs, interpreter_enabled
+from ..._core.tma import tma_loads_ok
+from ..._core.triton_utils import configs
 from .common import (
     LOG2E,
     SMEM_LIMIT,
@@ -417,49 +413,6 @@ def fwd_schedule(
 
 
 FWD_TMA = env_choice("JAGATTN_ATTN_FWD_TMA", ("auto", "0"), "auto")  # read at import
-
-
-def _scratch(size: int, alignment: int, stream) -> torch.Tensor:
-    return torch.empty(size, dtype=torch.int8, device="cuda")
-
-
-def _scratch_allocator_ready() -> bool:
-    """Device-side tensor descriptors need Triton's scratch allocator, a per-thread ContextVar (autograd's and
-    user threads start without it). Install ours in the calling thread when none is set; never replace one
-    the caller set. False (no TMA) where this Triton has no such allocator to inspect."""
-    if _allocation is None:
-        return False
-    current = getattr(_allocation, "_allocator", None)
-    null = getattr(_allocation, "NullAllocator", None)
-    if current is None or null is None or not hasattr(triton, "set_allocator"):
-        return False
-    if isinstance(current.get(), null):
-        triton.set_allocator(_scratch)
-    return True
-
-
-def tma_loads_ok(k: torch.Tensor, v: torch.Tensor) -> bool:
-    """Whether K/V tiles may come through device-side TMA descriptors, for every kernel that loads them so
-    (``use_tma`` of the forward, ``bwd.dq_use_tma`` of the dQ kernel; each adds its own env switch): eager
-    calls on a CUDA device with 16-byte aligned K/V rows and head offsets and contiguous head dims (TMA's
-    constraints), a Triton with ``tl.make_tensor_descriptor`` and its scratch allocator, which this installs
-    in the calling thread (call it from the thread that launches). Not under torch.compile (no data pointers
-    to check; the pointer loads run there) nor the interpreter."""
-    if not k.is_cuda or interpreter_enabled() or torch.compiler.is_compiling():
-        return False
-    if not hasattr(tl, "make_tensor_descriptor"):
-        return False
-    try:  # fake / functional tensors (Inductor's lowering of the op, opcheck, export) have no data pointer
-        ptrs = (k.data_ptr(), v.data_ptr())
-    except RuntimeError:
-        return False
-    es = k.element_size()
-    for t, ptr in zip((k, v), ptrs, strict=True):
-        if t.stride(2) != 1 or (t.stride(0) * es) % 16 or (t.stride(1) * es) % 16 or ptr % 16:
-            return False
-        if t.shape[2] * es < 16:
-            return False
-    return _scratch_allocator_ready()
 
 
 def use_tma(k: torch.Tensor, v: torch.Tensor) -> bool:
