@@ -477,6 +477,18 @@ def test_gpu_cross_lengths_fp16():
              window=(300, -1))  # fmt: skip
 
 
+class OnCuda:
+    """A CPU tensor as the TMA guards see a CUDA one: its layout, element size and address."""
+
+    is_cuda = True
+
+    def __init__(self, t):
+        self.t, self.shape = t, t.shape
+
+    def __getattr__(self, name):
+        return getattr(self.t, name)
+
+
 def test_tma_only_where_it_applies(monkeypatch):
     # fwd.use_tma's and bwd.dq_use_tma's guards on any machine (the GPU cases: test_gpu_forward_tma_loads,
     # test_gpu_dq_tma_loads): never for CPU tensors; for a stand-in that reads as a CUDA tensor, TMA where the
@@ -484,15 +496,6 @@ def test_tma_only_where_it_applies(monkeypatch):
     # kernel's own switch (JAGATTN_ATTN_FWD_TMA=0, JAGATTN_ATTN_DQ_TMA=0) at 0
     from jagattn._core import tma
     from jagattn.attention.triton import bwd, fwd
-
-    class OnCuda:  # a CPU tensor as the guards see a CUDA one: its layout, element size and address
-        is_cuda = True
-
-        def __init__(self, t):
-            self.t, self.shape = t, t.shape
-
-        def __getattr__(self, name):
-            return getattr(self.t, name)
 
     k = torch.zeros(8, 2, 64, dtype=torch.bfloat16)
     k_off = torch.zeros(k.numel() + 1, dtype=k.dtype)[1:].view_as(k)
@@ -520,15 +523,6 @@ def test_dkdv_tma_only_where_it_applies(monkeypatch):
     # case is test_gpu_dkdv_tma_loads
     from jagattn._core import tma
     from jagattn.attention.triton import bwd, fwd
-
-    class OnCuda:  # a CPU tensor as the guards see a CUDA one: its layout, element size and address
-        is_cuda = True
-
-        def __init__(self, t):
-            self.t, self.shape = t, t.shape
-
-        def __getattr__(self, name):
-            return getattr(self.t, name)
 
     has_desc = hasattr(fwd.tl, "make_tensor_descriptor")
     q = torch.zeros(8, 4, 64, dtype=torch.bfloat16)

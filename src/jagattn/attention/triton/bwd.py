@@ -52,6 +52,7 @@ from ..._core.triton_utils import configs
 from .common import (
     SMEM_LIMIT,
     _block_ranges,
+    _kv_bases,
     _load_tile,
     _tanh,
     fitting_configs,
@@ -718,7 +719,6 @@ def _attention_bwd_dq_kernel(
     o_m = m0 + tl.arange(0, BLOCK_M)
     o_d = tl.arange(0, BLOCK_D)
     o_dv = tl.arange(0, BLOCK_DV)
-    o_n0 = tl.arange(0, BLOCK_N)
     m_m = o_m < lq
     rows_q = (bos_q + o_m).to(tl.int64)[:, None]
     b_q = _load_tile(
@@ -746,19 +746,24 @@ def _attention_bwd_dq_kernel(
         o_p = (lq // ROW_PAD) * ROW_PAD + tl.arange(0, ROW_PAD)
         tl.store(DELTA + pad_row0 + o_p, tl.zeros([ROW_PAD], dtype=tl.float32), mask=o_p >= lq)
         tl.store(LSE2 + pad_row0 + o_p, tl.full([ROW_PAD], float("inf"), tl.float32), mask=o_p >= lq)
-    # K/V of the sequence and kv head through device-side TMA descriptors, as in the forward (session 20)
-    if TMA:
-        p_k0 = tl.make_tensor_descriptor(
-            K + bos_k.to(tl.int64) * stride_kt + i_hk * stride_kh, shape=[lk, D], strides=[stride_kt, 1],
-            block_shape=[BLOCK_N, BLOCK_D],
-        )  # fmt: skip
-        p_v0 = tl.make_tensor_descriptor(
-            V + bos_k.to(tl.int64) * stride_vt + i_hk * stride_vh, shape=[lk, DV], strides=[stride_vt, 1],
-            block_shape=[BLOCK_N, BLOCK_DV],
-        )  # fmt: skip
-    else:
-        p_k0 = K + (bos_k + o_n0).to(tl.int64)[:, None] * stride_kt + i_hk * stride_kh + o_d[None, :]
-        p_v0 = V + (bos_k + o_n0).to(tl.int64)[:, None] * stride_vt + i_hk * stride_vh + o_dv[None, :]
+    # K/V of the sequence and kv head (TMA descriptors: session 19 forward, session 20 dQ)
+    p_k0, p_v0 = _kv_bases(
+        K,
+        V,
+        bos_k,
+        lk,
+        i_hk,
+        stride_kt,
+        stride_kh,
+        stride_vt,
+        stride_vh,
+        D,
+        DV,
+        BLOCK_N,
+        BLOCK_D,
+        BLOCK_DV,
+        TMA,
+    )
 
     m_last = tl.minimum(m0 + BLOCK_M, lq) - 1
     lo = m0 * 0

@@ -76,6 +76,42 @@ def _load_tile(ptrs, m_row, m_col, ROW_MASK: tl.constexpr, COL_MASK: tl.constexp
 
 
 @triton.jit
+def _kv_bases(
+    K, V, bos_k, lk, i_hk, stride_kt, stride_kh, stride_vt, stride_vh,
+    D: tl.constexpr, DV: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_DV: tl.constexpr,
+    TMA: tl.constexpr,
+):  # fmt: skip
+    """The K/V tile bases of one sequence and kv head for the key loops of the forward and dQ kernels.
+    ``TMA``: device-side descriptors of shape ``[lk, D]`` / ``[lk, DV]`` (rows past the sequence and columns
+    past the head dim read zeros; load with ``.load([n0, 0])``); else ``[BLOCK_N, BLOCK_D]`` pointer tiles at
+    the sequence's first key (add ``n0 * stride`` and load with ``_load_tile`` and the row/column masks)."""
+    if TMA:
+        p_k0 = tl.make_tensor_descriptor(
+            K + bos_k.to(tl.int64) * stride_kt + i_hk * stride_kh, shape=[lk, D], strides=[stride_kt, 1],
+            block_shape=[BLOCK_N, BLOCK_D],
+        )  # fmt: skip
+        p_v0 = tl.make_tensor_descriptor(
+            V + bos_k.to(tl.int64) * stride_vt + i_hk * stride_vh, shape=[lk, DV], strides=[stride_vt, 1],
+            block_shape=[BLOCK_N, BLOCK_DV],
+        )  # fmt: skip
+    else:
+        o_n0 = tl.arange(0, BLOCK_N)
+        p_k0 = (
+            K
+            + (bos_k + o_n0).to(tl.int64)[:, None] * stride_kt
+            + i_hk * stride_kh
+            + tl.arange(0, BLOCK_D)[None, :]
+        )
+        p_v0 = (
+            V
+            + (bos_k + o_n0).to(tl.int64)[:, None] * stride_vt
+            + i_hk * stride_vh
+            + tl.arange(0, BLOCK_DV)[None, :]
+        )
+    return p_k0, p_v0
+
+
+@triton.jit
 def _block_ranges(lo, hi, full_lo, full_hi, BLOCK: tl.constexpr):
     """Split the rows ``[lo, hi)`` touched by a tile into block-aligned phases.
 

@@ -25,6 +25,7 @@ from .common import (
     LOG2E,
     SMEM_LIMIT,
     _block_ranges,
+    _kv_bases,
     _load_tile,
     _tanh,
     fitting_configs,
@@ -251,18 +252,24 @@ def _attention_fwd_kernel(
 
     p_q = Q + (bos_q + o_m).to(tl.int64)[:, None] * stride_qt + i_h * stride_qh + o_d[None, :]
     b_q = _load_tile(p_q, m_m, o_d < D, True, BLOCK_D != D)
-    if TMA:  # K/V of the sequence and kv head through device-side TMA descriptors (session 19)
-        p_k0 = tl.make_tensor_descriptor(
-            K + bos_k.to(tl.int64) * stride_kt + i_hk * stride_kh, shape=[lk, D], strides=[stride_kt, 1],
-            block_shape=[BLOCK_N, BLOCK_D],
-        )  # fmt: skip
-        p_v0 = tl.make_tensor_descriptor(
-            V + bos_k.to(tl.int64) * stride_vt + i_hk * stride_vh, shape=[lk, DV], strides=[stride_vt, 1],
-            block_shape=[BLOCK_N, BLOCK_DV],
-        )  # fmt: skip
-    else:
-        p_k0 = K + (bos_k + o_n0).to(tl.int64)[:, None] * stride_kt + i_hk * stride_kh + o_d[None, :]
-        p_v0 = V + (bos_k + o_n0).to(tl.int64)[:, None] * stride_vt + i_hk * stride_vh + o_dv[None, :]
+    # K/V of the sequence and kv head (TMA descriptors: session 19 forward, session 20 dQ)
+    p_k0, p_v0 = _kv_bases(
+        K,
+        V,
+        bos_k,
+        lk,
+        i_hk,
+        stride_kt,
+        stride_kh,
+        stride_vt,
+        stride_vh,
+        D,
+        DV,
+        BLOCK_N,
+        BLOCK_D,
+        BLOCK_DV,
+        TMA,
+    )
 
     # keys any row of the tile can see: [lo, hi); keys every row sees: [full_lo, full_hi)
     m_last = tl.minimum(m0 + BLOCK_M, lq) - 1
