@@ -10,6 +10,10 @@
   dim == its block and contiguous heads only (the suite rows). Session 14 measured a version of this on the
   H200 before session 16's q^T pointer tile: -4% to +11% by row.
 - ``dkdv_ptr`` (attention, round 4): once adopted (``bwd.dkdv_use_tma``), the pointer loads as the variant.
+- prepared for session 21 (the mean-8192 rows, the only ones on the long-keys dK/dV tile): ``no_long`` runs them
+  like the shorter rows (``LONG_KEYS_MIN`` out of reach: the 64x64 4-warp tile, now with the TMA q/dO loads that
+  gave the shorter rows 8-13%, and the head-major grid with GQA); ``no_long_rows`` the same with the slot-major
+  grid; ``tma_long`` the 64x128 long tile with the TMA loads (round 4: 0.99-1.00x, the control).
 - ``hstu_ptr`` (HSTU, round 6): the dK/dV kernel's masked pointer loads of q / dO against its TMA descriptor
   loads (``hstu.triton.bwd.hstu_bwd_tma``).
 """
@@ -66,6 +70,40 @@ _DKDV_DESC = [
     ),
 ]
 
+
+def _env(name, value):
+    import os
+
+    saved = []
+
+    def enter():
+        saved[:] = [os.environ.get(name)]
+        os.environ[name] = value
+
+    def leave():
+        if saved[0] is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = saved[0]
+
+    return (enter, leave)
+
+
+def _tma_on_long_keys():
+    bwd = importlib.import_module(_B)
+    saved = []
+
+    def enter():
+        saved[:] = [bwd.dkdv_use_tma]
+        real = saved[0]
+        bwd.dkdv_use_tma = lambda q, do, d, dv, bd, bdv, long_keys: real(q, do, d, dv, bd, bdv, 0)
+
+    def leave():
+        bwd.dkdv_use_tma = saved[0]
+
+    return (enter, leave)
+
+
 VARIANTS = {
     "fp32_bwd": [_set("jagattn.hstu.triton.fwd", "PACKED_BWD", "0")],
     "dq_ptr": [_set("jagattn.attention.triton.bwd", "DQ_TMA", "0")],
@@ -74,4 +112,7 @@ VARIANTS = {
     "dkdv_ptr": [_set("jagattn.attention.triton.bwd", "DKDV_TMA", "0")],
     # round 6: the HSTU dK/dV loop's q/dO through TMA descriptors (bwd.hstu_bwd_tma): its pointer loads
     "hstu_ptr": [_set("jagattn.hstu.triton.bwd", "BWD_TMA", "0")],
+    "no_long": [_set(_B, "LONG_KEYS_MIN", 1 << 30)],
+    "no_long_rows": [_set(_B, "LONG_KEYS_MIN", 1 << 30), _env("JAGATTN_ATTN_HEAD_MAJOR", "0")],
+    "tma_long": [_tma_on_long_keys()],
 }
