@@ -748,22 +748,8 @@ def _attention_bwd_dq_kernel(
         tl.store(LSE2 + pad_row0 + o_p, tl.full([ROW_PAD], float("inf"), tl.float32), mask=o_p >= lq)
     # K/V of the sequence and kv head (TMA descriptors: session 19 forward, session 20 dQ)
     p_k0, p_v0 = _kv_bases(
-        K,
-        V,
-        bos_k,
-        lk,
-        i_hk,
-        stride_kt,
-        stride_kh,
-        stride_vt,
-        stride_vh,
-        D,
-        DV,
-        BLOCK_N,
-        BLOCK_D,
-        BLOCK_DV,
-        TMA,
-    )
+        K, V, bos_k, lk, i_hk, stride_kt, stride_kh, stride_vt, stride_vh, D, DV, BLOCK_N, BLOCK_D, BLOCK_DV, TMA
+    )  # fmt: skip
 
     m_last = tl.minimum(m0 + BLOCK_M, lq) - 1
     lo = m0 * 0

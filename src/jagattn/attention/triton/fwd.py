@@ -254,22 +254,8 @@ def _attention_fwd_kernel(
     b_q = _load_tile(p_q, m_m, o_d < D, True, BLOCK_D != D)
     # K/V of the sequence and kv head (TMA descriptors: session 19 forward, session 20 dQ)
     p_k0, p_v0 = _kv_bases(
-        K,
-        V,
-        bos_k,
-        lk,
-        i_hk,
-        stride_kt,
-        stride_kh,
-        stride_vt,
-        stride_vh,
-        D,
-        DV,
-        BLOCK_N,
-        BLOCK_D,
-        BLOCK_DV,
-        TMA,
-    )
+        K, V, bos_k, lk, i_hk, stride_kt, stride_kh, stride_vt, stride_vh, D, DV, BLOCK_N, BLOCK_D, BLOCK_DV, TMA
+    )  # fmt: skip
 
     # keys any row of the tile can see: [lo, hi); keys every row sees: [full_lo, full_hi)
     m_last = tl.minimum(m0 + BLOCK_M, lq) - 1
