@@ -289,11 +289,11 @@ def _attention_bwd_dkdv_inner(
         m0 = tl.multiple_of(m_lo + (it - i_g * n_blocks) * BLOCK_M, BLOCK_M)
         o_m = m0 + o_m0
         m_m = o_m < lq
-        rows = (bos_q + tl.minimum(o_m, lq - 1)).to(tl.int64)
         if TMA:  # session 20 (H100): the backward 8-13% faster than the pointer loads below LONG_KEYS
             b_qT = tl.trans(Q.load([bos_q + m0, i_h * stride_qh]))
             b_do = DO.load([bos_q + m0, i_h * stride_doh])
         else:
+            rows = (bos_q + tl.minimum(o_m, lq - 1)).to(tl.int64)
             # q^T loaded as a [D, BLOCK_M] tile (no tl.trans of a [BLOCK_M, D] one): with delta loaded after
             # the dV product, 1-6% faster dK/dV on the H100 at mean 8192, bitwise the same (session 16)
             b_qT = _load_tile(
