@@ -518,8 +518,7 @@ def test_tma_only_where_it_applies(monkeypatch):
 
 def test_dkdv_tma_only_where_it_applies(monkeypatch):
     # bwd.dkdv_use_tma (q / dO of the dK/dV loop through one descriptor over the packed [rows, heads * D] view):
-    # _core.tma.tma_loads_ok's guards plus head dims equal to their blocks, every head inside one row and no long-keys
-    # tile; the GPU
+    # _core.tma.tma_loads_ok's guards plus head dims equal to their blocks and every head inside one row; the GPU
     # case is test_gpu_dkdv_tma_loads
     from jagattn._core import tma
     from jagattn.attention.triton import bwd, fwd
@@ -527,26 +526,25 @@ def test_dkdv_tma_only_where_it_applies(monkeypatch):
     has_desc = hasattr(fwd.tl, "make_tensor_descriptor")
     q = torch.zeros(8, 4, 64, dtype=torch.bfloat16)
     assert bwd.DKDV_TMA == "auto"
-    assert not bwd.dkdv_use_tma(q, q, 64, 64, 64, 64, 0)  # CPU tensors
+    assert not bwd.dkdv_use_tma(q, q, 64, 64, 64, 64)  # CPU tensors
     monkeypatch.setattr(tma, "scratch_allocator_ready", lambda: True)  # installs nothing in the test's thread
     monkeypatch.setattr(tma, "interpreter_enabled", lambda: False)
     ok = OnCuda(q)
-    assert bwd.dkdv_use_tma(ok, ok, 64, 64, 64, 64, 0) == has_desc
-    assert not bwd.dkdv_use_tma(ok, ok, 48, 64, 64, 64, 0)  # a padded head dim would read the next head
-    assert not bwd.dkdv_use_tma(ok, ok, 64, 48, 64, 64, 0)
+    assert bwd.dkdv_use_tma(ok, ok, 64, 64, 64, 64) == has_desc
+    assert not bwd.dkdv_use_tma(ok, ok, 48, 64, 64, 64)  # a padded head dim would read the next head
+    assert not bwd.dkdv_use_tma(ok, ok, 64, 48, 64, 64)
     heads_outer = OnCuda(
         torch.zeros(4, 8, 64, dtype=q.dtype).transpose(0, 1)
     )  # [T, H, D] view, heads outermost
-    assert not bwd.dkdv_use_tma(heads_outer, ok, 64, 64, 64, 64, 0)
+    assert not bwd.dkdv_use_tma(heads_outer, ok, 64, 64, 64, 64)
     expanded = OnCuda(torch.ones(1, 1, 1, dtype=q.dtype).expand(8, 4, 64))  # d(sum) arrives with stride 0
-    assert not bwd.dkdv_use_tma(ok, expanded, 64, 64, 64, 64, 0)
+    assert not bwd.dkdv_use_tma(ok, expanded, 64, 64, 64, 64)
     wide_rows = OnCuda(torch.zeros(8, 5, 64, dtype=q.dtype)[:, :4])  # rows wider than the heads: fine
-    assert bwd.dkdv_use_tma(wide_rows, ok, 64, 64, 64, 64, 0) == has_desc
+    assert bwd.dkdv_use_tma(wide_rows, ok, 64, 64, 64, 64) == has_desc
     off = OnCuda(torch.zeros(q.numel() + 1, dtype=q.dtype)[1:].view_as(q))
-    assert not bwd.dkdv_use_tma(off, ok, 64, 64, 64, 64, 0)
-    assert not bwd.dkdv_use_tma(ok, ok, 64, 64, 64, 64, 1)  # the long-keys tile keeps the pointer loads
+    assert not bwd.dkdv_use_tma(off, ok, 64, 64, 64, 64)
     monkeypatch.setattr(bwd, "DKDV_TMA", "0")
-    assert not bwd.dkdv_use_tma(ok, ok, 64, 64, 64, 64, 0)
+    assert not bwd.dkdv_use_tma(ok, ok, 64, 64, 64, 64)
 
 
 @pytest.mark.gpu
@@ -780,6 +778,9 @@ def test_dkdv_schedule_by_shape(monkeypatch):
     monkeypatch.delenv("JAGATTN_ATTN_HEAD_MAJOR", raising=False)
     assert bwd.dkdv_schedule(32768, 4, 1, -1) == (1, False)  # mean 8192: the long tile
     assert bwd.dkdv_schedule(32768, 4, 4, -1) == (1, False)
+    # with the TMA q / dO loads the 64x64 tile (and the head-major grid with GQA) at any length
+    assert bwd.dkdv_schedule(32768, 4, 4, -1, tma=True) == (0, True)
+    assert bwd.dkdv_schedule(32768, 4, 1, -1, tma=True) == (0, False)
     assert bwd.dkdv_schedule(32768, 16, 4, -1) == (0, True)  # GQA, mean 2048: head-major grid
     assert bwd.dkdv_schedule(32768, 16, 1, -1) == (0, False)
     assert bwd.dkdv_schedule(32768, 4, 1, 1024) == (0, False)  # a left window caps the key length

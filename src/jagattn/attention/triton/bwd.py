@@ -289,7 +289,7 @@ def _attention_bwd_dkdv_inner(
         m0 = tl.multiple_of(m_lo + (it - i_g * n_blocks) * BLOCK_M, BLOCK_M)
         o_m = m0 + o_m0
         m_m = o_m < lq
-        if TMA:  # session 20 (H100): the backward 8-13% faster than the pointer loads below LONG_KEYS
+        if TMA:  # session 20 (H100): the backward 8-13% faster than the pointer loads (see dkdv_use_tma)
             b_qT = tl.trans(Q.load([bos_q + m0, i_h * stride_qh]))
             b_do = DO.load([bos_q + m0, i_h * stride_doh])
         else:
@@ -836,20 +836,19 @@ def dq_use_tma(k: torch.Tensor, v: torch.Tensor) -> bool:
 DKDV_TMA = env_choice("JAGATTN_ATTN_DKDV_TMA", ("auto", "0"), "auto")  # read at import
 
 
-def dkdv_use_tma(
-    q: torch.Tensor, do: torch.Tensor, d: int, dv: int, bd: int, bdv: int, long_keys: int
-) -> bool:
+def dkdv_use_tma(q: torch.Tensor, do: torch.Tensor, d: int, dv: int, bd: int, bdv: int) -> bool:
     """q / dO loads of the dK/dV loop through TMA descriptors, bitwise the same gradients. Session 20, H100,
     same process, backward x vs the pointer loads (round 3 / round 4, medians of passes 2-4): skewed 1.11 /
     1.12, non-causal 2048 1.11 / 1.09, mean 2048 Hkv 4 1.08 / 1.13; suite (round 4 vs 3) mean 2048 Hkv 16
-    2.459 -> 2.286 ms. Not with ``long_keys`` (the 64x128 8-warp tile of ``dkdv_schedule``, which spills more
-    with it): mean 8192 Hkv 4 0.96 / 1.00, Hkv 16 1.01 / 0.99, and both suite rows ~1% slower in round 4.
+    2.459 -> 2.286 ms. On the long-keys 64x128 8-warp tile it gained nothing (mean 8192 Hkv 4 0.96 / 1.00,
+    Hkv 16 1.01 / 0.99), but the 64x64 4-warp tile with it beats that tile at mean 8192 (session 21, round 1:
+    backward x1.145 Hkv 4, x1.08 Hkv 16), so where these loads are taken ``dkdv_schedule`` drops the long tile.
     One descriptor per tensor over its packed ``[rows, heads * D]`` view (every head of the GQA group walks
     it), so: ``_core.tma.tma_loads_ok``'s conditions for q and dO, head dims
     equal to their power-of-two blocks (a wider block would read the next head's columns), and every head's
     columns inside one row (``stride(1) * (H - 1) + D <= stride(0)``; an expanded dO with stride 0 fails it).
     ``JAGATTN_ATTN_DKDV_TMA=0`` disables it."""
-    if DKDV_TMA == "0" or long_keys or bd != d or bdv != dv:
+    if DKDV_TMA == "0" or bd != d or bdv != dv:
         return False
     for t, width in ((q, d), (do, dv)):
         if t.stride(1) * (t.shape[1] - 1) + width > t.stride(0):
@@ -857,11 +856,13 @@ def dkdv_use_tma(
     return tma_loads_ok(q, do)
 
 
-def dkdv_schedule(tk, batch, group, window_left: int) -> tuple[int, bool]:
+def dkdv_schedule(tk, batch, group, window_left: int, tma: bool = False) -> tuple[int, bool]:
     """``(LONG_KEYS, head_major)`` of the dK/dV launch, from shapes only (no sync).
 
-    LONG_KEYS (mean key length, capped by a left window, >= ``LONG_KEYS_MIN``) puts the 128-key
-    8-warp tile first. ``head_major`` (GQA without LONG_KEYS) launches the grid as (kv heads, slots)
+    LONG_KEYS (mean key length, capped by a left window, >= ``LONG_KEYS_MIN``, and q / dO through pointer
+    loads: ``tma`` False) puts the 128-key 8-warp tile first. With the TMA q / dO loads (``dkdv_use_tma``)
+    the 64x64 4-warp tile and the head-major grid won at mean 8192 too (session 21, H100, same process,
+    backward x1.145 Hkv 4 / x1.08 Hkv 16 over the long tile; the slot-major grid x1.09 / x1.10). ``head_major`` (GQA without LONG_KEYS) launches the grid as (kv heads, slots)
     so the heavy first key blocks of every head start before any light one. Measured on an H200
     (bwd ms, first-listed tiles): mean 8192 Hkv 16 / 4: 7.84 / 8.10 -> 7.58 / 7.82 (long tile);
     mean 2048 Hkv 4: 2.74 -> 2.48, mean 512 Hkv 4: 1.07 -> 1.06 (head-major). Not taken: the long
@@ -873,7 +874,7 @@ def dkdv_schedule(tk, batch, group, window_left: int) -> tuple[int, bool]:
     keys = tk // max(batch, 1) if concrete else 0
     if window_left >= 0:
         keys = min(keys, window_left + 1)
-    long_keys = int(keys >= LONG_KEYS_MIN)
+    long_keys = int(keys >= LONG_KEYS_MIN and not tma)
     head_major = concrete and group > 1 and not long_keys
     env = env_flag("JAGATTN_ATTN_HEAD_MAJOR", None)
     if env is not None:
@@ -933,7 +934,9 @@ def attention_bwd(
     group = hq // hkv
     dq = new_empty(tuple(q.shape), dtype=q.dtype, device=q.device)
 
-    long_keys, head_major = dkdv_schedule(tk, batch, hq // hkv, window_left)
+    # the fused dQ-atomics kernel has no TMA path
+    tma = mode != "atomic" and dkdv_use_tma(q, do, d, dv, bd, bdv)
+    long_keys, head_major = dkdv_schedule(tk, batch, hq // hkv, window_left, tma)
 
     def grid_kv(heads):
         if head_major:
@@ -985,6 +988,6 @@ def attention_bwd(
         0, 0,
         batch, 0, group, wl, wr, scale, qk_scale, softcap_in, softcap_out, bucket, long_keys,
         d, dv, bd, bdv, has_left, has_right, has_softcap, False, head_major, prec, ROW_PAD,
-        dkdv_use_tma(q, do, d, dv, bd, bdv, long_keys),
+        tma,
     )  # fmt: skip
     return dq, dk, dvv
