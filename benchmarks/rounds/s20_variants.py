@@ -96,7 +96,9 @@ def _tma_on_long_keys():
     def enter():
         saved[:] = [bwd.dkdv_use_tma]
         real = saved[0]
-        bwd.dkdv_use_tma = lambda q, do, d, dv, bd, bdv, long_keys: real(q, do, d, dv, bd, bdv, 0)
+        # (session 21: dkdv_use_tma no longer takes long_keys, and the TMA loads now retire the long tile: this
+        # variant is s21_variants.long_tma there)
+        bwd.dkdv_use_tma = lambda q, do, d, dv, bd, bdv, *_long_keys: real(q, do, d, dv, bd, bdv)
 
     def leave():
         bwd.dkdv_use_tma = saved[0]
