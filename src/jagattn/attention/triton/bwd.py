@@ -137,8 +137,8 @@ def _attention_bwd_preprocess_kernel(
 DKDV_GPU_TILES = (
     (64, 64, 4, 2),
     (64, 128, 8, 2),
-    # first when LONG_KEYS: 3-4% faster than 64x64 at mean 8192 (H200, session 3), slower on shorter and
-    # skewed batches
+    # first when LONG_KEYS (pointer q/dO loads only since session 21: with TMA the 64x64 tile wins): 3-4%
+    # faster than 64x64 at mean 8192 (H200, session 3), slower on shorter and skewed batches
     (64, 128, 8, 3),
     (32, 64, 4, 3),
     (32, 128, 8, 3),
@@ -862,8 +862,9 @@ def dkdv_schedule(tk, batch, group, window_left: int, tma: bool = False) -> tupl
     LONG_KEYS (mean key length, capped by a left window, >= ``LONG_KEYS_MIN``, and q / dO through pointer
     loads: ``tma`` False) puts the 128-key 8-warp tile first. With the TMA q / dO loads (``dkdv_use_tma``)
     the 64x64 4-warp tile and the head-major grid won at mean 8192 too (session 21, H100, same process,
-    backward x1.145 Hkv 4 / x1.08 Hkv 16 over the long tile; the slot-major grid x1.09 / x1.10). ``head_major`` (GQA without LONG_KEYS) launches the grid as (kv heads, slots)
-    so the heavy first key blocks of every head start before any light one. Measured on an H200
+    backward x1.145 Hkv 4 / x1.08 Hkv 16 over the long tile; the slot-major grid x1.09 / x1.10).
+    ``head_major`` (GQA without LONG_KEYS) launches the grid as (kv heads, slots) so the heavy first key
+    blocks of every head start before any light one. Measured on an H200
     (bwd ms, first-listed tiles): mean 8192 Hkv 16 / 4: 7.84 / 8.10 -> 7.58 / 7.82 (long tile);
     mean 2048 Hkv 4: 2.74 -> 2.48, mean 512 Hkv 4: 1.07 -> 1.06 (head-major). Not taken: the long
     tile at mean 512/2048 and skewed (3-9% slower; the window row lost 12% with its s2 twin in
