@@ -24,7 +24,7 @@ function with ``backend="triton"``; the suite's ``JAGATTN_AUTOTUNE=0`` first-lis
 Usage on the GPU machine::
 
     PYTHONPATH=src python3 benchmarks/src_variant_ab.py --family hstu --variants <file.py> --out $OUT \
-        [--rows B256-N1024,ctx6-w256] [--only ws,flat] [--repeats 2]
+        [--rows B256-N1024,ctx6-w256] [--only ws,flat] [--repeats 2] [--profile]
 
 Writes ``$OUT/src_variant_ab_<family>.json`` (rewritten after every row). ``--smoke`` runs the smoke rows
 under the Triton interpreter on the CPU (times meaningless) to test the script.
@@ -168,7 +168,26 @@ def bench_ms(fn, grads=None) -> float:
     return float(triton.testing.do_bench(fn, warmup=25, rep=100, grad_to_none=grads, return_mode="median"))
 
 
-def run_row(fam, row, variants: list[Variant], repeats: int, log) -> dict:
+def kernel_ms(fn, reps: int = 5) -> dict[str, float]:
+    """Mean CUDA ms per call of every kernel ``fn`` launches (torch profiler, one warm-up call), names cut
+    to 70 characters, largest first."""
+    from torch.profiler import ProfilerActivity, profile
+
+    fn()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(reps):
+            fn()
+        torch.cuda.synchronize()
+    out = {}
+    for ev in prof.key_averages():
+        t_us = getattr(ev, "self_device_time_total", 0) or 0
+        if t_us > 0:
+            out[ev.key[:70]] = round(t_us / 1e3 / reps, 4)
+    return dict(sorted(out.items(), key=lambda kv: -kv[1]))
+
+
+def run_row(fam, row, variants: list[Variant], repeats: int, log, profile: bool = False) -> dict:
     device = "cpu" if SMOKE else "cuda"
     dtype = torch.float16 if SMOKE else torch.bfloat16
     p = fam.build(row, torch.device(device), dtype)
@@ -225,6 +244,12 @@ def run_row(fam, row, variants: list[Variant], repeats: int, log) -> dict:
             with v:
                 r["fwd_ms"].append(bench_ms(fwd))
                 r["fwdbwd_ms"].append(bench_ms(fwd_bwd, grads_of))
+    if profile and not SMOKE:
+        for v in ok:
+            with v:
+                ks = kernel_ms(fwd_bwd)
+            rec["variants"][v.name]["kernels_fwdbwd_ms"] = ks
+            log(f"  {v.name} kernels of one fwd+bwd (ms): " + ", ".join(f"{k} {t:.3f}" for k, t in ks.items()))
     base = rec["variants"]["default"]
     for v in ok:
         r = rec["variants"][v.name]
@@ -250,6 +275,7 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     ap.add_argument("--smoke", action="store_true")
+    ap.add_argument("--profile", action="store_true", help="per-kernel CUDA ms of one fwd+bwd per variant")
     args = ap.parse_args()
 
     import jagattn  # noqa: F401  (imports every family module, so their JIT functions are found)
@@ -296,7 +322,7 @@ def main() -> None:
     )
     for row in rows:
         log(f"row {row.key}")
-        result["rows"].append(run_row(fam, row, usable, args.repeats, log))
+        result["rows"].append(run_row(fam, row, usable, args.repeats, log, args.profile))
         with open(path_json, "w") as f:
             json.dump(result, f, indent=1)
     fh.close()
