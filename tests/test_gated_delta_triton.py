@@ -753,6 +753,42 @@ def test_triton_fuse_dv_is_bitwise_dv_local(dtype, monkeypatch, device):
         assert torch.equal(a, b), i
 
 
+@pytest.mark.parametrize("save_t", ["auto", "off"])
+@pytest.mark.parametrize("mode", ["fwd", "all"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=["fp32", "fp16"])
+def test_triton_fuse_wu_matches_the_wu_kernel(dtype, mode, save_t, monkeypatch, device):
+    # chunk_fwd.FUSE_WU: the state passes form W and U~ from T per chunk (dhu W^T, "all") instead of reading
+    # the w/u kernel's output. The same products on other tile shapes (W whole, U~ per V block, W^T with
+    # swapped operands), so not bitwise: the SPEC rule on every output, agreement with the w/u kernel's run
+    # to a few fp32 ulps of each output's scale, and no w/u launch where fused (forward; backward with "all")
+    from jagattn.gated_delta import ops
+    from jagattn.gated_delta.triton import chunk_fwd
+
+    case = make_case([63, 0, 65, 1, 130], 1, 2, 32, 48, dtype=dtype, with_init=True, l2=True, seed=47,
+                     device=device)  # fmt: skip
+    monkeypatch.setattr(ops, "SAVE_T", save_t)
+    monkeypatch.setattr(chunk_fwd, "FUSE_WU", "off")
+    base = run_triton(case)
+    monkeypatch.setattr(chunk_fwd, "FUSE_WU", mode)
+    launched = []
+    wrap = torch.library.wrap_triton
+    monkeypatch.setattr(torch.library, "wrap_triton", lambda k: launched.append(k.fn.__name__) or wrap(k))
+    with torch.no_grad():
+        triton_call(*[case[n] for n in ("q", "k", "v", "g", "beta")], initial_state=case["initial_state"],
+                    cu_seqlens=case["cu_seqlens"], use_qk_l2norm=True)  # fmt: skip
+    assert "_gated_delta_fwd_h_kernel" in launched and "_gated_delta_fwd_wu_loop_kernel" not in launched
+    launched.clear()
+    got = run_triton(case)
+    wu_launches = launched.count("_gated_delta_fwd_wu_loop_kernel")
+    # with grads: the backward's recompute launches w/u unless "all" (T recomputed too without SAVE_T)
+    assert wu_launches == (0 if mode == "all" else 1), launched
+    for name in base:
+        scale = base[name].float().abs().max().item() + 1e-30
+        err = (got[name].float() - base[name].float()).abs().max().item()
+        assert err <= 1e-4 * scale, (name, err, scale)
+    check_against_reference(case, dtype)
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=["fp32", "fp16"])
 def test_triton_state_prefetch_and_dh_split_are_bitwise_the_same(dtype, monkeypatch, device):
     # common.STATE_PREFETCH: the state passes load the gates (and the recompute its dS tile) one chunk

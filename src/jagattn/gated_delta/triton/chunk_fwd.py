@@ -468,6 +468,34 @@ def _gated_delta_fwd_wu_loop_kernel(
 
 
 @triton.jit
+def _wu_tiles(
+    AINV, BETA, V_, b_k, b_g, rows, m_t, p_v, m_tv, i_hv, HV: tl.constexpr, BT: tl.constexpr,
+    WU_PREC: tl.constexpr, EXACT_EXP: tl.constexpr, LOWP_W: tl.constexpr, LOWP_U: tl.constexpr,
+):  # fmt: skip
+    """One chunk's ``W = T (beta exp(G) * K)`` (all K columns of the loaded, normalised ``b_k``) and
+    ``U~ = T (beta * V)`` (the ``[BT, BV]`` v tile at ``p_v``), in fp32, by the products of
+    ``_gated_delta_fwd_wu_loop_kernel`` (T fp32 or kept in the input dtype; LOWP: both operands in k's
+    dtype)."""
+    b_a = tl.load(
+        AINV + (rows[:, None] * HV + i_hv) * BT + tl.arange(0, BT)[None, :], mask=m_t[:, None], other=0.0
+    )
+    b_a = b_a.to(tl.float32)
+    b_beta = tl.load(BETA + rows * HV + i_hv, mask=m_t, other=0.0).to(tl.float32)
+    b_x = b_k.to(tl.float32) * tl.where(m_t, b_beta * _exp(b_g, EXACT_EXP), 0.0)[:, None]
+    kdt = b_k.dtype
+    if LOWP_W:
+        b_w = tl.dot(b_a.to(kdt), b_x.to(kdt))
+    else:
+        b_w = tl.dot(b_a, b_x, input_precision=WU_PREC)
+    b_y = tl.load(V_ + p_v, mask=m_tv, other=0.0).to(tl.float32) * b_beta[:, None]
+    if LOWP_U:
+        b_u = tl.dot(b_a.to(kdt), b_y.to(kdt))
+    else:
+        b_u = tl.dot(b_a, b_y, input_precision=WU_PREC)
+    return b_w, b_u
+
+
+@triton.jit
 def _load_dh(DHBUF, DHLO, offs, mask, DH_SPLIT: tl.constexpr):
     """One dS tile in fp32: stored fp32, or (``DH_SPLIT``) as bf16 hi + lo parts (``chunk_bwd``)."""
     b_dh = tl.load(DHBUF + offs, mask=mask, other=0.0).to(tl.float32)
@@ -482,6 +510,9 @@ def _gated_delta_fwd_h_kernel(
     RK,
     W,
     U,
+    V_,
+    BETA,
+    AINV,
     GC,
     H0,
     HT,
@@ -509,7 +540,20 @@ def _gated_delta_fwd_h_kernel(
     NORM: tl.constexpr,
     PREFETCH: tl.constexpr,
     DH_SPLIT: tl.constexpr,
+    FUSE_WU: tl.constexpr,
+    WU_PREC: tl.constexpr,
+    LOWP_W: tl.constexpr,
+    LOWP_U: tl.constexpr,
 ):
+    """The sequential state pass over the chunks of one (sequence, value head, V block): stores each
+    chunk's starting state (HBUF) and ``v_new = U~ - W S`` (VNEW), steps ``S``; the final state (HT),
+    and in the backward's recompute (``COMPUTE_GH``) the gate sums ``sum(S0 * dS)`` per chunk (GH).
+
+    ``FUSE_WU`` (``chunk_fwd.FUSE_WU``): W and U~ are not read from memory but formed here from T (AINV),
+    beta, the gates, k and v, with the products and roundings of the w/u kernel (``WU_PREC``, ``LOWP_W``,
+    ``LOWP_U`` as there; ``W`` and ``U`` are then empty tensors that only give the dtypes): T, v instead of
+    W, U~ per chunk (the same bytes), and no w/u launch writing ``[T, HV, K + V]`` before. W is formed
+    whole in every V block's program (the K columns are all needed for ``W S``)."""
     i_v = tl.program_id(0)
     i_nh = tl.program_id(1)
     i_n = i_nh // HV
@@ -576,24 +620,42 @@ def _gated_delta_fwd_h_kernel(
                 GH + ((slot0 + i_t).to(tl.int64) * HV + i_hv) * NG + i_v, tl.sum(tl.sum(b_h * b_dh, 1), 0)
             )
 
-        b_w = tl.load(
-            W + (rows[:, None] * HV + i_hv) * K + o_k[None, :], mask=m_t[:, None] & m_k[None, :], other=0.0
-        )
         p_u = (rows[:, None] * HV + i_hv) * V + o_v[None, :]
-        b_u = tl.load(U + p_u, mask=m_t[:, None] & m_v[None, :], other=0.0).to(tl.float32)
+        if FUSE_WU:
+            if not PREFETCH:
+                b_g = tl.load(GC + rows * HV + i_hv, mask=m_t, other=0.0)
+                g_last = tl.load(GC + last * HV + i_hv)
+            b_k = tl.load(
+                K_ + (rows[:, None] * H + i_h) * K + o_k[None, :], mask=m_t[:, None] & m_k[None, :], other=0.0
+            )
+            b_k = _l2n(b_k, RK, rows, m_t, i_h, H, NORM)
+            b_w, b_u = _wu_tiles(
+                AINV, BETA, V_, b_k, b_g, rows, m_t, p_u, m_t[:, None] & m_v[None, :], i_hv, HV, BT,
+                WU_PREC, EXACT_EXP, LOWP_W, LOWP_U,
+            )  # fmt: skip
+            b_w = b_w.to(dt)
+            b_u = b_u.to(U.dtype.element_ty).to(tl.float32)
+        else:
+            b_w = tl.load(
+                W + (rows[:, None] * HV + i_hv) * K + o_k[None, :],
+                mask=m_t[:, None] & m_k[None, :],
+                other=0.0,
+            )
+            b_u = tl.load(U + p_u, mask=m_t[:, None] & m_v[None, :], other=0.0).to(tl.float32)
         b_vn = b_u - tl.dot(
             _c(b_w, dt, DOT_PREC, KEEP), _c(b_h, dt, DOT_PREC, KEEP), input_precision=DOT_PREC
         )
         b_vn = b_vn.to(dt)
         tl.store(VNEW + p_u, b_vn, mask=m_t[:, None] & m_v[None, :])
 
-        if not PREFETCH:
+        if not PREFETCH and not FUSE_WU:
             b_g = tl.load(GC + rows * HV + i_hv, mask=m_t, other=0.0)
             g_last = tl.load(GC + last * HV + i_hv)
-        b_k = tl.load(
-            K_ + (rows[:, None] * H + i_h) * K + o_k[None, :], mask=m_t[:, None] & m_k[None, :], other=0.0
-        )
-        b_k = _l2n(b_k, RK, rows, m_t, i_h, H, NORM)
+        if not FUSE_WU:
+            b_k = tl.load(
+                K_ + (rows[:, None] * H + i_h) * K + o_k[None, :], mask=m_t[:, None] & m_k[None, :], other=0.0
+            )
+            b_k = _l2n(b_k, RK, rows, m_t, i_h, H, NORM)
         # the decay exp(G_last - G_t) scales the [BT, BV] updates rather than the [BT, K] keys
         b_vd = b_vn.to(tl.float32) * tl.where(m_t, _exp(g_last - b_g, EXACT_EXP), 0.0)[:, None]
         b_h = b_h * _exp(g_last, EXACT_EXP) + tl.dot(
@@ -681,8 +743,9 @@ def _gated_delta_fwd_o_kernel(
 # launchers
 
 
-def _prepare(k, v, g, beta, cu, saved=None, rk=None):
-    """``(gc [T, HV] fp32, T^-1 blocks [T, HV, BT] fp32, w [T, HV, K], u~ [T, HV, V])``.
+def _prepare(k, v, g, beta, cu, saved=None, rk=None, wu: bool = True):
+    """``(gc [T, HV] fp32, T^-1 blocks [T, HV, BT] fp32, w [T, HV, K], u~ [T, HV, V])``; with ``wu`` False
+    (the state passes form W and U~ themselves, ``FUSE_WU``) w and u are not computed: ``None``.
 
     ``rk`` ``[T, H]`` fp32: k's l2norm ``1 / sqrt(sum k^2 + eps)``, applied on load (``common._l2n``);
     None when k arrives normalised (or without l2norm).
@@ -698,8 +761,8 @@ def _prepare(k, v, g, beta, cu, saved=None, rk=None):
     else:
         gc = new_empty((t, hv), dtype=torch.float32, device=dev)
         ainv = new_empty((t, hv, BT), dtype=torch.float32, device=dev)
-    w = new_empty((t, hv, dk), dtype=inter_dtype(k.dtype, "w", t, hv), device=dev)
-    u = new_empty((t, hv, dv), dtype=inter_dtype(k.dtype, "u", t, hv), device=dev)
+    w = new_empty((t, hv, dk) if wu else (0,), dtype=inter_dtype(k.dtype, "w", t, hv), device=dev)
+    u = new_empty((t, hv, dv) if wu else (0,), dtype=inter_dtype(k.dtype, "u", t, hv), device=dev)
     if ns > 0:
         prec = dot_precision(v.dtype, "kkt")  # the input dtype: k may be an fp32 copy (l2norm, fp16)
         exact = exact_exp(k.dtype)
@@ -730,6 +793,8 @@ def _prepare(k, v, g, beta, cu, saved=None, rk=None):
             NORM=rk is not None,
             num_warps=warps,
         )
+    if not wu:
+        return gc, ainv, None, None
     if ns > 0:
         prec = dot_precision(v.dtype, "wu")
         bc, wu_warps, wu_stages = launch_config("fwd_wu", n_programs=ns * hv, v=dv)
@@ -738,12 +803,7 @@ def _prepare(k, v, g, beta, cu, saved=None, rk=None):
         else:
             wu, grid = _gated_delta_fwd_wu_kernel, (ns, hv, triton.cdiv(dk, bc) + triton.cdiv(dv, bc))
         # every parameter passed explicitly (Inductor's launcher needs them all, defaults included)
-        lowp = WU_VARIANT == "loop" and prec == "tf32" and WU_LOWP != "off" and w.dtype == k.dtype
-        extra = (
-            {"LOWP_W": lowp and WU_LOWP in ("w", "wu"), "LOWP_U": lowp and WU_LOWP in ("u", "wu")}
-            if WU_VARIANT == "loop"
-            else {}
-        )
+        extra = _wu_lowp(prec, w.dtype, k.dtype) if WU_VARIANT == "loop" else {}
         torch.library.wrap_triton(wu)[grid](
             k,
             k if rk is None else rk,
@@ -788,11 +848,37 @@ WU_VARIANT = env_choice("JAGATTN_GD_WU", ("loop", "tiles"), "loop")
 WU_LOWP = env_choice("JAGATTN_GD_WU_LOWP", ("off", "u", "w", "wu"), "w")
 
 
+def _wu_lowp(prec: str, w_dtype, k_dtype) -> dict:
+    """``{"LOWP_W": .., "LOWP_U": ..}`` of the w/u products (``WU_LOWP``; the loop kernel and ``FUSE_WU``)."""
+    lowp = prec == "tf32" and WU_LOWP != "off" and w_dtype == k_dtype
+    return {"LOWP_W": lowp and WU_LOWP in ("w", "wu"), "LOWP_U": lowp and WU_LOWP in ("u", "wu")}
+
+
+# Where W and U~ come from: "off": the w/u kernel writes them ([T, HV, K + V]) and the state passes read
+# them; "fwd": the forward's state pass forms them from T, k, v per chunk (``_gated_delta_fwd_h_kernel``
+# ``FUSE_WU``: T and v read instead of W and U~, the same bytes, and no w/u launch: session 18's ncu had
+# w/u at 262 of the forward's ~1270 us on H16-8seqs); "all": the backward too (its state recompute forms
+# W and U~, dhu forms W^T: the backward launches no w/u kernel either).
+FUSE_WU = env_choice("JAGATTN_GD_FUSE_WU", ("off", "fwd", "all"), "off")
+
+
 def _state_pass(
-    k, w, u, gc, initial_state, cu, *, in_dtype, store_final: bool, dhbuf=None, rk=None, dhlo=None
-):
+    k, w, u, gc, initial_state, cu, *, in_dtype, store_final: bool, dhbuf=None, rk=None, dhlo=None,
+    fused=None,
+):  # fmt: skip
+    """The state pass (``_gated_delta_fwd_h_kernel``) over ``w``, ``u`` from ``_prepare``, or with ``fused =
+    (v, beta, T^-1)`` and ``w = u = None`` forming W and U~ per chunk itself (``FUSE_WU``)."""
     t, h, dk = k.shape
-    hv, dv = u.shape[1], u.shape[2]
+    if fused is not None:
+        v, beta, ainv = fused
+        w = new_empty((0,), dtype=inter_dtype(k.dtype, "w", t, v.shape[1]), device=k.device)
+        u = new_empty((0,), dtype=inter_dtype(k.dtype, "u", t, v.shape[1]), device=k.device)
+        hv, dv = v.shape[1], v.shape[2]
+        wu_prec = dot_precision(in_dtype, "wu")
+        lowp = _wu_lowp(wu_prec, w.dtype, k.dtype)
+    else:
+        hv, dv = u.shape[1], u.shape[2]
+        wu_prec, lowp = "ieee", {"LOWP_W": False, "LOWP_U": False}
     n = cu.shape[0] - 1
     ns = num_slots(t, n)
     dev = k.device
@@ -811,6 +897,9 @@ def _state_pass(
             k if rk is None else rk,
             w,
             u,
+            fused[0] if fused is not None else u,
+            fused[1] if fused is not None else gc,
+            fused[2] if fused is not None else gc,
             gc,
             initial_state if initial_state is not None else gc,
             final,
@@ -838,8 +927,11 @@ def _state_pass(
             NORM=rk is not None,
             PREFETCH=state_prefetch("fwd_h" if dhbuf is None else "fwd_h_recompute"),
             DH_SPLIT=dhlo is not None,
+            FUSE_WU=fused is not None,
+            WU_PREC=wu_prec,
             num_warps=warps,
             num_stages=stages,
+            **lowp,
         )
     return hbuf, vnew, final, gh
 
@@ -857,12 +949,14 @@ def chunk_fwd(q, k, v, g, beta, initial_state, cu, scale: float, keep_t: str | N
     hv, dv = v.shape[1], v.shape[2]
     n = cu.shape[0] - 1
     rq, rk = rstd if rstd is not None else (None, None)
-    gc, ainv, w, u = _prepare(k, v, g, beta, cu, rk=rk)
+    fuse = FUSE_WU != "off"
+    gc, ainv, w, u = _prepare(k, v, g, beta, cu, rk=rk, wu=not fuse)
+    hbuf, vnew, final, _ = _state_pass(
+        k, w, u, gc, initial_state, cu, in_dtype=v.dtype, store_final=True, rk=rk,
+        fused=(v, beta, ainv) if fuse else None,
+    )  # fmt: skip
     if keep_t == "input":
         ainv = ainv.to(k.dtype)
-    hbuf, vnew, final, _ = _state_pass(
-        k, w, u, gc, initial_state, cu, in_dtype=v.dtype, store_final=True, rk=rk
-    )
     o = new_empty((t, hv, dv), dtype=v.dtype, device=v.device)
     ns = num_slots(t, n)
     if ns > 0:
