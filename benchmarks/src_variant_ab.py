@@ -249,7 +249,9 @@ def run_row(fam, row, variants: list[Variant], repeats: int, log, profile: bool 
             with v:
                 ks = kernel_ms(fwd_bwd)
             rec["variants"][v.name]["kernels_fwdbwd_ms"] = ks
-            log(f"  {v.name} kernels of one fwd+bwd (ms): " + ", ".join(f"{k} {t:.3f}" for k, t in ks.items()))
+            log(
+                f"  {v.name} kernels of one fwd+bwd (ms): " + ", ".join(f"{k} {t:.3f}" for k, t in ks.items())
+            )
     base = rec["variants"]["default"]
     for v in ok:
         r = rec["variants"][v.name]
