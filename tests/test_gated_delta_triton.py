@@ -754,34 +754,49 @@ def test_triton_fuse_dv_is_bitwise_dv_local(dtype, monkeypatch, device):
 
 
 @pytest.mark.parametrize("save_t", ["auto", "off"])
-@pytest.mark.parametrize("mode", ["fwd", "all"])
+@pytest.mark.parametrize("mode", ["fwd", "state", "all"])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=["fp32", "fp16"])
 def test_triton_fuse_wu_matches_the_wu_kernel(dtype, mode, save_t, monkeypatch, device):
-    # chunk_fwd.FUSE_WU: the state passes form W and U~ from T per chunk (dhu W^T, "all") instead of reading
-    # the w/u kernel's output. The same products on other tile shapes (W whole, U~ per V block, W^T with
-    # swapped operands), so not bitwise: the SPEC rule on every output, agreement with the w/u kernel's run
-    # to a few fp32 ulps of each output's scale, and no w/u launch where fused (forward; backward with "all")
+    # chunk_fwd.FUSE_WU: the state passes form v_new = T (beta V - X S) from T per chunk (the backward's
+    # recompute too with "state", dhu's W^T dU = X^T (T^T dU) with "all") instead of reading the w/u kernel's
+    # W and U~. Other products and roundings, so not bitwise: the SPEC rule on every output, agreement with
+    # the w/u kernel's run to 1e-4 of each output's scale, and the w/u launches that remain (forward: none;
+    # backward: W and U~ with "fwd", W alone with "state", none with "all"). One SM (common._num_sms), so
+    # that every pass runs the V blocks of 64 fuse_wu requires (dv 48: one block).
     from jagattn.gated_delta import ops
-    from jagattn.gated_delta.triton import chunk_fwd
+    from jagattn.gated_delta.triton import chunk_fwd, common
 
+    monkeypatch.setattr(common, "_num_sms", lambda index: 1)
     case = make_case([63, 0, 65, 1, 130], 1, 2, 32, 48, dtype=dtype, with_init=True, l2=True, seed=47,
                      device=device)  # fmt: skip
     monkeypatch.setattr(ops, "SAVE_T", save_t)
     monkeypatch.setattr(chunk_fwd, "FUSE_WU", "off")
     base = run_triton(case)
     monkeypatch.setattr(chunk_fwd, "FUSE_WU", mode)
-    launched = []
+    launched = []  # (kernel name, DO_U of a w/u launch)
     wrap = torch.library.wrap_triton
-    monkeypatch.setattr(torch.library, "wrap_triton", lambda k: launched.append(k.fn.__name__) or wrap(k))
+
+    class Record:
+        def __init__(self, kernel):
+            self.kernel = kernel
+
+        def __getitem__(self, grid):
+            def launch(*args, **kwargs):
+                launched.append((self.kernel.fn.__name__, kwargs.get("DO_U")))
+                return wrap(self.kernel)[grid](*args, **kwargs)
+
+            return launch
+
+    monkeypatch.setattr(torch.library, "wrap_triton", Record)
     with torch.no_grad():
         triton_call(*[case[n] for n in ("q", "k", "v", "g", "beta")], initial_state=case["initial_state"],
                     cu_seqlens=case["cu_seqlens"], use_qk_l2norm=True)  # fmt: skip
-    assert "_gated_delta_fwd_h_kernel" in launched and "_gated_delta_fwd_wu_loop_kernel" not in launched
+    names = [n for n, _ in launched]
+    assert "_gated_delta_fwd_h_kernel" in names and "_gated_delta_fwd_wu_loop_kernel" not in names
     launched.clear()
     got = run_triton(case)
-    wu_launches = launched.count("_gated_delta_fwd_wu_loop_kernel")
-    # with grads: the backward's recompute launches w/u unless "all" (T recomputed too without SAVE_T)
-    assert wu_launches == (0 if mode == "all" else 1), launched
+    wu = [do_u for n, do_u in launched if n == "_gated_delta_fwd_wu_loop_kernel"]
+    assert wu == {"fwd": [True], "state": [False], "all": []}[mode], launched
     for name in base:
         scale = base[name].float().abs().max().item() + 1e-30
         err = (got[name].float() - base[name].float()).abs().max().item()

@@ -31,7 +31,7 @@ import triton.language as tl
 from ..._core.alloc import new_empty
 from ..._core.env import env_choice
 from . import chunk_fwd
-from .chunk_fwd import _prepare, _state_pass, _wu_lowp
+from .chunk_fwd import _prepare, _state_pass
 from .common import (
     BT,
     _c,
@@ -117,26 +117,6 @@ def _gated_delta_bwd_dv_local_kernel(
 
 
 @triton.jit
-def _w_t_tile(
-    AINV, BETA, b_k, b_g, rows, m_t, i_hv, HV: tl.constexpr, BT: tl.constexpr, WU_PREC: tl.constexpr,
-    EXACT_EXP: tl.constexpr, LOWP_W: tl.constexpr,
-):  # fmt: skip
-    """One chunk's ``W^T = (beta exp(G) * K)^T T^T`` ``[BK, BT]`` fp32 from the loaded, normalised ``b_k``:
-    ``chunk_fwd._wu_tiles``' W product with its operands swapped and transposed (both loaded or elementwise
-    tiles, never a dot result: the Triton >= 3.4 Hopper miscompile of ``tl.trans`` on a dot result)."""
-    b_a = tl.load(
-        AINV + (rows[:, None] * HV + i_hv) * BT + tl.arange(0, BT)[None, :], mask=m_t[:, None], other=0.0
-    )
-    b_a = b_a.to(tl.float32)
-    b_beta = tl.load(BETA + rows * HV + i_hv, mask=m_t, other=0.0).to(tl.float32)
-    b_x = b_k.to(tl.float32) * tl.where(m_t, b_beta * _exp(b_g, EXACT_EXP), 0.0)[:, None]
-    kdt = b_k.dtype
-    if LOWP_W:
-        return tl.dot(tl.trans(b_x.to(kdt)), tl.trans(b_a.to(kdt)))
-    return tl.dot(tl.trans(b_x), tl.trans(b_a), input_precision=WU_PREC)
-
-
-@triton.jit
 def _gated_delta_bwd_dhu_kernel(
     Q,
     K_,
@@ -174,7 +154,6 @@ def _gated_delta_bwd_dhu_kernel(
     DH_SPLIT: tl.constexpr,
     FUSE_W: tl.constexpr,
     WU_PREC: tl.constexpr,
-    LOWP_W: tl.constexpr,
 ):
     """The backward state recurrence, last chunk first: per chunk stores dS (DHBUF), forms the full
     ``dU = dU_local + exp(G_last - G) K dS`` (DU) and steps ``dS``. ``dU_local`` (the intra-chunk
@@ -182,9 +161,9 @@ def _gated_delta_bwd_dhu_kernel(
     ``_fuse_dv``) computed here from the q, k, dO tiles the step loads anyway (dv_local's operations): no
     fp32 ``[T, HV, V]`` buffer, its write and read, nor a second read of q, k, dO.
 
-    ``FUSE_W`` (``chunk_fwd.FUSE_WU == "all"``): ``W^T = (beta exp(G) K)^T T^T`` is formed here from T (AINV),
-    beta, the gates and the k tile the step loads anyway, by the w/u kernel's products with swapped operands
-    (``WU_PREC``, ``LOWP_W``; ``W`` is then an empty tensor giving W's dtype), instead of read from memory."""
+    ``FUSE_W`` (``chunk_fwd.fuse_wu("bwd_dhu", ...)``): ``W^T dU`` as ``X^T (T^T dU)`` with ``X = beta exp(G) K``
+    from T (AINV), beta, the gates and the k tile the step loads anyway (``T^T dU`` at the w/u kernel's
+    precision ``WU_PREC``), instead of W read from memory (``W`` is then an empty tensor)."""
     scale = tl.cast(scale, tl.float32)  # Inductor passes Python floats as fp64 scalars
     i_v = tl.program_id(0)
     i_nh = tl.program_id(1)
@@ -272,18 +251,28 @@ def _gated_delta_bwd_dhu_kernel(
         if not FUSE_DV:  # (the order of the loads before FUSE_DV existed)
             b_q = _l2n(tl.load(Q + p_qk, mask=m_tk, other=0.0), RQ, rows, m_t, i_h, H, NORM)
         if FUSE_W:
-            b_wt = _w_t_tile(AINV, BETA, b_k, b_g, rows, m_t, i_hv, HV, BT, WU_PREC, EXACT_EXP, LOWP_W)
-            b_wt = _c(b_wt.to(W.dtype.element_ty), dt, DOT_PREC, KEEP)
+            # W^T dU = X^T (T^T dU), X = beta exp(G) K: T loaded, dU a dot result used untransposed
+            b_a = tl.load(
+                AINV + (rows[:, None] * HV + i_hv) * BT + o_t0[None, :], mask=m_t[:, None], other=0.0
+            ).to(tl.float32)
+            b_beta = tl.load(BETA + rows * HV + i_hv, mask=m_t, other=0.0).to(tl.float32)
+            b_x = b_k.to(tl.float32) * tl.where(m_t, b_beta * _exp(b_g, EXACT_EXP), 0.0)[:, None]
+            b_tdu = tl.dot(tl.trans(b_a), b_du, input_precision=WU_PREC)
+            b_wdu = tl.dot(
+                tl.trans(_c(b_x, dt, DOT_PREC, KEEP)), _c(b_tdu, dt, DOT_PREC, KEEP), input_precision=DOT_PREC
+            )
         else:
             b_w = tl.load(W + (rows[:, None] * HV + i_hv) * K + o_k[None, :], mask=m_tk, other=0.0)
-            b_wt = tl.trans(_c(b_w, dt, DOT_PREC, KEEP))
+            b_wdu = tl.dot(
+                tl.trans(_c(b_w, dt, DOT_PREC, KEEP)), _c(b_du, dt, DOT_PREC, KEEP), input_precision=DOT_PREC
+            )
         b_qd = _c(b_q.to(tl.float32) * (_exp(b_g, EXACT_EXP) * scale)[:, None], dt, DOT_PREC, KEEP)
         if not FUSE_DV:
             b_do = tl.load(DO + p_v, mask=m_tv, other=0.0)
         b_dh = (
             b_dh * _exp(g_last, EXACT_EXP)
             + tl.dot(tl.trans(b_qd), _c(b_do, dt, DOT_PREC, KEEP), input_precision=DOT_PREC)
-            - tl.dot(b_wt, _c(b_du, dt, DOT_PREC, KEEP), input_precision=DOT_PREC)
+            - b_wdu
         )
     if STORE_DH0:
         tl.store(DH0 + p_state + o_kv, b_dh, mask=m_kv)
@@ -640,10 +629,17 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=
     rq, rk = rstd if rstd is not None else (None, None)
     norm = rq is not None
     rq_, rk_ = (rq, rk) if norm else (q, k)  # unread pointers without rstd
-    fuse = chunk_fwd.FUSE_WU == "all"
-    gc, ainv, w, u = _prepare(k, v, g, beta, cu, saved=saved, rk=rk, wu=not fuse)
+    # chunk_fwd.FUSE_WU: the recompute forms v_new from T (fuse_h), dhu W^T dU (fuse_dhu); the w/u kernel
+    # then writes what is still read: W for an unfused dhu, nothing when both are fused
+    row_bytes = chunk_fwd._h_row_bytes(k, v)
+    fuse_h = chunk_fwd.fuse_wu("bwd_h", n * hv, dv_, row_bytes)
+    w_bytes = inter_dtype(k.dtype, "w", t, hv).itemsize  # dhu's launch_config below
+    fuse_dhu = fuse_h and chunk_fwd.fuse_wu("bwd_dhu", n * hv, dv_, dk_ * max(q.element_size(), w_bytes))
+    gc, ainv, w, u = _prepare(
+        k, v, g, beta, cu, saved=saved, rk=rk, wu=False if fuse_dhu else "w" if fuse_h else True
+    )
     if (
-        not fuse  # the state passes below read T (W, U~ are formed there)
+        not fuse_h  # the fused passes below read T
         and saved is None
         and prec_of("wy") == "tf32"
         and ainv.dtype != k.dtype
@@ -705,12 +701,8 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=
             num_warps=warps,
             num_stages=stages,
         )
-    if fuse:
+    if fuse_dhu:
         w = new_empty((0,), dtype=inter_dtype(k.dtype, "w", t, hv), device=dev)  # W's dtype only
-        wu_prec = dot_precision(v.dtype, "wu")
-        lowp_w = _wu_lowp(wu_prec, w.dtype, k.dtype)["LOWP_W"]
-    else:
-        wu_prec, lowp_w = "ieee", False
     if n > 0:
         bv, warps, stages = launch_config(
             "bwd_dhu", n_programs=n * hv, v=dv_, k_row_bytes=dk_ * max(q.element_size(), w.element_size())
@@ -750,17 +742,16 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=
             FUSE_DV=fuse_dv,
             PREFETCH=state_prefetch("bwd_dhu"),
             DH_SPLIT=dh_split,
-            FUSE_W=fuse,
-            WU_PREC=wu_prec,
-            LOWP_W=lowp_w,
+            FUSE_W=fuse_dhu,
+            WU_PREC=dot_precision(v.dtype, "wu") if fuse_dhu else "ieee",
             num_warps=warps,
             num_stages=stages,
         )
     del du_local
     # the state pass runs after dhu so it can form sum(S0 * dS) from its exact fp32 state
     hbuf, vnew, _, gh = _state_pass(
-        k, None if fuse else w, u, gc, initial_state, cu, in_dtype=v.dtype, store_final=False, dhbuf=dhbuf,
-        rk=rk, dhlo=dhlo if dh_split else None, fused=(v, beta, ainv) if fuse else None,
+        k, None if fuse_h else w, u, gc, initial_state, cu, in_dtype=v.dtype, store_final=False, dhbuf=dhbuf,
+        rk=rk, dhlo=dhlo if dh_split else None, fused=(v, beta, ainv) if fuse_h else None,
     )  # fmt: skip
     del dhlo
     del w, u  # free before the per-chunk gradient buffers are allocated (peak memory)

@@ -412,8 +412,9 @@ def _gated_delta_fwd_wu_loop_kernel(
     LOWP_W: tl.constexpr,
     LOWP_U: tl.constexpr,
     NORM: tl.constexpr,
+    DO_U: tl.constexpr,
 ):
-    """``W = T (beta exp(G) * K)`` and ``U~ = T (beta * V)`` per chunk and value head, ``T`` loaded
+    """``W = T (beta exp(G) * K)`` and (``DO_U``) ``U~ = T (beta * V)`` per chunk and value head, ``T`` loaded
     once and applied to ``[BT, BC]`` column tiles in turn (same products as the tiled kernel).
 
     ``LOWP_W`` / ``LOWP_U`` (bf16 inputs only, ``WU_LOWP``; W by default): that product takes T and its
@@ -451,7 +452,7 @@ def _gated_delta_fwd_wu_loop_kernel(
         else:
             b_w = tl.dot(b_a, b_x, input_precision=DOT_PREC)
         tl.store(W + (rows[:, None] * HV + i_hv) * K + o_k[None, :], b_w.to(w_dt), mask=m)
-    for i_c in range(0, tl.cdiv(V, BC)):
+    for i_c in range(0, tl.cdiv(V, BC) if DO_U else 0):
         o_v = i_c * BC + o_c
         m = m_t[:, None] & (o_v < V)[None, :]
         p_v = (rows[:, None] * HV + i_hv) * V + o_v[None, :]
@@ -468,31 +469,23 @@ def _gated_delta_fwd_wu_loop_kernel(
 
 
 @triton.jit
-def _wu_tiles(
-    AINV, BETA, V_, b_k, b_g, rows, m_t, p_v, m_tv, i_hv, HV: tl.constexpr, BT: tl.constexpr,
-    WU_PREC: tl.constexpr, EXACT_EXP: tl.constexpr, LOWP_W: tl.constexpr, LOWP_U: tl.constexpr,
+def _vnew_factored(
+    AINV, BETA, V_, b_k, b_g, b_h, rows, m_t, p_v, m_tv, i_hv, HV: tl.constexpr, BT: tl.constexpr, dt,
+    DOT_PREC: tl.constexpr, KEEP: tl.constexpr, WU_PREC: tl.constexpr, EXACT_EXP: tl.constexpr,
 ):  # fmt: skip
-    """One chunk's ``W = T (beta exp(G) * K)`` (all K columns of the loaded, normalised ``b_k``) and
-    ``U~ = T (beta * V)`` (the ``[BT, BV]`` v tile at ``p_v``), in fp32, by the products of
-    ``_gated_delta_fwd_wu_loop_kernel`` (T fp32 or kept in the input dtype; LOWP: both operands in k's
-    dtype)."""
+    """One chunk's ``v_new = U~ - W S`` in the factored form ``T (beta V - (beta exp(G) K) S)`` (``W = T X``,
+    ``U~ = T Y``), fp32, from T (fp32 or kept in the input dtype), the loaded normalised ``b_k``, the v tile
+    at ``p_v`` and the state ``b_h``: ``X S`` with the state pass's operands (X rounded as the w/u kernel's
+    bf16 W product rounds it), then ``T Z`` with the w/u kernel's precision (``WU_PREC``). Neither W (whose
+    ``[BT, K]`` product would be formed whole in every V block's program) nor U~ is formed."""
     b_a = tl.load(
         AINV + (rows[:, None] * HV + i_hv) * BT + tl.arange(0, BT)[None, :], mask=m_t[:, None], other=0.0
     )
-    b_a = b_a.to(tl.float32)
     b_beta = tl.load(BETA + rows * HV + i_hv, mask=m_t, other=0.0).to(tl.float32)
     b_x = b_k.to(tl.float32) * tl.where(m_t, b_beta * _exp(b_g, EXACT_EXP), 0.0)[:, None]
-    kdt = b_k.dtype
-    if LOWP_W:
-        b_w = tl.dot(b_a.to(kdt), b_x.to(kdt))
-    else:
-        b_w = tl.dot(b_a, b_x, input_precision=WU_PREC)
-    b_y = tl.load(V_ + p_v, mask=m_tv, other=0.0).to(tl.float32) * b_beta[:, None]
-    if LOWP_U:
-        b_u = tl.dot(b_a.to(kdt), b_y.to(kdt))
-    else:
-        b_u = tl.dot(b_a, b_y, input_precision=WU_PREC)
-    return b_w, b_u
+    b_xs = tl.dot(_c(b_x, dt, DOT_PREC, KEEP), _c(b_h, dt, DOT_PREC, KEEP), input_precision=DOT_PREC)
+    b_z = tl.load(V_ + p_v, mask=m_tv, other=0.0).to(tl.float32) * b_beta[:, None] - b_xs
+    return tl.dot(b_a.to(tl.float32), b_z, input_precision=WU_PREC)
 
 
 @triton.jit
@@ -542,18 +535,15 @@ def _gated_delta_fwd_h_kernel(
     DH_SPLIT: tl.constexpr,
     FUSE_WU: tl.constexpr,
     WU_PREC: tl.constexpr,
-    LOWP_W: tl.constexpr,
-    LOWP_U: tl.constexpr,
 ):
     """The sequential state pass over the chunks of one (sequence, value head, V block): stores each
     chunk's starting state (HBUF) and ``v_new = U~ - W S`` (VNEW), steps ``S``; the final state (HT),
     and in the backward's recompute (``COMPUTE_GH``) the gate sums ``sum(S0 * dS)`` per chunk (GH).
 
-    ``FUSE_WU`` (``chunk_fwd.FUSE_WU``): W and U~ are not read from memory but formed here from T (AINV),
-    beta, the gates, k and v, with the products and roundings of the w/u kernel (``WU_PREC``, ``LOWP_W``,
-    ``LOWP_U`` as there; ``W`` and ``U`` are then empty tensors that only give the dtypes): T, v instead of
-    W, U~ per chunk (the same bytes), and no w/u launch writing ``[T, HV, K + V]`` before. W is formed
-    whole in every V block's program (the K columns are all needed for ``W S``)."""
+    ``FUSE_WU`` (``chunk_fwd.fuse_wu``): W and U~ are not read from memory; ``v_new = T (beta V - X S)`` with
+    ``X = beta exp(G) K`` (``_vnew_factored``) from T (AINV), beta, the gates, and the k and v tiles: T and v
+    read per chunk instead of W and U~ (the same bytes), no w/u launch before, and one ``[BT, BT] x [BT, BV]``
+    product more per step (``W`` and ``U`` are then empty tensors that give the dtypes)."""
     i_v = tl.program_id(0)
     i_nh = tl.program_id(1)
     i_n = i_nh // HV
@@ -629,12 +619,10 @@ def _gated_delta_fwd_h_kernel(
                 K_ + (rows[:, None] * H + i_h) * K + o_k[None, :], mask=m_t[:, None] & m_k[None, :], other=0.0
             )
             b_k = _l2n(b_k, RK, rows, m_t, i_h, H, NORM)
-            b_w, b_u = _wu_tiles(
-                AINV, BETA, V_, b_k, b_g, rows, m_t, p_u, m_t[:, None] & m_v[None, :], i_hv, HV, BT,
-                WU_PREC, EXACT_EXP, LOWP_W, LOWP_U,
+            b_vn = _vnew_factored(
+                AINV, BETA, V_, b_k, b_g, b_h, rows, m_t, p_u, m_t[:, None] & m_v[None, :], i_hv, HV, BT, dt,
+                DOT_PREC, KEEP, WU_PREC, EXACT_EXP,
             )  # fmt: skip
-            b_w = b_w.to(dt)
-            b_u = b_u.to(U.dtype.element_ty).to(tl.float32)
         else:
             b_w = tl.load(
                 W + (rows[:, None] * HV + i_hv) * K + o_k[None, :],
@@ -642,9 +630,9 @@ def _gated_delta_fwd_h_kernel(
                 other=0.0,
             )
             b_u = tl.load(U + p_u, mask=m_t[:, None] & m_v[None, :], other=0.0).to(tl.float32)
-        b_vn = b_u - tl.dot(
-            _c(b_w, dt, DOT_PREC, KEEP), _c(b_h, dt, DOT_PREC, KEEP), input_precision=DOT_PREC
-        )
+            b_vn = b_u - tl.dot(
+                _c(b_w, dt, DOT_PREC, KEEP), _c(b_h, dt, DOT_PREC, KEEP), input_precision=DOT_PREC
+            )
         b_vn = b_vn.to(dt)
         tl.store(VNEW + p_u, b_vn, mask=m_t[:, None] & m_v[None, :])
 
@@ -743,9 +731,10 @@ def _gated_delta_fwd_o_kernel(
 # launchers
 
 
-def _prepare(k, v, g, beta, cu, saved=None, rk=None, wu: bool = True):
+def _prepare(k, v, g, beta, cu, saved=None, rk=None, wu: bool | str = True):
     """``(gc [T, HV] fp32, T^-1 blocks [T, HV, BT] fp32, w [T, HV, K], u~ [T, HV, V])``; with ``wu`` False
-    (the state passes form W and U~ themselves, ``FUSE_WU``) w and u are not computed: ``None``.
+    (the state passes form v_new from T themselves, ``FUSE_WU``) w and u are not computed (``None``), with
+    ``wu="w"`` only W is (u ``None``: for ``dhu`` when only the state passes are fused).
 
     ``rk`` ``[T, H]`` fp32: k's l2norm ``1 / sqrt(sum k^2 + eps)``, applied on load (``common._l2n``);
     None when k arrives normalised (or without l2norm).
@@ -762,7 +751,7 @@ def _prepare(k, v, g, beta, cu, saved=None, rk=None, wu: bool = True):
         gc = new_empty((t, hv), dtype=torch.float32, device=dev)
         ainv = new_empty((t, hv, BT), dtype=torch.float32, device=dev)
     w = new_empty((t, hv, dk) if wu else (0,), dtype=inter_dtype(k.dtype, "w", t, hv), device=dev)
-    u = new_empty((t, hv, dv) if wu else (0,), dtype=inter_dtype(k.dtype, "u", t, hv), device=dev)
+    u = new_empty((t, hv, dv) if wu is True else (0,), dtype=inter_dtype(k.dtype, "u", t, hv), device=dev)
     if ns > 0:
         prec = dot_precision(v.dtype, "kkt")  # the input dtype: k may be an fp32 copy (l2norm, fp16)
         exact = exact_exp(k.dtype)
@@ -795,15 +784,17 @@ def _prepare(k, v, g, beta, cu, saved=None, rk=None, wu: bool = True):
         )
     if not wu:
         return gc, ainv, None, None
+    do_u = wu is True
     if ns > 0:
         prec = dot_precision(v.dtype, "wu")
         bc, wu_warps, wu_stages = launch_config("fwd_wu", n_programs=ns * hv, v=dv)
         if WU_VARIANT == "loop":
             wu, grid = _gated_delta_fwd_wu_loop_kernel, (ns, hv)
         else:
-            wu, grid = _gated_delta_fwd_wu_kernel, (ns, hv, triton.cdiv(dk, bc) + triton.cdiv(dv, bc))
+            n_tiles = triton.cdiv(dk, bc) + (triton.cdiv(dv, bc) if wu is True else 0)
+            wu, grid = _gated_delta_fwd_wu_kernel, (ns, hv, n_tiles)
         # every parameter passed explicitly (Inductor's launcher needs them all, defaults included)
-        extra = _wu_lowp(prec, w.dtype, k.dtype) if WU_VARIANT == "loop" else {}
+        extra = {**_wu_lowp(prec, w.dtype, k.dtype), "DO_U": do_u} if WU_VARIANT == "loop" else {}
         torch.library.wrap_triton(wu)[grid](
             k,
             k if rk is None else rk,
@@ -828,7 +819,7 @@ def _prepare(k, v, g, beta, cu, saved=None, rk=None, wu: bool = True):
             num_stages=wu_stages,
             **extra,
         )
-    return gc, ainv, w, u
+    return gc, ainv, w, u if do_u else None
 
 
 # how A is built: "dot64" (one 64x64 dot, 16x16 blocks read back through memory) or "blocks16"
@@ -854,12 +845,37 @@ def _wu_lowp(prec: str, w_dtype, k_dtype) -> dict:
     return {"LOWP_W": lowp and WU_LOWP in ("w", "wu"), "LOWP_U": lowp and WU_LOWP in ("u", "wu")}
 
 
-# Where W and U~ come from: "off": the w/u kernel writes them ([T, HV, K + V]) and the state passes read
-# them; "fwd": the forward's state pass forms them from T, k, v per chunk (``_gated_delta_fwd_h_kernel``
-# ``FUSE_WU``: T and v read instead of W and U~, the same bytes, and no w/u launch: session 18's ncu had
-# w/u at 262 of the forward's ~1270 us on H16-8seqs); "all": the backward too (its state recompute forms
-# W and U~, dhu forms W^T: the backward launches no w/u kernel either).
-FUSE_WU = env_choice("JAGATTN_GD_FUSE_WU", ("off", "fwd", "all"), "off")
+# Where the state passes get ``v_new = U~ - W S`` from: "off": the w/u kernel writes W and U~ ([T, HV, K + V])
+# and the state passes read them; otherwise the state pass forms it in the factored form
+# ``T (beta V - (beta exp(G) K) S)`` from T, k and v per chunk (``_vnew_factored``: T and v read instead of W
+# and U~, the same bytes, and no w/u launch): "fwd" the forward's state pass; "state" also the backward's
+# recompute (its w/u launch then writes W alone, for dhu); "all" also dhu, which forms ``W^T dU`` as
+# ``X^T (T^T dU)`` (the backward launches no w/u kernel). Only where the pass runs V blocks of 64 (``fuse_wu``).
+FUSE_WU = env_choice("JAGATTN_GD_FUSE_WU", ("off", "fwd", "state", "all"), "off")
+_FUSED_STAGES = {
+    "off": (),
+    "fwd": ("fwd_h",),
+    "state": ("fwd_h", "bwd_h"),
+    "all": ("fwd_h", "bwd_h", "bwd_dhu"),
+}
+
+
+def fuse_wu(stage: str, n_chains, v, k_row_bytes: int) -> bool:
+    """Whether ``stage`` (``"fwd_h"``: the forward's state pass, ``"bwd_h"``: the backward's recompute,
+    ``"bwd_dhu"``) forms ``v_new`` (dhu: ``W^T dU``) from T itself (``FUSE_WU``), from shapes only: only
+    where that pass launches V blocks of 64 (``launch_config``; ``n_chains`` = sequences x value heads).
+    Narrower blocks come with few chains (one long sequence), where the extra ``[BT, BT] x [BT, BV]``
+    product lengthens a latency-bound chain, and they are the narrow right operands that Triton 3.6
+    miscompiled against a ``[BT, BT]`` left operand at 4 warps in ``fwd_o`` / ``dv_local`` (``CANDIDATES``)."""
+    if stage not in _FUSED_STAGES[FUSE_WU]:
+        return False
+    kernel = "bwd_dhu" if stage == "bwd_dhu" else "fwd_h"
+    return launch_config(kernel, n_programs=n_chains, v=v, k_row_bytes=k_row_bytes)[0] >= 64
+
+
+def _h_row_bytes(k, v) -> int:
+    """``k_row_bytes`` of the state pass's ``launch_config`` (K times the wider of k's and the states' sizes)."""
+    return k.shape[2] * max(k.element_size(), inter_dtype(k.dtype, "h", k.shape[0], v.shape[1]).itemsize)
 
 
 def _state_pass(
@@ -875,10 +891,9 @@ def _state_pass(
         u = new_empty((0,), dtype=inter_dtype(k.dtype, "u", t, v.shape[1]), device=k.device)
         hv, dv = v.shape[1], v.shape[2]
         wu_prec = dot_precision(in_dtype, "wu")
-        lowp = _wu_lowp(wu_prec, w.dtype, k.dtype)
     else:
         hv, dv = u.shape[1], u.shape[2]
-        wu_prec, lowp = "ieee", {"LOWP_W": False, "LOWP_U": False}
+        wu_prec = "ieee"
     n = cu.shape[0] - 1
     ns = num_slots(t, n)
     dev = k.device
@@ -890,7 +905,7 @@ def _state_pass(
     final = new_empty((n, hv, dk, dv) if store_final else (0,), dtype=torch.float32, device=dev)
     if n > 0:
         bv, warps, stages = launch_config(
-            "fwd_h", n_programs=n * hv, v=dv, k_row_bytes=dk * max(k.element_size(), hbuf.element_size())
+            "fwd_h", n_programs=n * hv, v=dv, k_row_bytes=_h_row_bytes(k, u if fused is None else fused[0])
         )
         torch.library.wrap_triton(_gated_delta_fwd_h_kernel)[(triton.cdiv(dv, bv), n * hv)](
             k,
@@ -931,7 +946,6 @@ def _state_pass(
             WU_PREC=wu_prec,
             num_warps=warps,
             num_stages=stages,
-            **lowp,
         )
     return hbuf, vnew, final, gh
 
@@ -949,7 +963,7 @@ def chunk_fwd(q, k, v, g, beta, initial_state, cu, scale: float, keep_t: str | N
     hv, dv = v.shape[1], v.shape[2]
     n = cu.shape[0] - 1
     rq, rk = rstd if rstd is not None else (None, None)
-    fuse = FUSE_WU != "off"
+    fuse = fuse_wu("fwd_h", n * hv, dv, _h_row_bytes(k, v))
     gc, ainv, w, u = _prepare(k, v, g, beta, cu, rk=rk, wu=not fuse)
     hbuf, vnew, final, _ = _state_pass(
         k, w, u, gc, initial_state, cu, in_dtype=v.dtype, store_final=True, rk=rk,
