@@ -851,7 +851,11 @@ def _wu_lowp(prec: str, w_dtype, k_dtype) -> dict:
 # and U~, the same bytes, and no w/u launch): "fwd" the forward's state pass; "state" also the backward's
 # recompute (its w/u launch then writes W alone, for dhu); "all" also dhu, which forms ``W^T dU`` as
 # ``X^T (T^T dU)`` (the backward launches no w/u kernel). Only where the pass runs V blocks of 64 (``fuse_wu``).
-FUSE_WU = env_choice("JAGATTN_GD_FUSE_WU", ("off", "fwd", "state", "all"), "off")
+# Session 22 (H200, Triton 3.6, gd_switch_ab, same process, benchmarks/results/2026-11-26-s22-round3): forward
+# 1.036 -> 0.891 ms (H16-8seqs), 1.089 -> 0.946 (H16-64seqs), 1.118 -> 1.032 (H16-ragged), 2.051 -> 1.789
+# (H32-8seqs); H16-1seq runs V blocks of 16 (not fused). The backward lost with "state" (2.87 -> 3.05 ms) and
+# "all" (3.59: dhu spills 632 B with the extra products), so the default fuses the forward only.
+FUSE_WU = env_choice("JAGATTN_GD_FUSE_WU", ("off", "fwd", "state", "all"), "fwd")
 _FUSED_STAGES = {
     "off": (),
     "fwd": ("fwd_h",),
