@@ -804,6 +804,43 @@ def test_triton_fuse_wu_matches_the_wu_kernel(dtype, mode, save_t, monkeypatch, 
     check_against_reference(case, dtype)
 
 
+@pytest.mark.parametrize("save_t", ["auto", "off"])
+@pytest.mark.parametrize("hv", [1, 2])
+def test_triton_kkt_norm_matches_the_l2norm_launch(hv, save_t, monkeypatch, device):
+    # ops.KKT_NORM: the forward's solve kernel writes k's L2-normalised copy and factors from the raw k (the
+    # later kernels and, keeping T, the backward read them) instead of an l2norm launch. fp32 (copies in the
+    # input dtype; fp16 keeps fp32 copies and is not eligible): outputs and gradients within 1e-5 of each
+    # output's scale of the l2norm launch's (the factors are reduced in another layout), the SPEC rule,
+    # l2norm launched for q alone in the forward, and NaN-poisoned buffers everywhere (an unwritten kn row,
+    # e.g. of the second value head of a GVA group, would show)
+    from jagattn.gated_delta import ops
+    from jagattn.gated_delta.triton import l2norm
+
+    # (seeds 53, 54, 58 miss the SPEC rule on dk or dv at hv 1 or 2 with either setting: the fp32 chunked
+    # backward the dispatcher refuses)
+    case = make_case([63, 0, 65, 1, 130], 1, hv, 32, 48, dtype=torch.float32, with_init=True, l2=True, seed=56,
+                     device=device)  # fmt: skip
+    monkeypatch.setattr(ops, "SAVE_T", save_t)
+    monkeypatch.setattr(ops, "KKT_NORM", "off")
+    base = run_triton(case)
+    monkeypatch.setattr(ops, "KKT_NORM", "on")
+    assert ops._kkt_norm(torch.float32, True) and not ops._kkt_norm(torch.float16, True)
+    launched = []
+    wrap = torch.library.wrap_triton
+    monkeypatch.setattr(torch.library, "wrap_triton", lambda k: launched.append(k.fn.__name__) or wrap(k))
+    with torch.no_grad():
+        triton_call(*[case[n] for n in ("q", "k", "v", "g", "beta")], initial_state=case["initial_state"],
+                    cu_seqlens=case["cu_seqlens"], use_qk_l2norm=True)  # fmt: skip
+    assert launched.count(l2norm._gated_delta_fwd_l2norm_kernel.fn.__name__) == 1, launched
+    got = run_triton(case)
+    for name in base:
+        testing.assert_finite_where(name, got[name])
+        scale = base[name].float().abs().max().item() + 1e-30
+        err = (got[name].float() - base[name].float()).abs().max().item()
+        assert err <= 1e-5 * scale, (name, err, scale)
+    check_against_reference(case, torch.float32)
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=["fp32", "fp16"])
 def test_triton_state_prefetch_and_dh_split_are_bitwise_the_same(dtype, monkeypatch, device):
     # common.STATE_PREFETCH: the state passes load the gates (and the recompute its dS tile) one chunk

@@ -27,6 +27,7 @@ from __future__ import annotations
 import torch
 from torch.library import triton_op
 
+from .._core.alloc import new_empty
 from .._core.env import env_choice
 from .._core.library import eager_call, qualname, register_eager
 from .triton.chunk_bwd import chunk_bwd
@@ -56,6 +57,35 @@ NORM_ON_LOAD = env_choice("JAGATTN_GD_NORM_ON_LOAD", ("off", "auto", "all"), "of
 # (bf16; fp16 makes fp32 copies, twice q's bytes) and the kernels do not normalise on load. "off": keep
 # q and k and recompute (the behaviour before session 13).
 KEEP_QK = env_choice("JAGATTN_GD_KEEP_QK", ("auto", "off"), "auto")
+
+
+# "on": with use_qk_l2norm and normalised copies in the input dtype (bf16, fp32), k's copy and factors are
+# written by the forward's solve kernel from the raw k it loads anyway (chunk_fwd(norm_k_out=...)) instead of
+# by an l2norm launch (one read of k less); q keeps its l2norm launch. The same arithmetic, rows reduced in
+# another layout (the factors may differ in the last bit).
+KKT_NORM = env_choice("JAGATTN_GD_KKT_NORM", ("off", "on"), "off")
+
+
+def _kkt_norm(dtype: torch.dtype, use_qk_l2norm: bool) -> bool:
+    """Whether the forward's solve kernel normalises k (``KKT_NORM``; not with ``NORM_ON_LOAD``, fp16's fp32
+    copies or the ``dot64`` solve)."""
+    from .triton import chunk_fwd as cf
+
+    return (
+        KKT_NORM == "on"
+        and use_qk_l2norm
+        and not _norm_on_load(dtype, use_qk_l2norm)
+        and inter_dtype(dtype, "qk", 0, 0) == dtype
+        and cf.KKT_VARIANT == "blocks16"
+    )
+
+
+def _kn_buffers(k: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Empty ``(kn [T, H, K] k.dtype, rk [T, H] fp32)`` for the solve kernel to fill (``_kkt_norm``)."""
+    return (
+        new_empty(tuple(k.shape), dtype=k.dtype, device=k.device),
+        new_empty(tuple(k.shape[:2]), dtype=torch.float32, device=k.device),
+    )
 
 
 def _keeps_qk(dtype: torch.dtype, use_qk_l2norm: bool) -> bool:
@@ -158,8 +188,15 @@ def gated_delta_fwd(
     use_qk_l2norm: bool,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """``(o [T, HV, V] q.dtype, final_state [N, HV, K, V] fp32)``; shapes as in the public API."""
-    qn, kn, rstd = _prep(q, k, v, use_qk_l2norm)
     h0 = _contig(initial_state)
+    if _kkt_norm(q.dtype, use_qk_l2norm):
+        kn = _kn_buffers(k)
+        qn = l2norm_fwd(q.contiguous())
+        return chunk_fwd(
+            qn, k.contiguous(), v.contiguous(), g.contiguous(), beta.contiguous(), h0, cu_seqlens, scale,
+            norm_k_out=kn,
+        )  # fmt: skip
+    qn, kn, rstd = _prep(q, k, v, use_qk_l2norm)
     return chunk_fwd(
         qn, kn, v.contiguous(), g.contiguous(), beta.contiguous(), h0, cu_seqlens, scale, rstd=rstd
     )
@@ -415,7 +452,13 @@ def gated_delta_fwd_keep_t(
     ``[T, H]`` fp32: q's and k's l2norm factors when the kernels normalised on load
     (``NORM_ON_LOAD``) or when the normalised copies ``qn``, ``kn`` (``[T, H, K]`` in q's dtype) are kept
     (``_keeps_qk``), for the backward; unused ones are empty ``[0]``."""
-    if _keeps_qk(q.dtype, use_qk_l2norm):
+    norm_k_out = None
+    if _keeps_qk(q.dtype, use_qk_l2norm) and _kkt_norm(q.dtype, use_qk_l2norm):
+        qn, rq = l2norm_fwd_rstd(q.contiguous())
+        norm_k_out = _kn_buffers(k)  # filled by the solve kernel
+        kn = k.contiguous()  # chunk_fwd gets the raw k with norm_k_out
+        kept, rstd = (rq, norm_k_out[1], qn, norm_k_out[0]), None
+    elif _keeps_qk(q.dtype, use_qk_l2norm):
         (qn, rq), (kn, rk) = l2norm_fwd_rstd(q.contiguous()), l2norm_fwd_rstd(k.contiguous())
         kept, rstd = (rq, rk, qn, kn), None
     else:
@@ -434,6 +477,7 @@ def gated_delta_fwd_keep_t(
         scale,
         keep_t="input" if t_in_input_dtype else "fp32",
         rstd=rstd,
+        norm_k_out=norm_k_out,
     )
     return o, final, gc, ainv, *kept
 

@@ -41,6 +41,7 @@ from .common import (
     num_slots,
     state_prefetch,
 )
+from .l2norm import EPS as L2NORM_EPS
 
 # ---------------------------------------------------------------------------------------------
 # prepare: chunk-local gate cumsum, the WY inverse, w and u
@@ -195,6 +196,24 @@ def _load_k16(K_, RK, r, m, i_h, o_k, m_k, H: tl.constexpr, K: tl.constexpr, NOR
 
 
 @triton.jit
+def _load_k16_norm(
+    K_, KN, RKO, r, m, i_h, o_k, m_k, STORE, H: tl.constexpr, K: tl.constexpr, EPS: tl.constexpr
+):  # fmt: skip
+    """A 16-row block of raw k, L2-normalised here with ``l2norm``'s arithmetic (``x * (1 / sqrt(sum x^2 +
+    eps))`` in fp32, rounded to k's dtype); ``STORE`` (one value head of the group): the normalised rows and
+    their factors go to KN / RKO for the later kernels and the backward (``chunk_fwd(norm_k_out=...)``)."""
+    p = (r[:, None] * H + i_h) * K + o_k[None, :]
+    mask = m[:, None] & m_k[None, :]
+    x = tl.load(K_ + p, mask=mask, other=0.0).to(tl.float32)
+    rs = 1.0 / tl.sqrt(tl.sum(x * x, 1) + EPS)
+    y = (x * rs[:, None]).to(K_.dtype.element_ty)
+    if STORE:
+        tl.store(KN + p, y, mask=mask)
+        tl.store(RKO + r * H + i_h, rs, mask=m)
+    return y
+
+
+@triton.jit
 def _kkt_block(ki, kj, b_i, g_i, g_j, DIAG: tl.constexpr, DOT_PREC: tl.constexpr, EXACT_EXP: tl.constexpr):
     """``A_ij = beta_i * exp(G_i - G_j) * (k_i k_j^T)`` for 16-row blocks; the diagonal block is
     strictly lower-triangular. Gates ``G`` are chunk-local cumulative sums (natural log)."""
@@ -228,10 +247,16 @@ def _gated_delta_fwd_kkt_solve16_kernel(
     DOT_PREC: tl.constexpr,
     EXACT_EXP: tl.constexpr,
     NORM: tl.constexpr,
+    KN,
+    RKO,
+    NORM_OUT: tl.constexpr,
+    EPS: tl.constexpr,
 ):
     """Variant of ``_gated_delta_fwd_kkt_solve_kernel`` building A from 16-row dots (no memory round trip).
 
-    Nothing else is live: the four 16-row key blocks (bf16) and the 16x16 blocks of A and T."""
+    Nothing else is live: the four 16-row key blocks (bf16) and the 16x16 blocks of A and T. ``NORM_OUT``
+    (``chunk_fwd(norm_k_out=...)``): K_ is the raw k, L2-normalised here (``_load_k16_norm``) and written to KN
+    with its factors in RKO by the first value head of each group: no separate l2norm launch for k."""
     i_s = tl.program_id(0)
     i_hv = tl.program_id(1)
     i_n, i_t = _seq_of_slot(CU, i_s, N, BT)
@@ -269,10 +294,17 @@ def _gated_delta_fwd_kkt_solve16_kernel(
     b1 = _load_gate16(BETA, r1, m1, i_hv, HV)
     b2 = _load_gate16(BETA, r2, m2, i_hv, HV)
     b3 = _load_gate16(BETA, r3, m3, i_hv, HV)
-    k0 = _load_k16(K_, RK, r0, m0, i_h, o_k, m_k, H, K, NORM)
-    k1 = _load_k16(K_, RK, r1, m1, i_h, o_k, m_k, H, K, NORM)
-    k2 = _load_k16(K_, RK, r2, m2, i_h, o_k, m_k, H, K, NORM)
-    k3 = _load_k16(K_, RK, r3, m3, i_h, o_k, m_k, H, K, NORM)
+    if NORM_OUT:
+        first = i_hv % (HV // H) == 0
+        k0 = _load_k16_norm(K_, KN, RKO, r0, m0, i_h, o_k, m_k, first, H, K, EPS)
+        k1 = _load_k16_norm(K_, KN, RKO, r1, m1, i_h, o_k, m_k, first, H, K, EPS)
+        k2 = _load_k16_norm(K_, KN, RKO, r2, m2, i_h, o_k, m_k, first, H, K, EPS)
+        k3 = _load_k16_norm(K_, KN, RKO, r3, m3, i_h, o_k, m_k, first, H, K, EPS)
+    else:
+        k0 = _load_k16(K_, RK, r0, m0, i_h, o_k, m_k, H, K, NORM)
+        k1 = _load_k16(K_, RK, r1, m1, i_h, o_k, m_k, H, K, NORM)
+        k2 = _load_k16(K_, RK, r2, m2, i_h, o_k, m_k, H, K, NORM)
+        k3 = _load_k16(K_, RK, r3, m3, i_h, o_k, m_k, H, K, NORM)
 
     # T = (I + A)^-1 by blocks: T_ii = (I + A_ii)^-1, T_ij = -T_ii sum_{j<=m<i} A_im T_mj; each row
     # block of T is stored as soon as it is complete so that few blocks are live at once
@@ -731,10 +763,12 @@ def _gated_delta_fwd_o_kernel(
 # launchers
 
 
-def _prepare(k, v, g, beta, cu, saved=None, rk=None, wu: bool | str = True):
+def _prepare(k, v, g, beta, cu, saved=None, rk=None, wu: bool | str = True, norm_out=None):
     """``(gc [T, HV] fp32, T^-1 blocks [T, HV, BT] fp32, w [T, HV, K], u~ [T, HV, V])``; with ``wu`` False
     (the state passes form v_new from T themselves, ``FUSE_WU``) w and u are not computed (``None``), with
-    ``wu="w"`` only W is (u ``None``: for ``dhu`` when only the state passes are fused).
+    ``wu="w"`` only W is (u ``None``: for ``dhu`` when only the state passes are fused). ``norm_out = (kn, rk)``
+    (``[T, H, K]`` in k's dtype, ``[T, H]`` fp32; not with ``saved``): k is raw and the solve kernel writes its
+    L2-normalised copy and factors there, which every later kernel then reads as k.
 
     ``rk`` ``[T, H]`` fp32: k's l2norm ``1 / sqrt(sum k^2 + eps)``, applied on load (``common._l2n``);
     None when k arrives normalised (or without l2norm).
@@ -762,6 +796,12 @@ def _prepare(k, v, g, beta, cu, saved=None, rk=None, wu: bool | str = True):
             else _gated_delta_fwd_kkt_solve16_kernel
         )
     if ns > 0 and saved is None:
+        extra = {}
+        if kkt is _gated_delta_fwd_kkt_solve16_kernel:
+            kn_out, rk_out = norm_out if norm_out is not None else (k, gc)
+            extra = {"KN": kn_out, "RKO": rk_out, "NORM_OUT": norm_out is not None, "EPS": L2NORM_EPS}
+        elif norm_out is not None:
+            raise ValueError("norm_out needs the blocks16 solve kernel (JAGATTN_GD_KKT)")
         torch.library.wrap_triton(kkt)[(ns, hv)](
             k,
             k if rk is None else rk,
@@ -781,7 +821,10 @@ def _prepare(k, v, g, beta, cu, saved=None, rk=None, wu: bool | str = True):
             EXACT_EXP=exact,
             NORM=rk is not None,
             num_warps=warps,
+            **extra,
         )
+    if norm_out is not None:
+        k = norm_out[0]  # the later kernels read the normalised copy
     if not wu:
         return gc, ainv, None, None
     do_u = wu is True
@@ -954,12 +997,15 @@ def _state_pass(
     return hbuf, vnew, final, gh
 
 
-def chunk_fwd(q, k, v, g, beta, initial_state, cu, scale: float, keep_t: str | None = None, rstd=None):
+def chunk_fwd(
+    q, k, v, g, beta, initial_state, cu, scale: float, keep_t: str | None = None, rstd=None, norm_k_out=None
+):
     """Forward of the chunked gated delta rule on prepared inputs (l2norm already applied, or
     ``rstd = (rq, rk)``: q's and k's ``[T, H]`` fp32 l2norm factors, applied on load).
 
     Shapes: q, k ``[T, H, K]``; v ``[T, HV, V]``; g, beta ``[T, HV]``; initial_state
-    ``[N, HV, K, V]`` fp32 or None; cu ``[N+1]``. Returns ``(o [T, HV, V], final [N, HV, K, V] fp32)``;
+    ``[N, HV, K, V]`` fp32 or None; cu ``[N+1]``. ``norm_k_out = (kn, rk)``: k arrives raw and the solve
+    kernel L2-normalises it into these buffers (``_prepare``; ops ``KKT_NORM``), q arrives normalised. Returns ``(o [T, HV, V], final [N, HV, K, V] fp32)``;
     with ``keep_t`` ("fp32" or "input", opt-in ``ops.SAVE_T``) also ``(gc [T, HV] fp32, T^-1
     [T, HV, BT])`` for the backward, T^-1 in fp32 or rounded to k's dtype.
     """
@@ -968,7 +1014,9 @@ def chunk_fwd(q, k, v, g, beta, initial_state, cu, scale: float, keep_t: str | N
     n = cu.shape[0] - 1
     rq, rk = rstd if rstd is not None else (None, None)
     fuse = fuse_wu("fwd_h", n * hv, dv, _h_row_bytes(k, v))
-    gc, ainv, w, u = _prepare(k, v, g, beta, cu, rk=rk, wu=not fuse)
+    gc, ainv, w, u = _prepare(k, v, g, beta, cu, rk=rk, wu=not fuse, norm_out=norm_k_out)
+    if norm_k_out is not None:
+        k = norm_k_out[0]
     hbuf, vnew, final, _ = _state_pass(
         k, w, u, gc, initial_state, cu, in_dtype=v.dtype, store_final=True, rk=rk,
         fused=(v, beta, ainv) if fuse else None,
