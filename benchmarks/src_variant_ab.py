@@ -169,22 +169,12 @@ def bench_ms(fn, grads=None) -> float:
 
 
 def kernel_ms(fn, reps: int = 5) -> dict[str, float]:
-    """Mean CUDA ms per call of every kernel ``fn`` launches (torch profiler, one warm-up call), names cut
-    to 70 characters, largest first."""
-    from torch.profiler import ProfilerActivity, profile
+    """Mean CUDA ms per call of every kernel ``fn`` launches (``gated_delta_triton.kernel_times``), largest
+    first."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from gated_delta_triton import kernel_times
 
-    fn()
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        for _ in range(reps):
-            fn()
-        torch.cuda.synchronize()
-    out = {}
-    for ev in prof.key_averages():
-        t_us = getattr(ev, "self_device_time_total", 0) or 0
-        if t_us > 0:
-            out[ev.key[:70]] = round(t_us / 1e3 / reps, 4)
-    return dict(sorted(out.items(), key=lambda kv: -kv[1]))
+    return {k: round(t, 4) for k, t in sorted(kernel_times(fn, reps).items(), key=lambda kv: -kv[1])}
 
 
 def run_row(fam, row, variants: list[Variant], repeats: int, log, profile: bool = False) -> dict:
