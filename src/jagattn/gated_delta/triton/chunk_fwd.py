@@ -795,6 +795,8 @@ def _prepare(k, v, g, beta, cu, saved=None, rk=None, wu: bool | str = True, norm
             if KKT_VARIANT == "dot64"
             else _gated_delta_fwd_kkt_solve16_kernel
         )
+    if norm_out is not None and saved is not None:
+        raise ValueError("norm_out needs the solve kernel to run: not with saved (gc, T)")
     if ns > 0 and saved is None:
         extra = {}
         if kkt is _gated_delta_fwd_kkt_solve16_kernel:
@@ -894,7 +896,7 @@ def _wu_lowp(prec: str, w_dtype, k_dtype) -> dict:
 # and U~, the same bytes, and no w/u launch): "fwd" the forward's state pass; "state" also the backward's
 # recompute (its w/u launch then writes W alone, for dhu); "all" also dhu, which forms ``W^T dU`` as
 # ``X^T (T^T dU)`` (the backward launches no w/u kernel). Only where the pass runs V blocks of 64 (``fuse_wu``).
-# Session 22 (H200, Triton 3.6, gd_switch_ab, same process, benchmarks/results/2026-11-26-s22-round3): forward
+# Session 22 (H200, Triton 3.6, gd_switch_ab, same process, benchmarks/results/2026-11-26-s22-h200-round3): forward
 # 1.036 -> 0.891 ms (H16-8seqs), 1.089 -> 0.946 (H16-64seqs), 1.118 -> 1.032 (H16-ragged), 2.051 -> 1.789
 # (H32-8seqs); H16-1seq runs V blocks of 16 (not fused). The backward lost with "state" (2.87 -> 3.05 ms) and
 # "all" (3.59: dhu spills 632 B with the extra products), so the default fuses the forward only.
@@ -930,7 +932,7 @@ def _state_pass(
     fused=None,
 ):  # fmt: skip
     """The state pass (``_gated_delta_fwd_h_kernel``) over ``w``, ``u`` from ``_prepare``, or with ``fused =
-    (v, beta, T^-1)`` and ``w = u = None`` forming W and U~ per chunk itself (``FUSE_WU``)."""
+    (v, beta, T^-1)`` and ``w = u = None`` forming v_new from T per chunk itself (``FUSE_WU``)."""
     t, h, dk = k.shape
     if fused is not None:
         v, beta, ainv = fused
