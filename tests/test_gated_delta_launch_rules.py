@@ -189,3 +189,24 @@ def test_fp16_k128_kernels_fit_sm90_shared_memory(extra):
     r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, (r.stdout[-4000:], r.stderr[-4000:])
     assert "0 over" in r.stdout
+
+
+@pytest.mark.parametrize(
+    "mode, stages", [("off", ()), ("fwd", ("fwd_h",)), ("state", ("fwd_h", "bwd_h")), ("all", ("fwd_h", "bwd_h", "bwd_dhu"))]
+)  # fmt: skip
+def test_fuse_wu_only_the_modes_stages_and_only_at_v_blocks_of_64(monkeypatch, mode, stages):
+    # chunk_fwd.fuse_wu: the stages FUSE_WU names, where the pass runs V blocks of 64 (FUSE_MIN_BV): 128 chains
+    # on 132 SMs do (H16-8seqs), 16 chains run V blocks of 16 (H16-1seq) and stay unfused, as does a symbolic
+    # chain count (compile with dynamic shapes: V blocks of 32) and a head dim under 64; "16" opts them in
+    from jagattn.gated_delta.triton import chunk_fwd
+
+    monkeypatch.setattr(common, "_num_sms", lambda index: 132)
+    monkeypatch.setattr(chunk_fwd, "FUSE_WU", mode)
+    for stage in ("fwd_h", "bwd_h", "bwd_dhu"):
+        assert chunk_fwd.fuse_wu(stage, 128, 128, 256) == (stage in stages)
+        assert not chunk_fwd.fuse_wu(stage, 16, 128, 256)
+        assert not chunk_fwd.fuse_wu(stage, 1000, 32, 256)
+        assert not chunk_fwd.fuse_wu(stage, object(), 128, 256)  # not an int: a symbolic chain count
+    monkeypatch.setattr(chunk_fwd, "FUSE_MIN_BV", "16")
+    for stage in ("fwd_h", "bwd_h", "bwd_dhu"):
+        assert chunk_fwd.fuse_wu(stage, 16, 128, 256) == (stage in stages)
