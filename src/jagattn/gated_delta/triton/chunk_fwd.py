@@ -901,9 +901,6 @@ def _wu_lowp(prec: str, w_dtype, k_dtype) -> dict:
 # (H32-8seqs); H16-1seq runs V blocks of 16 (not fused). The backward lost with "state" (2.87 -> 3.05 ms) and
 # "all" (3.59: dhu spills 632 B with the extra products), so the default fuses the forward only.
 FUSE_WU = env_choice("JAGATTN_GD_FUSE_WU", ("off", "fwd", "state", "all"), "fwd")
-# The narrowest V block at which a pass is fused (``fuse_wu``); 32 / 16 are for device measurements of the
-# few-chain rows (H16-1seq runs V blocks of 16, H16-ragged's longest chain dominates its pass), not measured yet.
-FUSE_MIN_BV = env_choice("JAGATTN_GD_FUSE_MIN_BV", ("64", "32", "16"), "64")
 _FUSED_STAGES = {
     "off": (),
     "fwd": ("fwd_h",),
@@ -915,15 +912,16 @@ _FUSED_STAGES = {
 def fuse_wu(stage: str, n_chains, v, k_row_bytes: int) -> bool:
     """Whether ``stage`` (``"fwd_h"``: the forward's state pass, ``"bwd_h"``: the backward's recompute,
     ``"bwd_dhu"``) forms ``v_new`` (dhu: ``W^T dU``) from T itself (``FUSE_WU``), from shapes only: only
-    where that pass launches V blocks of 64 (``FUSE_MIN_BV``; ``launch_config``; ``n_chains`` = sequences x
-    value heads).
-    Narrower blocks come with few chains (one long sequence), where the extra ``[BT, BT] x [BT, BV]``
-    product lengthens a latency-bound chain, and they are the narrow right operands that Triton 3.6
-    miscompiled against a ``[BT, BT]`` left operand at 4 warps in ``fwd_o`` / ``dv_local`` (``CANDIDATES``)."""
+    where that pass launches V blocks of 64 (``launch_config``; ``n_chains`` = sequences x value heads).
+    Narrower blocks miscompile on Triton 3.6 (H200, session 22 round 7, forward state pass fused through a
+    since-removed switch): at V blocks of 32 (H16-ragged) o came out NaN and differed between two runs, at 16
+    (H16-1seq) an illegal memory access; the ``[BT, BT] x [BT, BV]`` product with a narrow right operand is
+    the shape ``fwd_o`` / ``dv_local`` miscompile at 4 warps too (``CANDIDATES``). (Round 2's first formulation
+    faulted at 16 as well.) The few-chain batches that get such blocks stay unfused."""
     if stage not in _FUSED_STAGES[FUSE_WU]:
         return False
     kernel = "bwd_dhu" if stage == "bwd_dhu" else "fwd_h"
-    return launch_config(kernel, n_programs=n_chains, v=v, k_row_bytes=k_row_bytes)[0] >= int(FUSE_MIN_BV)
+    return launch_config(kernel, n_programs=n_chains, v=v, k_row_bytes=k_row_bytes)[0] >= 64
 
 
 def _h_row_bytes(k, v) -> int:
