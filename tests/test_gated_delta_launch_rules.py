@@ -197,14 +197,16 @@ def test_fp16_k128_kernels_fit_sm90_shared_memory(extra):
 def test_fuse_wu_only_the_modes_stages_and_only_at_v_blocks_of_64(monkeypatch, mode, stages):
     # chunk_fwd.fuse_wu: the stages FUSE_WU names, only where the pass runs V blocks of 64: 128 chains on 132
     # SMs do (H16-8seqs); 16 chains run V blocks of 16 (H16-1seq) and stay unfused, as do a symbolic chain
-    # count (compile with dynamic shapes: V blocks of 32) and a head dim under 64. Fused at 32 / 16 the pass
-    # miscompiled on Triton 3.6 (NaN o, illegal address: session 22 round 7)
+    # count (compile with dynamic shapes: V blocks of 32), a value head dim under 64 and K = 256. Fused at 32 / 16
+    # the pass miscompiled on Triton 3.6 (NaN o, illegal address: session 22 round 7)
     from jagattn.gated_delta.triton import chunk_fwd
 
     monkeypatch.setattr(common, "_num_sms", lambda index: 132)
     monkeypatch.setattr(chunk_fwd, "FUSE_WU", mode)
     for stage in ("fwd_h", "bwd_h", "bwd_dhu"):
-        assert chunk_fwd.fuse_wu(stage, 128, 128, 256) == (stage in stages)
-        assert not chunk_fwd.fuse_wu(stage, 16, 128, 256)
-        assert not chunk_fwd.fuse_wu(stage, 1000, 32, 256)
-        assert not chunk_fwd.fuse_wu(stage, object(), 128, 256)  # not an int: a symbolic chain count
+        assert chunk_fwd.fuse_wu(stage, 128, 128, 128, 256) == (stage in stages)
+        assert chunk_fwd.fuse_wu(stage, 128, 128, 64, 128) == (stage in stages)
+        assert not chunk_fwd.fuse_wu(stage, 128, 128, 256, 512)  # K = 256: not run fused on the GPU
+        assert not chunk_fwd.fuse_wu(stage, 16, 128, 128, 256)
+        assert not chunk_fwd.fuse_wu(stage, 1000, 32, 128, 256)
+        assert not chunk_fwd.fuse_wu(stage, object(), 128, 128, 256)  # not an int: a symbolic chain count

@@ -644,9 +644,9 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=
     # chunk_fwd.FUSE_WU: the recompute forms v_new from T (fuse_h), dhu W^T dU (fuse_dhu); the w/u kernel
     # then writes what is still read: W for an unfused dhu, nothing when both are fused
     row_bytes = chunk_fwd._h_row_bytes(k, v)
-    fuse_h = chunk_fwd.fuse_wu("bwd_h", n * hv, dv_, row_bytes)
+    fuse_h = chunk_fwd.fuse_wu("bwd_h", n * hv, dv_, dk_, row_bytes)
     w_bytes = inter_dtype(k.dtype, "w", t, hv).itemsize  # dhu's launch_config below
-    fuse_dhu = fuse_h and chunk_fwd.fuse_wu("bwd_dhu", n * hv, dv_, dk_ * max(q.element_size(), w_bytes))
+    fuse_dhu = fuse_h and chunk_fwd.fuse_wu("bwd_dhu", n * hv, dv_, dk_, dk_ * max(q.element_size(), w_bytes))
     gc, ainv, w, u = _prepare(
         k, v, g, beta, cu, saved=saved, rk=rk, wu=False if fuse_dhu else "w" if fuse_h else True
     )

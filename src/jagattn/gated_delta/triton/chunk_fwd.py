@@ -909,7 +909,7 @@ _FUSED_STAGES = {
 }
 
 
-def fuse_wu(stage: str, n_chains, v, k_row_bytes: int) -> bool:
+def fuse_wu(stage: str, n_chains, v, k: int, k_row_bytes: int) -> bool:
     """Whether ``stage`` (``"fwd_h"``: the forward's state pass, ``"bwd_h"``: the backward's recompute,
     ``"bwd_dhu"``) forms ``v_new`` (dhu: ``W^T dU``) from T itself (``FUSE_WU``), from shapes only: only
     where that pass launches V blocks of 64 (``launch_config``; ``n_chains`` = sequences x value heads).
@@ -917,8 +917,10 @@ def fuse_wu(stage: str, n_chains, v, k_row_bytes: int) -> bool:
     since-removed switch): at V blocks of 32 (H16-ragged) o came out NaN and differed between two runs, at 16
     (H16-1seq) an illegal memory access; the ``[BT, BT] x [BT, BV]`` product with a narrow right operand is
     the shape ``fwd_o`` / ``dv_local`` miscompile at 4 warps too (``CANDIDATES``). (Round 2's first formulation
-    faulted at 16 as well.) The few-chain batches that get such blocks stay unfused."""
-    if stage not in _FUSED_STAGES[FUSE_WU]:
+    faulted at 16 as well.) The few-chain batches that get such blocks stay unfused. Only for head dims ``k``
+    up to 128: the gpu tests run the fused pass at K = V = 128 (bf16 and fp16), none at K = 256 (twice the
+    per-thread X and state tiles)."""
+    if stage not in _FUSED_STAGES[FUSE_WU] or k > 128:
         return False
     kernel = "bwd_dhu" if stage == "bwd_dhu" else "fwd_h"
     return launch_config(kernel, n_programs=n_chains, v=v, k_row_bytes=k_row_bytes)[0] >= 64
@@ -1017,7 +1019,7 @@ def chunk_fwd(
     hv, dv = v.shape[1], v.shape[2]
     n = cu.shape[0] - 1
     rq, rk = rstd if rstd is not None else (None, None)
-    fuse = fuse_wu("fwd_h", n * hv, dv, _h_row_bytes(k, v))
+    fuse = fuse_wu("fwd_h", n * hv, dv, dk, _h_row_bytes(k, v))
     gc, ainv, w, u = _prepare(k, v, g, beta, cu, rk=rk, wu=not fuse, norm_out=norm_k_out)
     if norm_k_out is not None:
         k = norm_k_out[0]
