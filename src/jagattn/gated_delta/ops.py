@@ -30,6 +30,7 @@ from torch.library import triton_op
 from .._core.alloc import new_empty
 from .._core.env import env_choice
 from .._core.library import eager_call, qualname, register_eager
+from .triton import chunk_fwd as _chunk_fwd_module
 from .triton.chunk_bwd import chunk_bwd
 from .triton.chunk_fwd import chunk_fwd
 from .triton.chunk_gk import chunk_bwd_gk, chunk_fwd_gk
@@ -71,14 +72,12 @@ KKT_NORM = env_choice("JAGATTN_GD_KKT_NORM", ("off", "on"), "on")
 def _kkt_norm(dtype: torch.dtype, use_qk_l2norm: bool) -> bool:
     """Whether the forward's solve kernel normalises k (``KKT_NORM``; not with ``NORM_ON_LOAD``, fp16's fp32
     copies or the ``dot64`` solve)."""
-    from .triton import chunk_fwd as cf
-
     return (
         KKT_NORM == "on"
         and use_qk_l2norm
         and not _norm_on_load(dtype, use_qk_l2norm)
         and inter_dtype(dtype, "qk", 0, 0) == dtype
-        and cf.KKT_VARIANT == "blocks16"
+        and _chunk_fwd_module.KKT_VARIANT == "blocks16"
     )
 
 
@@ -192,11 +191,10 @@ def gated_delta_fwd(
     """``(o [T, HV, V] q.dtype, final_state [N, HV, K, V] fp32)``; shapes as in the public API."""
     h0 = _contig(initial_state)
     if _kkt_norm(q.dtype, use_qk_l2norm):
-        kn = _kn_buffers(k)
         qn = l2norm_fwd(q.contiguous())
         return chunk_fwd(
             qn, k.contiguous(), v.contiguous(), g.contiguous(), beta.contiguous(), h0, cu_seqlens, scale,
-            norm_k_out=kn,
+            norm_k_out=_kn_buffers(k),
         )  # fmt: skip
     qn, kn, rstd = _prep(q, k, v, use_qk_l2norm)
     return chunk_fwd(
