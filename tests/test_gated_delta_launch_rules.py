@@ -210,3 +210,20 @@ def test_fuse_wu_only_the_modes_stages_and_only_at_v_blocks_of_64(monkeypatch, m
         assert not chunk_fwd.fuse_wu(stage, 16, 128, 128, 256)
         assert not chunk_fwd.fuse_wu(stage, 1000, 32, 128, 256)
         assert not chunk_fwd.fuse_wu(stage, object(), 128, 128, 256)  # not an int: a symbolic chain count
+
+
+def test_fuse_o_rule(monkeypatch):
+    # chunk_fwd.fuse_o: only where the forward's pass runs V blocks of 64 (128 chains x V 128 on 132 SMs: yes;
+    # 16 chains: no),
+    # K <= 128 and K rows of at most 256 bytes (bf16 at K = 128: yes; fp32 copies at K = 128: no), never "off"
+    from jagattn.gated_delta.triton import chunk_fwd, common
+
+    monkeypatch.setattr(common, "_num_sms", lambda index: 132)
+    assert chunk_fwd.fuse_o(128, 128, 128, 256)
+    assert chunk_fwd.fuse_o(264, 64, 64, 128)  # V = 64: two V blocks of 32 on 128 chains, one of 64 on 264
+    assert not chunk_fwd.fuse_o(16, 128, 128, 256)
+    assert not chunk_fwd.fuse_o(128, 128, 128, 512)
+    assert not chunk_fwd.fuse_o(128, 128, 256, 512)
+    assert not chunk_fwd.fuse_o(object(), 128, 128, 256)  # a symbolic chain count
+    monkeypatch.setattr(chunk_fwd, "FUSE_O", "off")
+    assert not chunk_fwd.fuse_o(128, 128, 128, 256)

@@ -807,6 +807,42 @@ def test_triton_fuse_wu_matches_the_wu_kernel(dtype, mode, save_t, monkeypatch, 
     check_against_reference(case, dtype)
 
 
+@pytest.mark.parametrize(
+    "dtype, hv, fuse_wu, norm_on_load",
+    [(torch.float32, 2, "fwd", "off"), (torch.float16, 1, "off", "off"), (torch.float32, 1, "off", "all")],
+    ids=lambda x: str(x).replace("torch.", ""),
+)  # fmt: skip
+def test_triton_fuse_o_is_bitwise_the_o_kernel(dtype, hv, fuse_wu, norm_on_load, monkeypatch, device):
+    # chunk_fwd.FUSE_O: the forward's state pass writes o itself (the output kernel's arithmetic on the same
+    # roundings of S0 and v_new), stores no per-chunk states / v_new and launches no output kernel. With and
+    # without the fused v_new (FUSE_WU), GVA, q/k normalised on load (the RQ factors): o, the final state and
+    # every gradient bitwise those of the output kernel's run, the SPEC rule, and the launches. One SM
+    # (common._num_sms) so the pass runs the V blocks of 64 fuse_o requires (dv 48: one block); NaN-poisoned
+    # buffers (conftest): a row the pass failed to write would show.
+    from jagattn.gated_delta import ops
+    from jagattn.gated_delta.triton import chunk_fwd, common
+
+    monkeypatch.setattr(common, "_num_sms", lambda index: 1)
+    monkeypatch.setattr(chunk_fwd, "FUSE_WU", fuse_wu)
+    monkeypatch.setattr(ops, "NORM_ON_LOAD", norm_on_load)
+    case = make_case([63, 0, 65, 1, 130], 1, hv, 32, 48, dtype=dtype, with_init=True, l2=True, seed=61,
+                     device=device)  # fmt: skip
+    monkeypatch.setattr(chunk_fwd, "FUSE_O", "off")
+    base = run_triton(case)
+    monkeypatch.setattr(chunk_fwd, "FUSE_O", "auto")
+    launched = []
+    wrap = torch.library.wrap_triton
+    monkeypatch.setattr(torch.library, "wrap_triton", lambda k: launched.append(k.fn.__name__) or wrap(k))
+    with torch.no_grad():
+        triton_call(*[case[n] for n in ("q", "k", "v", "g", "beta")], initial_state=case["initial_state"],
+                    cu_seqlens=case["cu_seqlens"], use_qk_l2norm=True)  # fmt: skip
+    assert "_gated_delta_fwd_h_kernel" in launched and "_gated_delta_fwd_o_kernel" not in launched, launched
+    got = run_triton(case)
+    for name in base:
+        assert torch.equal(got[name], base[name]), name
+    check_against_reference(case, dtype)
+
+
 @pytest.mark.parametrize("hv, save_t", [(1, "auto"), (2, "off"), (2, "auto")])
 def test_triton_kkt_norm_matches_the_l2norm_launch(hv, save_t, monkeypatch, device):
     # ops.KKT_NORM: the forward's solve kernel writes k's L2-normalised copy and factors from the raw k (the
@@ -1050,6 +1086,36 @@ def test_gpu_opt_in_variant_bf16(variant, variant_gold, force_variant):
         testing.assert_finite_where(name, got[name])
         testing.check_close(f"{variant} {name}", got[name], gold[name], lowp[name])
         assert torch.equal(got[name], again[name]), f"{variant}: {name} not repeatable"
+
+
+@pytest.mark.gpu
+def test_gpu_fuse_o_bf16(monkeypatch, on_launch):
+    # chunk_fwd.FUSE_O on the device's Triton at the suite's H16 8 x 4096 shape (128 chains: V blocks of 64, the
+    # fused output): no output launch, and o and the final state those of the output kernel's run (the same
+    # roundings of S0 and v_new; the tensor cores may order the K sums of another tile shape differently, so
+    # within 2^-8 of o's scale rather than bitwise) and finite
+    from jagattn.gated_delta.triton import chunk_fwd
+
+    case = make_case([4096] * 8, 16, 16, 128, 128, dtype=torch.bfloat16, with_init=True, l2=True, seed=5,
+                     device="cuda")  # fmt: skip
+    args = [case[n].detach() for n in ("q", "k", "v", "g", "beta")]
+    kw = {
+        "initial_state": case["initial_state"].detach(),
+        "cu_seqlens": case["cu_seqlens"],
+        "use_qk_l2norm": True,
+    }
+    monkeypatch.setattr(chunk_fwd, "FUSE_O", "off")
+    o0, s0 = triton_call(*args, output_final_state=True, **kw)
+    monkeypatch.setattr(chunk_fwd, "FUSE_O", "auto")
+    launched = []
+    on_launch(lambda kernel, a, k: launched.append(kernel.fn.__name__))
+    o1, s1 = triton_call(*args, output_final_state=True, **kw)
+    assert "_gated_delta_fwd_h_kernel" in launched and "_gated_delta_fwd_o_kernel" not in launched, launched
+    assert torch.equal(s1, s0)
+    testing.assert_finite_where("o", o1)
+    err = (o1.float() - o0.float()).abs().max().item()
+    assert err <= 2**-8 * o0.float().abs().max().item(), err
+    print(f"fuse_o bf16: o bitwise {torch.equal(o1, o0)}, max diff {err:.3e}")
 
 
 @pytest.mark.gpu

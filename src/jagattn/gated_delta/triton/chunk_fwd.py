@@ -26,6 +26,7 @@ from ..._core.alloc import new_empty
 from ..._core.env import env_choice
 from .common import (
     BT,
+    DEEP_K_ROW_BYTES,
     _c,
     _dot_f32_lhs,
     _exp,
@@ -521,6 +522,31 @@ def _vnew_factored(
 
 
 @triton.jit
+def _fused_o(
+    Q, RQ, O, b_k, b_h, b_vn, b_g, rows, m_t, o_t, o_k, m_k, p_o, m_o, i_h, scale, H: tl.constexpr,
+    K: tl.constexpr, DOT_PREC: tl.constexpr, KEEP: tl.constexpr, EXACT_EXP: tl.constexpr, NORM: tl.constexpr,
+):  # fmt: skip
+    """One chunk's output tile at ``p_o`` inside the state pass (``FUSE_O``), by ``_gated_delta_fwd_o_kernel``'s
+    arithmetic: ``b_h`` the state the chunk starts with and ``b_vn`` its v_new, each already rounded as that
+    kernel reads them from HBUF / VNEW (whose dtype also gives the tensor-core operand dtype); ``b_k`` the
+    (normalised) k tile."""
+    dt = b_vn.dtype
+    b_q = _l2n(
+        tl.load(Q + (rows[:, None] * H + i_h) * K + o_k[None, :], mask=m_t[:, None] & m_k[None, :], other=0.0),
+        RQ, rows, m_t, i_h, H, NORM,
+    )  # fmt: skip
+    b_o = (
+        tl.dot(_c(b_q, dt, DOT_PREC, KEEP), _c(b_h, dt, DOT_PREC, KEEP), input_precision=DOT_PREC)
+        * _exp(b_g, EXACT_EXP)[:, None]
+    )
+    b_qk = tl.dot(b_q, tl.trans(b_k), input_precision=DOT_PREC)
+    causal = (o_t[:, None] >= o_t[None, :]) & m_t[:, None]
+    b_p = tl.where(causal, b_qk * _exp(tl.where(causal, b_g[:, None] - b_g[None, :], 0.0), EXACT_EXP), 0.0)
+    b_o = (b_o + _dot_f32_lhs(b_p, b_vn, DOT_PREC, KEEP)) * scale
+    tl.store(O + p_o, b_o.to(O.dtype.element_ty), mask=m_o)
+
+
+@triton.jit
 def _load_dh(DHBUF, DHLO, offs, mask, DH_SPLIT: tl.constexpr):
     """One dS tile in fp32: stored fp32, or (``DH_SPLIT``) as bf16 hi + lo parts (``chunk_bwd``)."""
     b_dh = tl.load(DHBUF + offs, mask=mask, other=0.0).to(tl.float32)
@@ -546,8 +572,12 @@ def _gated_delta_fwd_h_kernel(
     DHBUF,
     DHLO,
     GH,
+    Q,
+    RQ,
+    O,
     CU,
     N,
+    scale,
     H: tl.constexpr,
     HV: tl.constexpr,
     K: tl.constexpr,
@@ -567,6 +597,9 @@ def _gated_delta_fwd_h_kernel(
     DH_SPLIT: tl.constexpr,
     FUSE_WU: tl.constexpr,
     WU_PREC: tl.constexpr,
+    FUSE_O: tl.constexpr,
+    O_PREC: tl.constexpr,
+    O_KEEP: tl.constexpr,
 ):
     """The sequential state pass over the chunks of one (sequence, value head, V block): stores each
     chunk's starting state (HBUF) and ``v_new = U~ - W S`` (VNEW), steps ``S``; the final state (HT),
@@ -575,7 +608,14 @@ def _gated_delta_fwd_h_kernel(
     ``FUSE_WU`` (``chunk_fwd.fuse_wu``): W and U~ are not read from memory; ``v_new = T (beta V - X S)`` with
     ``X = beta exp(G) K`` (``_vnew_factored``) from T (AINV), beta, the gates, and the k and v tiles: T and v
     read per chunk instead of W and U~ (the same bytes), no w/u launch before, and one ``[BT, BT] x [BT, BV]``
-    product more per step (``W`` and ``U`` are then empty tensors that give the dtypes)."""
+    product more per step (``W`` and ``U`` are then empty tensors that give the dtypes).
+
+    ``FUSE_O`` (``chunk_fwd.fuse_o``, forward only): each step also forms the chunk's output for its V block,
+    ``o = scale (exp(G) q S0 + P v_new)`` with ``P = (q k^T) * exp(G_t - G_s)`` (causal), by ``_gated_delta_fwd_o_kernel``'s
+    arithmetic on the same roundings (S0 to HBUF's dtype, v_new to VNEW's; ``O_PREC``, ``O_KEEP`` are that
+    kernel's), so neither the per-chunk states nor v_new are stored (HBUF, VNEW are empty tensors that give
+    the dtypes) and no output launch follows."""
+    scale = tl.cast(scale, tl.float32)  # Inductor passes Python floats as fp64 scalars
     i_v = tl.program_id(0)
     i_nh = tl.program_id(1)
     i_n = i_nh // HV
@@ -618,7 +658,8 @@ def _gated_delta_fwd_h_kernel(
         m_t = (row0 + o_t0) < eos
         last = (tl.minimum(row0 + BT, eos) - 1).to(tl.int64)
         p_slot = ((slot0 + i_t).to(tl.int64) * HV + i_hv) * K * V
-        tl.store(HBUF + p_slot + o_kv, b_h.to(HBUF.dtype.element_ty), mask=m_kv)
+        if not FUSE_O:
+            tl.store(HBUF + p_slot + o_kv, b_h.to(HBUF.dtype.element_ty), mask=m_kv)
         if PREFETCH:
             b_g = b_g_nx
             g_last = g_last_nx
@@ -666,7 +707,8 @@ def _gated_delta_fwd_h_kernel(
                 _c(b_w, dt, DOT_PREC, KEEP), _c(b_h, dt, DOT_PREC, KEEP), input_precision=DOT_PREC
             )
         b_vn = b_vn.to(dt)
-        tl.store(VNEW + p_u, b_vn, mask=m_t[:, None] & m_v[None, :])
+        if not FUSE_O:
+            tl.store(VNEW + p_u, b_vn, mask=m_t[:, None] & m_v[None, :])
 
         if not PREFETCH and not FUSE_WU:
             b_g = tl.load(GC + rows * HV + i_hv, mask=m_t, other=0.0)
@@ -676,6 +718,10 @@ def _gated_delta_fwd_h_kernel(
                 K_ + (rows[:, None] * H + i_h) * K + o_k[None, :], mask=m_t[:, None] & m_k[None, :], other=0.0
             )
             b_k = _l2n(b_k, RK, rows, m_t, i_h, H, NORM)
+        if FUSE_O:
+            _fused_o(Q, RQ, O, b_k, b_h.to(HBUF.dtype.element_ty), b_vn.to(VNEW.dtype.element_ty), b_g, rows, m_t,
+                     o_t0, o_k, m_k, p_u, m_t[:, None] & m_v[None, :], i_h, scale, H, K, O_PREC, O_KEEP, EXACT_EXP,
+                     NORM)  # fmt: skip
         # the decay exp(G_last - G_t) scales the [BT, BV] updates rather than the [BT, K] keys
         b_vd = b_vn.to(tl.float32) * tl.where(m_t, _exp(g_last - b_g, EXACT_EXP), 0.0)[:, None]
         b_h = b_h * _exp(g_last, EXACT_EXP) + tl.dot(
@@ -926,6 +972,23 @@ def fuse_wu(stage: str, n_chains, v, k: int, k_row_bytes: int) -> bool:
     return launch_config(kernel, n_programs=n_chains, v=v, k_row_bytes=k_row_bytes)[0] >= 64
 
 
+# Whether the forward's state pass also writes the output (``FUSE_O``, ``_fused_o``): each step forms its chunk's o
+# tile from the state it starts with and its v_new, by the output kernel's arithmetic on the same roundings, so
+# the pass stores neither the per-chunk states ([NT, HV, K, V]) nor v_new and no output launch follows. "auto"
+# (default): where the pass runs V blocks of 64 (the score tile times a narrower v_new tile is the Triton 3.6
+# miscompile pattern of fwd_o, CANDIDATES) and K rows of at most DEEP_K_ROW_BYTES (bf16 at K <= 128: shared
+# memory of the wider rows not measured); "off": never.
+FUSE_O = env_choice("JAGATTN_GD_FUSE_O", ("auto", "off"), "auto")
+
+
+def fuse_o(n_chains, v, k: int, k_row_bytes: int) -> bool:
+    """Whether the forward's state pass writes o itself (``FUSE_O``), from shapes only (``n_chains`` =
+    sequences x value heads): only at V blocks of 64 and K rows of at most ``DEEP_K_ROW_BYTES``."""
+    if FUSE_O == "off" or k > 128 or k_row_bytes > DEEP_K_ROW_BYTES:
+        return False
+    return launch_config("fwd_h", n_programs=n_chains, v=v, k_row_bytes=k_row_bytes)[0] >= 64
+
+
 def _h_row_bytes(k, v) -> int:
     """``k_row_bytes`` of the state pass's ``launch_config`` (K times the wider of k's and the states' sizes)."""
     return k.shape[2] * max(k.element_size(), inter_dtype(k.dtype, "h", k.shape[0], v.shape[1]).itemsize)
@@ -933,10 +996,12 @@ def _h_row_bytes(k, v) -> int:
 
 def _state_pass(
     k, w, u, gc, initial_state, cu, *, in_dtype, store_final: bool, dhbuf=None, rk=None, dhlo=None,
-    fused=None,
+    fused=None, out=None,
 ):  # fmt: skip
     """The state pass (``_gated_delta_fwd_h_kernel``) over ``w``, ``u`` from ``_prepare``, or with ``fused =
-    (v, beta, T^-1)`` and ``w = u = None`` forming v_new from T per chunk itself (``FUSE_WU``)."""
+    (v, beta, T^-1)`` and ``w = u = None`` forming v_new from T per chunk itself (``FUSE_WU``). ``out = (q, rq, o,
+    scale)`` (``FUSE_O``, forward only; ``rq`` None or q's l2norm factors): the pass writes the output ``o``
+    itself and returns empty per-chunk states and v_new."""
     t, h, dk = k.shape
     if fused is not None:
         v, beta, ainv = fused
@@ -950,11 +1015,13 @@ def _state_pass(
     n = cu.shape[0] - 1
     ns = num_slots(t, n)
     dev = k.device
-    hbuf = new_empty((ns, hv, dk, dv), dtype=inter_dtype(k.dtype, "h", t, hv), device=dev)
+    # with ``out`` (FUSE_O) nothing reads the per-chunk states and v_new: empty tensors give their dtypes
+    hbuf = new_empty((0,) if out else (ns, hv, dk, dv), dtype=inter_dtype(k.dtype, "h", t, hv), device=dev)
     ng = triton.cdiv(dv, 16)
     # one partial sum per V block of the autotuned width (>= 16); unused entries stay 0
     gh = torch.zeros((ns, hv, ng) if dhbuf is not None else (0,), dtype=torch.float32, device=dev)
-    vnew = new_empty((t, hv, dv), dtype=inter_dtype(k.dtype, "vnew", t, hv), device=dev)
+    vnew = new_empty((0,) if out else (t, hv, dv), dtype=inter_dtype(k.dtype, "vnew", t, hv), device=dev)
+    q_o, rq_o, o_o, scale_o = out if out is not None else (gc, None, gc, 1.0)
     final = new_empty((n, hv, dk, dv) if store_final else (0,), dtype=torch.float32, device=dev)
     if n > 0:
         bv, warps, stages = launch_config(
@@ -976,8 +1043,12 @@ def _state_pass(
             dhbuf if dhbuf is not None else gc,
             dhlo if dhlo is not None else gc,
             gh,
+            q_o,
+            q_o if rq_o is None else rq_o,
+            o_o,
             cu,
             n,
+            scale_o,
             H=h,
             HV=hv,
             K=dk,
@@ -997,6 +1068,9 @@ def _state_pass(
             DH_SPLIT=dhlo is not None,
             FUSE_WU=fused is not None,
             WU_PREC=wu_prec,
+            FUSE_O=out is not None,
+            O_PREC=dot_precision(in_dtype, "fwd_o"),
+            O_KEEP=keep_fp32(in_dtype, "fwd_o", t, hv),
             num_warps=warps,
             num_stages=stages,
         )
@@ -1023,15 +1097,16 @@ def chunk_fwd(
     gc, ainv, w, u = _prepare(k, v, g, beta, cu, rk=rk, wu=not fuse, norm_out=norm_k_out)
     if norm_k_out is not None:
         k = norm_k_out[0]
+    o = new_empty((t, hv, dv), dtype=v.dtype, device=v.device)
+    with_o = fuse_o(n * hv, dv, dk, _h_row_bytes(k, v))
     hbuf, vnew, final, _ = _state_pass(
         k, w, u, gc, initial_state, cu, in_dtype=v.dtype, store_final=True, rk=rk,
-        fused=(v, beta, ainv) if fuse else None,
+        fused=(v, beta, ainv) if fuse else None, out=(q, rq, o, scale) if with_o else None,
     )  # fmt: skip
     if keep_t == "input":
         ainv = ainv.to(k.dtype)
-    o = new_empty((t, hv, dv), dtype=v.dtype, device=v.device)
     ns = num_slots(t, n)
-    if ns > 0:
+    if ns > 0 and not with_o:
         bv, warps, stages = launch_config(
             "fwd_o", n_programs=ns * hv, v=dv, k_row_bytes=dk * max(k.element_size(), hbuf.element_size())
         )
