@@ -947,6 +947,9 @@ def _wu_lowp(prec: str, w_dtype, k_dtype) -> dict:
 # (H32-8seqs); H16-1seq runs V blocks of 16 (not fused). The backward lost with "state" (2.87 -> 3.05 ms) and
 # "all" (3.59: dhu spills 632 B with the extra products), so the default fuses the forward only.
 FUSE_WU = env_choice("JAGATTN_GD_FUSE_WU", ("off", "fwd", "state", "all"), "fwd")
+# The narrowest state-pass V block that fuse_wu / fuse_o fuse at (64: narrower ones miscompile at 4 warps, see
+# fuse_wu). Lowered only by device experiments that also force another warp count (benchmarks/rounds/).
+FUSE_MIN_BV = 64
 _FUSED_STAGES = {
     "off": (),
     "fwd": ("fwd_h",),
@@ -969,7 +972,7 @@ def fuse_wu(stage: str, n_chains, v, k: int, k_row_bytes: int) -> bool:
     if stage not in _FUSED_STAGES[FUSE_WU] or k > 128:
         return False
     kernel = "bwd_dhu" if stage == "bwd_dhu" else "fwd_h"
-    return launch_config(kernel, n_programs=n_chains, v=v, k_row_bytes=k_row_bytes)[0] >= 64
+    return launch_config(kernel, n_programs=n_chains, v=v, k_row_bytes=k_row_bytes)[0] >= FUSE_MIN_BV
 
 
 # Whether the forward's state pass also writes the output (``FUSE_O``, ``_fused_o``): each step forms its chunk's o
@@ -986,7 +989,7 @@ def fuse_o(n_chains, v, k: int, k_row_bytes: int) -> bool:
     sequences x value heads): only at V blocks of 64 and K rows of at most ``DEEP_K_ROW_BYTES``."""
     if FUSE_O == "off" or k > 128 or k_row_bytes > DEEP_K_ROW_BYTES:
         return False
-    return launch_config("fwd_h", n_programs=n_chains, v=v, k_row_bytes=k_row_bytes)[0] >= 64
+    return launch_config("fwd_h", n_programs=n_chains, v=v, k_row_bytes=k_row_bytes)[0] >= FUSE_MIN_BV
 
 
 def _h_row_bytes(k, v) -> int:
@@ -1025,8 +1028,9 @@ def _state_pass(
     final = new_empty((n, hv, dk, dv) if store_final else (0,), dtype=torch.float32, device=dev)
     if n > 0:
         bv, warps, stages = launch_config(
-            "fwd_h", n_programs=n * hv, v=dv, k_row_bytes=_h_row_bytes(k, u if fused is None else fused[0])
-        )
+            "fwd_h_o" if out is not None else "fwd_h", n_programs=n * hv, v=dv,
+            k_row_bytes=_h_row_bytes(k, u if fused is None else fused[0]),
+        )  # fmt: skip
         torch.library.wrap_triton(_gated_delta_fwd_h_kernel)[(triton.cdiv(dv, bv), n * hv)](
             k,
             k if rk is None else rk,

@@ -190,6 +190,10 @@ CANDIDATES = {
     # deeper pipelines and 2 warps (session 5) are for the device sweep
     "fwd_h": [(bv, w, s) for bv in (16, 32, 64) for w in (4, 8) for s in (1, 2)]
     + [(32, 4, 3), (32, 4, 4), (64, 4, 3), (32, 2, 2), (32, 2, 3), (64, 2, 3)],
+    # the forward's state pass writing o itself (chunk_fwd.FUSE_O): V blocks of 64 only. One stage first: H200
+    # (session 23 round 1, H16-8seqs forward) 0.777 ms at (64, 4, 1) against 1.238 at two stages (124 KB of
+    # shared memory: one program per SM) and 1.254 at (64, 8, 2); the unfused pass + output kernel 0.870
+    "fwd_h_o": [(64, 4, 1), (64, 8, 1), (64, 4, 2), (64, 8, 2)],
     "fwd_o": [(bv, w, s) for bv in (64, 128) for w in (4, 8) for s in (1, 2)],
     "bwd_dv_local": [(bv, w, s) for bv in (64, 128) for w in (4, 8) for s in (1, 2)],
     # (BC: column tile, num_warps, num_stages) of the w/u kernel (the "loop" variant walks the K then
@@ -321,7 +325,7 @@ def launch_config(
         if wide_k:
             return (64, 4, 1)
         return (128 if v > 64 else 64, 4, 2)
-    if kernel in ("bwd_dqkwg", "bwd_wy", "fwd_wu"):
+    if kernel in ("bwd_dqkwg", "bwd_wy", "fwd_wu", "fwd_h_o"):
         return CANDIDATES[kernel][0]
     if kernel == "fwd_recurrent":
         return (min(32, max(16, triton.next_power_of_2(v))), 4, 1)
