@@ -522,15 +522,14 @@ def _vnew_factored(
 
 
 @triton.jit
-def _fused_o(
-    Q, RQ, O, b_k, b_h, b_vn, b_g, rows, m_t, o_t, o_k, m_k, p_o, m_o, i_h, scale, H: tl.constexpr,
-    K: tl.constexpr, DOT_PREC: tl.constexpr, KEEP: tl.constexpr, EXACT_EXP: tl.constexpr, NORM: tl.constexpr,
+def _fused_o_pre(
+    Q, RQ, b_k, b_h, b_g, rows, m_t, o_t, o_k, m_k, i_h, dt, H: tl.constexpr, K: tl.constexpr,
+    DOT_PREC: tl.constexpr, KEEP: tl.constexpr, EXACT_EXP: tl.constexpr, NORM: tl.constexpr,
 ):  # fmt: skip
-    """One chunk's output tile at ``p_o`` inside the state pass (``FUSE_O``), by ``_gated_delta_fwd_o_kernel``'s
-    arithmetic: ``b_h`` the state the chunk starts with and ``b_vn`` its v_new, each already rounded as that
-    kernel reads them from HBUF / VNEW (whose dtype also gives the tensor-core operand dtype); ``b_k`` the
-    (normalised) k tile."""
-    dt = b_vn.dtype
+    """The part of one chunk's output tile inside the state pass (``FUSE_O``) that needs no v_new, by
+    ``_gated_delta_fwd_o_kernel``'s arithmetic: ``(exp(G) q S0, P)`` with ``P = (q k^T) * exp(G_t - G_s)``
+    (causal, fp32). ``b_h`` is the state the chunk starts with, rounded as that kernel reads it from HBUF;
+    ``dt`` the tensor-core operand dtype (VNEW's); ``b_k`` the (normalised) k tile."""
     b_q = _l2n(
         tl.load(Q + (rows[:, None] * H + i_h) * K + o_k[None, :], mask=m_t[:, None] & m_k[None, :], other=0.0),
         RQ, rows, m_t, i_h, H, NORM,
@@ -542,6 +541,13 @@ def _fused_o(
     b_qk = tl.dot(b_q, tl.trans(b_k), input_precision=DOT_PREC)
     causal = (o_t[:, None] >= o_t[None, :]) & m_t[:, None]
     b_p = tl.where(causal, b_qk * _exp(tl.where(causal, b_g[:, None] - b_g[None, :], 0.0), EXACT_EXP), 0.0)
+    return b_o, b_p
+
+
+@triton.jit
+def _fused_o_post(O, b_o, b_p, b_vn, p_o, m_o, scale, DOT_PREC: tl.constexpr, KEEP: tl.constexpr):
+    """``o = scale (exp(G) q S0 + P v_new)`` from ``_fused_o_pre``'s two terms and ``b_vn`` rounded as the output
+    kernel reads it from VNEW, stored at ``p_o``."""
     b_o = (b_o + _dot_f32_lhs(b_p, b_vn, DOT_PREC, KEEP)) * scale
     tl.store(O + p_o, b_o.to(O.dtype.element_ty), mask=m_o)
 
@@ -600,6 +606,7 @@ def _gated_delta_fwd_h_kernel(
     FUSE_O: tl.constexpr,
     O_PREC: tl.constexpr,
     O_KEEP: tl.constexpr,
+    O_EARLY: tl.constexpr,
 ):
     """The sequential state pass over the chunks of one (sequence, value head, V block): stores each
     chunk's starting state (HBUF) and ``v_new = U~ - W S`` (VNEW), steps ``S``; the final state (HT),
@@ -692,6 +699,12 @@ def _gated_delta_fwd_h_kernel(
                 K_ + (rows[:, None] * H + i_h) * K + o_k[None, :], mask=m_t[:, None] & m_k[None, :], other=0.0
             )
             b_k = _l2n(b_k, RK, rows, m_t, i_h, H, NORM)
+            if FUSE_O and O_EARLY:
+                # the output's terms that need no v_new first (its q load then overlaps the chain's)
+                b_oi, b_p = _fused_o_pre(
+                    Q, RQ, b_k, b_h.to(HBUF.dtype.element_ty), b_g, rows, m_t, o_t0, o_k, m_k, i_h,
+                    VNEW.dtype.element_ty, H, K, O_PREC, O_KEEP, EXACT_EXP, NORM,
+                )  # fmt: skip
             b_vn = _vnew_factored(
                 AINV, BETA, V_, b_k, b_g, b_h, rows, m_t, p_u, m_t[:, None] & m_v[None, :], i_hv, HV, BT, dt,
                 DOT_PREC, KEEP, WU_PREC, EXACT_EXP,
@@ -719,9 +732,14 @@ def _gated_delta_fwd_h_kernel(
             )
             b_k = _l2n(b_k, RK, rows, m_t, i_h, H, NORM)
         if FUSE_O:
-            _fused_o(Q, RQ, O, b_k, b_h.to(HBUF.dtype.element_ty), b_vn.to(VNEW.dtype.element_ty), b_g, rows, m_t,
-                     o_t0, o_k, m_k, p_u, m_t[:, None] & m_v[None, :], i_h, scale, H, K, O_PREC, O_KEEP, EXACT_EXP,
-                     NORM)  # fmt: skip
+            if not (O_EARLY and FUSE_WU):
+                b_oi, b_p = _fused_o_pre(
+                    Q, RQ, b_k, b_h.to(HBUF.dtype.element_ty), b_g, rows, m_t, o_t0, o_k, m_k, i_h,
+                    VNEW.dtype.element_ty, H, K, O_PREC, O_KEEP, EXACT_EXP, NORM,
+                )  # fmt: skip
+            _fused_o_post(
+                O, b_oi, b_p, b_vn.to(VNEW.dtype.element_ty), p_u, m_t[:, None] & m_v[None, :], scale, O_PREC, O_KEEP
+            )  # fmt: skip
         # the decay exp(G_last - G_t) scales the [BT, BV] updates rather than the [BT, K] keys
         b_vd = b_vn.to(tl.float32) * tl.where(m_t, _exp(g_last - b_g, EXACT_EXP), 0.0)[:, None]
         b_h = b_h * _exp(g_last, EXACT_EXP) + tl.dot(
@@ -982,6 +1000,9 @@ def fuse_wu(stage: str, n_chains, v, k: int, k_row_bytes: int) -> bool:
 # miscompile pattern of fwd_o, CANDIDATES) and K rows of at most DEEP_K_ROW_BYTES (bf16 at K <= 128: shared
 # memory of the wider rows not measured); "off": never.
 FUSE_O = env_choice("JAGATTN_GD_FUSE_O", ("auto", "off"), "auto")
+# With the fused v_new too: the output's terms that need no v_new (its q load, q S0, q k^T) ahead of the v_new
+# chain instead of after it (same arithmetic, bitwise the same o). For device A/Bs (session 23).
+FUSE_O_EARLY = False
 
 
 def fuse_o(n_chains, v, k: int, k_row_bytes: int) -> bool:
@@ -1075,6 +1096,7 @@ def _state_pass(
             FUSE_O=out is not None,
             O_PREC=dot_precision(in_dtype, "fwd_o"),
             O_KEEP=keep_fp32(in_dtype, "fwd_o", t, hv),
+            O_EARLY=FUSE_O_EARLY,
             num_warps=warps,
             num_stages=stages,
         )
