@@ -808,35 +808,56 @@ def test_triton_fuse_wu_matches_the_wu_kernel(dtype, mode, save_t, monkeypatch, 
 
 
 @pytest.mark.parametrize(
-    "dtype, hv, fuse_wu, norm_on_load",
-    [(torch.float32, 2, "fwd", "off"), (torch.float16, 1, "off", "off"), (torch.float32, 1, "off", "all")],
+    "dtype, hv, fuse_wu, norm_on_load, max_mean",
+    [(torch.float32, 2, "fwd", "off", 1.5), (torch.float16, 1, "off", "off", 1.5),
+     (torch.float32, 1, "off", "all", 1.5), (torch.float32, 1, "fwd", "off", 100.0),
+     (torch.float16, 2, "fwd", "off", 0.0)],
     ids=lambda x: str(x).replace("torch.", ""),
 )  # fmt: skip
-def test_triton_fuse_o_is_bitwise_the_o_kernel(dtype, hv, fuse_wu, norm_on_load, monkeypatch, device):
-    # chunk_fwd.FUSE_O: the forward's state pass writes o itself (the output kernel's arithmetic on the same
-    # roundings of S0 and v_new), stores no per-chunk states / v_new and launches no output kernel. With and
-    # without the fused v_new (FUSE_WU), GVA, q/k normalised on load (the RQ factors): o, the final state and
-    # every gradient bitwise those of the output kernel's run, the SPEC rule, and the launches. One SM
-    # (common._num_sms) so the pass runs the V blocks of 64 fuse_o requires (dv 48: one block); NaN-poisoned
-    # buffers (conftest): a row the pass failed to write would show.
+def test_triton_fuse_o_is_bitwise_the_o_kernel(
+    dtype, hv, fuse_wu, norm_on_load, max_mean, monkeypatch, device
+):
+    # chunk_fwd.FUSE_O: the forward's state pass writes o itself for the sequences of at most fuse_o_max_len
+    # tokens (the output kernel's arithmetic on the same roundings of S0 and v_new) and the output kernel the
+    # others'. Lengths [63, 0, 65, 1, 130]: at 1.5 x the mean (77 tokens) 130 is left to the output kernel, at 100
+    # x none, at 0 every nonempty one. With and without the fused v_new (FUSE_WU), GVA, q/k normalised on load (the
+    # RQ factors): o, the final state and every gradient bitwise those of the unfused run, the SPEC rule, and the
+    # launches. One SM (common._num_sms) so the pass runs the V blocks of 64 fuse_o requires (dv 48: one block);
+    # NaN-poisoned buffers (conftest): a row neither kernel wrote would show.
     from jagattn.gated_delta import ops
     from jagattn.gated_delta.triton import chunk_fwd, common
 
     monkeypatch.setattr(common, "_num_sms", lambda index: 1)
     monkeypatch.setattr(chunk_fwd, "FUSE_WU", fuse_wu)
+    monkeypatch.setattr(chunk_fwd, "FUSE_O_MAX_MEAN", max_mean)
     monkeypatch.setattr(ops, "NORM_ON_LOAD", norm_on_load)
     case = make_case([63, 0, 65, 1, 130], 1, hv, 32, 48, dtype=dtype, with_init=True, l2=True, seed=61,
                      device=device)  # fmt: skip
     monkeypatch.setattr(chunk_fwd, "FUSE_O", "off")
     base = run_triton(case)
     monkeypatch.setattr(chunk_fwd, "FUSE_O", "auto")
-    launched = []
+    launched = {}
     wrap = torch.library.wrap_triton
-    monkeypatch.setattr(torch.library, "wrap_triton", lambda k: launched.append(k.fn.__name__) or wrap(k))
+
+    class Record:
+        def __init__(self, kernel):
+            self.kernel = kernel
+
+        def __getitem__(self, grid):
+            def launch(*args, **kwargs):
+                launched[self.kernel.fn.__name__] = args
+                return wrap(self.kernel)[grid](*args, **kwargs)
+
+            return launch
+
+    monkeypatch.setattr(torch.library, "wrap_triton", Record)
     with torch.no_grad():
         triton_call(*[case[n] for n in ("q", "k", "v", "g", "beta")], initial_state=case["initial_state"],
                     cu_seqlens=case["cu_seqlens"], use_qk_l2norm=True)  # fmt: skip
-    assert "_gated_delta_fwd_h_kernel" in launched and "_gated_delta_fwd_o_kernel" not in launched, launched
+    want = int(max_mean * 259 / 5)  # the pass's o_max_len = the output kernel's o_min_len (both after scale)
+    h_args, o_args = launched["_gated_delta_fwd_h_kernel"], launched["_gated_delta_fwd_o_kernel"]
+    assert h_args[-1] == want and o_args[-1] == want, (h_args[-3:], o_args[-3:])
+    monkeypatch.setattr(torch.library, "wrap_triton", wrap)
     got = run_triton(case)
     for name in base:
         assert torch.equal(got[name], base[name]), name
@@ -1089,14 +1110,17 @@ def test_gpu_opt_in_variant_bf16(variant, variant_gold, force_variant):
 
 
 @pytest.mark.gpu
-def test_gpu_fuse_o_bf16(monkeypatch, on_launch):
-    # chunk_fwd.FUSE_O on the device's Triton at the suite's H16 8 x 4096 shape (128 chains: V blocks of 64, the
-    # fused output): no output launch, and o and the final state those of the output kernel's run (the same
-    # roundings of S0 and v_new; the tensor cores may order the K sums of another tile shape differently, so
-    # within 2^-8 of o's scale rather than bitwise) and finite
+@pytest.mark.parametrize(
+    "lengths", [[4096] * 8, [7392, 431, 5210, 2900, 6400, 3100, 5000, 2335]], ids=["8seqs", "ragged"]
+)
+def test_gpu_fuse_o_bf16(lengths, monkeypatch, on_launch):
+    # chunk_fwd.FUSE_O on the device's Triton at the suite's 32k-token 16-head shapes (128 chains: V blocks of 64):
+    # every sequence fused (8 x 4096), or the ones over 1.5 x the mean left to the output kernel (ragged: 7392 and
+    # 6400); o and the final state those of the unfused run (the same roundings of S0 and v_new; the tensor cores
+    # may order the K sums of another tile shape differently, so within 2^-8 of o's scale, not asserted bitwise)
     from jagattn.gated_delta.triton import chunk_fwd
 
-    case = make_case([4096] * 8, 16, 16, 128, 128, dtype=torch.bfloat16, with_init=True, l2=True, seed=5,
+    case = make_case(lengths, 16, 16, 128, 128, dtype=torch.bfloat16, with_init=True, l2=True, seed=5,
                      device="cuda")  # fmt: skip
     args = [case[n].detach() for n in ("q", "k", "v", "g", "beta")]
     kw = {
@@ -1107,15 +1131,16 @@ def test_gpu_fuse_o_bf16(monkeypatch, on_launch):
     monkeypatch.setattr(chunk_fwd, "FUSE_O", "off")
     o0, s0 = triton_call(*args, output_final_state=True, **kw)
     monkeypatch.setattr(chunk_fwd, "FUSE_O", "auto")
-    launched = []
-    on_launch(lambda kernel, a, k: launched.append(kernel.fn.__name__))
+    launched = {}
+    on_launch(lambda kernel, a, k: launched.setdefault(kernel.fn.__name__, a))
     o1, s1 = triton_call(*args, output_final_state=True, **kw)
-    assert "_gated_delta_fwd_h_kernel" in launched and "_gated_delta_fwd_o_kernel" not in launched, launched
+    assert launched["_gated_delta_fwd_h_kernel"][-1] == 6144, launched["_gated_delta_fwd_h_kernel"][-3:]
+    assert launched["_gated_delta_fwd_o_kernel"][-1] == 6144
     assert torch.equal(s1, s0)
     testing.assert_finite_where("o", o1)
     err = (o1.float() - o0.float()).abs().max().item()
     assert err <= 2**-8 * o0.float().abs().max().item(), err
-    print(f"fuse_o bf16: o bitwise {torch.equal(o1, o0)}, max diff {err:.3e}")
+    print(f"fuse_o bf16 {len(lengths)} seqs: o bitwise {torch.equal(o1, o0)}, max diff {err:.3e}")
 
 
 @pytest.mark.gpu

@@ -584,6 +584,7 @@ def _gated_delta_fwd_h_kernel(
     CU,
     N,
     scale,
+    o_max_len,
     H: tl.constexpr,
     HV: tl.constexpr,
     K: tl.constexpr,
@@ -606,7 +607,6 @@ def _gated_delta_fwd_h_kernel(
     FUSE_O: tl.constexpr,
     O_PREC: tl.constexpr,
     O_KEEP: tl.constexpr,
-    O_EARLY: tl.constexpr,
 ):
     """The sequential state pass over the chunks of one (sequence, value head, V block): stores each
     chunk's starting state (HBUF) and ``v_new = U~ - W S`` (VNEW), steps ``S``; the final state (HT),
@@ -617,11 +617,11 @@ def _gated_delta_fwd_h_kernel(
     read per chunk instead of W and U~ (the same bytes), no w/u launch before, and one ``[BT, BT] x [BT, BV]``
     product more per step (``W`` and ``U`` are then empty tensors that give the dtypes).
 
-    ``FUSE_O`` (``chunk_fwd.fuse_o``, forward only): each step also forms the chunk's output for its V block,
+    ``FUSE_O`` (``chunk_fwd.fuse_o``, forward only), for sequences of at most ``o_max_len`` tokens: each step also
+    forms the chunk's output for its V block,
     ``o = scale (exp(G) q S0 + P v_new)`` with ``P = (q k^T) * exp(G_t - G_s)`` (causal), by ``_gated_delta_fwd_o_kernel``'s
     arithmetic on the same roundings (S0 to HBUF's dtype, v_new to VNEW's; ``O_PREC``, ``O_KEEP`` are that
-    kernel's), so neither the per-chunk states nor v_new are stored (HBUF, VNEW are empty tensors that give
-    the dtypes) and no output launch follows."""
+    kernel's), so that sequence's per-chunk states and v_new are not stored (the output kernel skips it)."""
     scale = tl.cast(scale, tl.float32)  # Inductor passes Python floats as fp64 scalars
     i_v = tl.program_id(0)
     i_nh = tl.program_id(1)
@@ -630,6 +630,9 @@ def _gated_delta_fwd_h_kernel(
     i_h = i_hv // (HV // H)
     bos = tl.load(CU + i_n).to(tl.int32)
     eos = tl.load(CU + i_n + 1).to(tl.int32)
+    fuse_here = (
+        eos - bos
+    ) <= o_max_len  # FUSE_O: this sequence's output formed here (else by the output kernel)
     n_chunks = tl.cdiv(eos - bos, BT)
     slot0 = bos // BT + i_n
     o_k = tl.arange(0, BK)
@@ -665,7 +668,9 @@ def _gated_delta_fwd_h_kernel(
         m_t = (row0 + o_t0) < eos
         last = (tl.minimum(row0 + BT, eos) - 1).to(tl.int64)
         p_slot = ((slot0 + i_t).to(tl.int64) * HV + i_hv) * K * V
-        if not FUSE_O:
+        if not FUSE_O:  # noqa: SIM114  (a constexpr, then a runtime branch: no "or" of the two)
+            tl.store(HBUF + p_slot + o_kv, b_h.to(HBUF.dtype.element_ty), mask=m_kv)
+        elif not fuse_here:
             tl.store(HBUF + p_slot + o_kv, b_h.to(HBUF.dtype.element_ty), mask=m_kv)
         if PREFETCH:
             b_g = b_g_nx
@@ -699,12 +704,6 @@ def _gated_delta_fwd_h_kernel(
                 K_ + (rows[:, None] * H + i_h) * K + o_k[None, :], mask=m_t[:, None] & m_k[None, :], other=0.0
             )
             b_k = _l2n(b_k, RK, rows, m_t, i_h, H, NORM)
-            if FUSE_O and O_EARLY:
-                # the output's terms that need no v_new first (its q load then overlaps the chain's)
-                b_oi, b_p = _fused_o_pre(
-                    Q, RQ, b_k, b_h.to(HBUF.dtype.element_ty), b_g, rows, m_t, o_t0, o_k, m_k, i_h,
-                    VNEW.dtype.element_ty, H, K, O_PREC, O_KEEP, EXACT_EXP, NORM,
-                )  # fmt: skip
             b_vn = _vnew_factored(
                 AINV, BETA, V_, b_k, b_g, b_h, rows, m_t, p_u, m_t[:, None] & m_v[None, :], i_hv, HV, BT, dt,
                 DOT_PREC, KEEP, WU_PREC, EXACT_EXP,
@@ -720,7 +719,9 @@ def _gated_delta_fwd_h_kernel(
                 _c(b_w, dt, DOT_PREC, KEEP), _c(b_h, dt, DOT_PREC, KEEP), input_precision=DOT_PREC
             )
         b_vn = b_vn.to(dt)
-        if not FUSE_O:
+        if not FUSE_O:  # noqa: SIM114
+            tl.store(VNEW + p_u, b_vn, mask=m_t[:, None] & m_v[None, :])
+        elif not fuse_here:
             tl.store(VNEW + p_u, b_vn, mask=m_t[:, None] & m_v[None, :])
 
         if not PREFETCH and not FUSE_WU:
@@ -731,12 +732,11 @@ def _gated_delta_fwd_h_kernel(
                 K_ + (rows[:, None] * H + i_h) * K + o_k[None, :], mask=m_t[:, None] & m_k[None, :], other=0.0
             )
             b_k = _l2n(b_k, RK, rows, m_t, i_h, H, NORM)
-        if FUSE_O:
-            if not (O_EARLY and FUSE_WU):
-                b_oi, b_p = _fused_o_pre(
-                    Q, RQ, b_k, b_h.to(HBUF.dtype.element_ty), b_g, rows, m_t, o_t0, o_k, m_k, i_h,
-                    VNEW.dtype.element_ty, H, K, O_PREC, O_KEEP, EXACT_EXP, NORM,
-                )  # fmt: skip
+        if FUSE_O and fuse_here:
+            b_oi, b_p = _fused_o_pre(
+                Q, RQ, b_k, b_h.to(HBUF.dtype.element_ty), b_g, rows, m_t, o_t0, o_k, m_k, i_h,
+                VNEW.dtype.element_ty, H, K, O_PREC, O_KEEP, EXACT_EXP, NORM,
+            )  # fmt: skip
             _fused_o_post(
                 O, b_oi, b_p, b_vn.to(VNEW.dtype.element_ty), p_u, m_t[:, None] & m_v[None, :], scale, O_PREC, O_KEEP
             )  # fmt: skip
@@ -766,6 +766,7 @@ def _gated_delta_fwd_o_kernel(
     CU,
     N,
     scale,
+    o_min_len,
     H: tl.constexpr,
     HV: tl.constexpr,
     K: tl.constexpr,
@@ -778,6 +779,8 @@ def _gated_delta_fwd_o_kernel(
     EXACT_EXP: tl.constexpr,
     NORM: tl.constexpr,
 ):
+    """o per chunk, head and V block from the per-chunk states and v_new; only sequences longer than
+    ``o_min_len`` tokens (-1: all; with ``FUSE_O`` the state pass wrote the others' o itself)."""
     scale = tl.cast(scale, tl.float32)  # Inductor passes Python floats as fp64 scalars
     i_s = tl.program_id(0)
     i_hv = tl.program_id(1)
@@ -786,7 +789,7 @@ def _gated_delta_fwd_o_kernel(
     bos = tl.load(CU + i_n).to(tl.int32)
     eos = tl.load(CU + i_n + 1).to(tl.int32)
     row0 = bos + i_t * BT
-    if row0 >= eos:
+    if row0 >= eos or eos - bos <= o_min_len:
         return
     i_h = i_hv // (HV // H)
     o_t = tl.arange(0, BT)
@@ -993,16 +996,30 @@ def fuse_wu(stage: str, n_chains, v, k: int, k_row_bytes: int) -> bool:
     return launch_config(kernel, n_programs=n_chains, v=v, k_row_bytes=k_row_bytes)[0] >= FUSE_MIN_BV
 
 
-# Whether the forward's state pass also writes the output (``FUSE_O``, ``_fused_o``): each step forms its chunk's o
-# tile from the state it starts with and its v_new, by the output kernel's arithmetic on the same roundings, so
-# the pass stores neither the per-chunk states ([NT, HV, K, V]) nor v_new and no output launch follows. "auto"
-# (default): where the pass runs V blocks of 64 (the score tile times a narrower v_new tile is the Triton 3.6
-# miscompile pattern of fwd_o, CANDIDATES) and K rows of at most DEEP_K_ROW_BYTES (bf16 at K <= 128: shared
-# memory of the wider rows not measured); "off": never.
+# Whether the forward's state pass also writes the output (``FUSE_O``, ``_fused_o_pre`` / ``_fused_o_post``): each
+# step forms its chunk's o tile from the state it starts with and its v_new, by the output kernel's arithmetic on the
+# same roundings (bitwise its o on the H200), so neither the per-chunk states nor v_new of that sequence are stored
+# and the output kernel skips it. "auto" (default): where the pass runs V blocks of 64 (the score tile times a
+# narrower v_new tile is the Triton 3.6 miscompile pattern of fwd_o, CANDIDATES; at 32 and 8 warps the fused pass
+# faulted too, session 23 round 2) and K rows of at most DEEP_K_ROW_BYTES (bf16 at K <= 128: shared memory of the
+# wider rows not measured); "off": never.
+#
+# Only for sequences of at most ``fuse_o_max_len`` tokens (FUSE_O_MAX_MEAN times the mean, from shapes only): a
+# fused step is a longer link of the sequential chain (H200, session 23 round 2: ~6.6-7.6 us per chunk against
+# ~3.9-4.8 unfused), so the longest sequences of a ragged batch keep the unfused pass (2 stages) and their o comes
+# from the output kernel, launched after the pass for them alone. Round 2 (every sequence fused, forward ms, off ->
+# fused): H16-8seqs 0.868 -> 0.772, H16-64seqs 0.922 -> 0.814, H32-8seqs 1.743 -> 1.558, but H16-ragged (lengths
+# uniform in [100, 8000]) 1.002 -> 1.056: its 116-chunk chain went 0.448 -> 0.764 ms.
 FUSE_O = env_choice("JAGATTN_GD_FUSE_O", ("auto", "off"), "auto")
-# With the fused v_new too: the output's terms that need no v_new (its q load, q S0, q k^T) ahead of the v_new
-# chain instead of after it (same arithmetic, bitwise the same o). For device A/Bs (session 23).
-FUSE_O_EARLY = False
+FUSE_O_MAX_MEAN = 1.5
+
+
+def fuse_o_max_len(t: int, n: int) -> int:
+    """The longest sequence (tokens) whose output the fused pass forms: ``FUSE_O_MAX_MEAN`` times the mean
+    length ``t / n`` (a Python int from the shapes; no look at the lengths, so no host sync)."""
+    if not isinstance(t, int) or not isinstance(n, int):
+        return -1
+    return int(FUSE_O_MAX_MEAN * t / max(n, 1))
 
 
 def fuse_o(n_chains, v, k: int, k_row_bytes: int) -> bool:
@@ -1024,8 +1041,9 @@ def _state_pass(
 ):  # fmt: skip
     """The state pass (``_gated_delta_fwd_h_kernel``) over ``w``, ``u`` from ``_prepare``, or with ``fused =
     (v, beta, T^-1)`` and ``w = u = None`` forming v_new from T per chunk itself (``FUSE_WU``). ``out = (q, rq, o,
-    scale)`` (``FUSE_O``, forward only; ``rq`` None or q's l2norm factors): the pass writes the output ``o``
-    itself and returns empty per-chunk states and v_new."""
+    scale, max_len)`` (``FUSE_O``, forward only; ``rq`` None or q's l2norm factors): the pass writes the output
+    ``o`` of the sequences of at most ``max_len`` tokens itself and stores per-chunk states and v_new only for the
+    others."""
     t, h, dk = k.shape
     if fused is not None:
         v, beta, ainv = fused
@@ -1039,13 +1057,12 @@ def _state_pass(
     n = cu.shape[0] - 1
     ns = num_slots(t, n)
     dev = k.device
-    # with ``out`` (FUSE_O) nothing reads the per-chunk states and v_new: empty tensors give their dtypes
-    hbuf = new_empty((0,) if out else (ns, hv, dk, dv), dtype=inter_dtype(k.dtype, "h", t, hv), device=dev)
+    hbuf = new_empty((ns, hv, dk, dv), dtype=inter_dtype(k.dtype, "h", t, hv), device=dev)
     ng = triton.cdiv(dv, 16)
     # one partial sum per V block of the autotuned width (>= 16); unused entries stay 0
     gh = torch.zeros((ns, hv, ng) if dhbuf is not None else (0,), dtype=torch.float32, device=dev)
-    vnew = new_empty((0,) if out else (t, hv, dv), dtype=inter_dtype(k.dtype, "vnew", t, hv), device=dev)
-    q_o, rq_o, o_o, scale_o = out if out is not None else (gc, None, gc, 1.0)
+    vnew = new_empty((t, hv, dv), dtype=inter_dtype(k.dtype, "vnew", t, hv), device=dev)
+    q_o, rq_o, o_o, scale_o, o_max_len = out if out is not None else (gc, None, gc, 1.0, -1)
     final = new_empty((n, hv, dk, dv) if store_final else (0,), dtype=torch.float32, device=dev)
     if n > 0:
         bv, warps, stages = launch_config(
@@ -1074,6 +1091,7 @@ def _state_pass(
             cu,
             n,
             scale_o,
+            o_max_len,
             H=h,
             HV=hv,
             K=dk,
@@ -1096,7 +1114,6 @@ def _state_pass(
             FUSE_O=out is not None,
             O_PREC=dot_precision(in_dtype, "fwd_o"),
             O_KEEP=keep_fp32(in_dtype, "fwd_o", t, hv),
-            O_EARLY=FUSE_O_EARLY,
             num_warps=warps,
             num_stages=stages,
         )
@@ -1125,14 +1142,15 @@ def chunk_fwd(
         k = norm_k_out[0]
     o = new_empty((t, hv, dv), dtype=v.dtype, device=v.device)
     with_o = fuse_o(n * hv, dv, dk, _h_row_bytes(k, v))
+    o_max_len = fuse_o_max_len(t, n) if with_o else -1
     hbuf, vnew, final, _ = _state_pass(
         k, w, u, gc, initial_state, cu, in_dtype=v.dtype, store_final=True, rk=rk,
-        fused=(v, beta, ainv) if fuse else None, out=(q, rq, o, scale) if with_o else None,
+        fused=(v, beta, ainv) if fuse else None, out=(q, rq, o, scale, o_max_len) if with_o else None,
     )  # fmt: skip
     if keep_t == "input":
         ainv = ainv.to(k.dtype)
     ns = num_slots(t, n)
-    if ns > 0 and not with_o:
+    if ns > 0:
         bv, warps, stages = launch_config(
             "fwd_o", n_programs=ns * hv, v=dv, k_row_bytes=dk * max(k.element_size(), hbuf.element_size())
         )
@@ -1148,6 +1166,7 @@ def chunk_fwd(
             cu,
             n,
             scale,
+            o_max_len,
             H=h,
             HV=hv,
             K=dk,
