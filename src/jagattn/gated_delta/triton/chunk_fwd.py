@@ -562,6 +562,123 @@ def _load_dh(DHBUF, DHLO, offs, mask, DH_SPLIT: tl.constexpr):
 
 
 @triton.jit
+def _h_chain(
+    K_, RK, W, U, V_, BETA, AINV, GC, HBUF, VNEW, DHBUF, DHLO, GH, Q, RQ, O, b_h, bos, eos, n_chunks, slot0, i_v, i_hv,
+    i_h, o_k, o_v, m_k, m_v, m_kv, o_kv, scale, H: tl.constexpr, HV: tl.constexpr, K: tl.constexpr, V: tl.constexpr,
+    BT: tl.constexpr, NG: tl.constexpr, COMPUTE_GH: tl.constexpr, DOT_PREC: tl.constexpr, KEEP: tl.constexpr,
+    EXACT_EXP: tl.constexpr, NORM: tl.constexpr, PREFETCH: tl.constexpr, DH_SPLIT: tl.constexpr,
+    FUSE_WU: tl.constexpr, WU_PREC: tl.constexpr, WITH_O: tl.constexpr, O_PREC: tl.constexpr, O_KEEP: tl.constexpr,
+    LOOP_STAGES: tl.constexpr,
+):  # fmt: skip
+    """The chunk loop of ``_gated_delta_fwd_h_kernel`` for one (sequence, value head, V block) from the state
+    ``b_h``; returns the final state. ``WITH_O``: each step forms the chunk's output (``FUSE_O``) instead of storing
+    its state and v_new. ``LOOP_STAGES``: the loop's software-pipeline depth."""
+    dt = W.dtype.element_ty
+    o_t0 = tl.arange(0, BT)
+    if PREFETCH:
+        # the loads that feed no dot directly (the gates, and dS for the gate sums) are issued one chunk
+        # ahead: the pipeliner only prefetches dot operands, so these stalled every step of the chain
+        # (an empty sequence loads nothing: its last row eos - 1 belongs to another sequence, or is -1)
+        m_t0 = (bos + o_t0) < eos
+        b_g_nx = tl.load(GC + (bos + o_t0).to(tl.int64) * HV + i_hv, mask=m_t0, other=0.0)
+        g_last_nx = tl.load(
+            GC + (tl.minimum(bos + BT, eos) - 1).to(tl.int64) * HV + i_hv, mask=eos > bos, other=0.0
+        )
+        if COMPUTE_GH:
+            m_dh0 = (o_k[:, None] < tl.where(n_chunks > 0, K, 0)) & m_v[None, :]
+            b_dh_nx = _load_dh(DHBUF, DHLO, (slot0.to(tl.int64) * HV + i_hv) * K * V + o_kv, m_dh0, DH_SPLIT)
+    for i_t in tl.range(0, n_chunks, num_stages=LOOP_STAGES):
+        row0 = bos + i_t * BT
+        rows = (row0 + o_t0).to(tl.int64)
+        m_t = (row0 + o_t0) < eos
+        last = (tl.minimum(row0 + BT, eos) - 1).to(tl.int64)
+        p_slot = ((slot0 + i_t).to(tl.int64) * HV + i_hv) * K * V
+        if not WITH_O:
+            tl.store(HBUF + p_slot + o_kv, b_h.to(HBUF.dtype.element_ty), mask=m_kv)
+        if PREFETCH:
+            b_g = b_g_nx
+            g_last = g_last_nx
+            k_nx = tl.where(i_t + 1 < n_chunks, K, 0)  # the next dS tile's rows: none after the last chunk
+            rows_nx = rows + BT
+            m_t_nx = (row0 + BT + o_t0) < eos
+            b_g_nx = tl.load(GC + rows_nx * HV + i_hv, mask=m_t_nx, other=0.0)
+            # (the next chunk's last row; for the last chunk this re-reads row eos - 1, in range)
+            g_last_nx = tl.load(GC + (tl.minimum(row0 + 2 * BT, eos) - 1).to(tl.int64) * HV + i_hv)
+        if COMPUTE_GH:
+            # backward only: sum(S0 * dS) with the exact fp32 state; the gate gradient of the whole
+            # chunk cancels against the k.dk terms, so rounding S0 here costs several x accuracy
+            if PREFETCH:
+                b_dh = b_dh_nx
+                b_dh_nx = _load_dh(
+                    DHBUF,
+                    DHLO,
+                    p_slot + HV * K * V + o_kv,
+                    (o_k[:, None] < k_nx) & m_v[None, :],
+                    DH_SPLIT,
+                )
+            else:
+                b_dh = _load_dh(DHBUF, DHLO, p_slot + o_kv, m_kv, DH_SPLIT)
+            tl.store(
+                GH + ((slot0 + i_t).to(tl.int64) * HV + i_hv) * NG + i_v, tl.sum(tl.sum(b_h * b_dh, 1), 0)
+            )
+
+        p_u = (rows[:, None] * HV + i_hv) * V + o_v[None, :]
+        if FUSE_WU:
+            if not PREFETCH:
+                b_g = tl.load(GC + rows * HV + i_hv, mask=m_t, other=0.0)
+                g_last = tl.load(GC + last * HV + i_hv)
+            b_k = tl.load(
+                K_ + (rows[:, None] * H + i_h) * K + o_k[None, :],
+                mask=m_t[:, None] & m_k[None, :],
+                other=0.0,
+            )
+            b_k = _l2n(b_k, RK, rows, m_t, i_h, H, NORM)
+            b_vn = _vnew_factored(
+                AINV, BETA, V_, b_k, b_g, b_h, rows, m_t, p_u, m_t[:, None] & m_v[None, :], i_hv, HV, BT, dt,
+                DOT_PREC, KEEP, WU_PREC, EXACT_EXP,
+            )  # fmt: skip
+        else:
+            b_w = tl.load(
+                W + (rows[:, None] * HV + i_hv) * K + o_k[None, :],
+                mask=m_t[:, None] & m_k[None, :],
+                other=0.0,
+            )
+            b_u = tl.load(U + p_u, mask=m_t[:, None] & m_v[None, :], other=0.0).to(tl.float32)
+            b_vn = b_u - tl.dot(
+                _c(b_w, dt, DOT_PREC, KEEP), _c(b_h, dt, DOT_PREC, KEEP), input_precision=DOT_PREC
+            )
+        b_vn = b_vn.to(dt)
+        if not WITH_O:
+            tl.store(VNEW + p_u, b_vn, mask=m_t[:, None] & m_v[None, :])
+
+        if not PREFETCH and not FUSE_WU:
+            b_g = tl.load(GC + rows * HV + i_hv, mask=m_t, other=0.0)
+            g_last = tl.load(GC + last * HV + i_hv)
+        if not FUSE_WU:
+            b_k = tl.load(
+                K_ + (rows[:, None] * H + i_h) * K + o_k[None, :],
+                mask=m_t[:, None] & m_k[None, :],
+                other=0.0,
+            )
+            b_k = _l2n(b_k, RK, rows, m_t, i_h, H, NORM)
+        if WITH_O:
+            b_oi, b_p = _fused_o_pre(
+                Q, RQ, b_k, b_h.to(HBUF.dtype.element_ty), b_g, rows, m_t, o_t0, o_k, m_k, i_h,
+                VNEW.dtype.element_ty, H, K, O_PREC, O_KEEP, EXACT_EXP, NORM,
+            )  # fmt: skip
+            _fused_o_post(
+                O, b_oi, b_p, b_vn.to(VNEW.dtype.element_ty), p_u, m_t[:, None] & m_v[None, :], scale, O_PREC,
+                O_KEEP,
+            )  # fmt: skip
+        # the decay exp(G_last - G_t) scales the [BT, BV] updates rather than the [BT, K] keys
+        b_vd = b_vn.to(tl.float32) * tl.where(m_t, _exp(g_last - b_g, EXACT_EXP), 0.0)[:, None]
+        b_h = b_h * _exp(g_last, EXACT_EXP) + tl.dot(
+            tl.trans(_c(b_k, dt, DOT_PREC, KEEP)), _c(b_vd, dt, DOT_PREC, KEEP), input_precision=DOT_PREC
+        )
+    return b_h
+
+
+@triton.jit
 def _gated_delta_fwd_h_kernel(
     K_,
     RK,
@@ -607,6 +724,8 @@ def _gated_delta_fwd_h_kernel(
     FUSE_O: tl.constexpr,
     O_PREC: tl.constexpr,
     O_KEEP: tl.constexpr,
+    O_STAGES: tl.constexpr,
+    STAGES: tl.constexpr,
 ):
     """The sequential state pass over the chunks of one (sequence, value head, V block): stores each
     chunk's starting state (HBUF) and ``v_new = U~ - W S`` (VNEW), steps ``S``; the final state (HT),
@@ -630,9 +749,6 @@ def _gated_delta_fwd_h_kernel(
     i_h = i_hv // (HV // H)
     bos = tl.load(CU + i_n).to(tl.int32)
     eos = tl.load(CU + i_n + 1).to(tl.int32)
-    fuse_here = (
-        eos - bos
-    ) <= o_max_len  # FUSE_O: this sequence's output formed here (else by the output kernel)
     n_chunks = tl.cdiv(eos - bos, BT)
     slot0 = bos // BT + i_n
     o_k = tl.arange(0, BK)
@@ -641,7 +757,6 @@ def _gated_delta_fwd_h_kernel(
     m_v = o_v < V
     m_kv = m_k[:, None] & m_v[None, :]
     o_kv = o_k[:, None] * V + o_v[None, :]
-    dt = W.dtype.element_ty
 
     # [BK, BV] fp32 running state of this sequence and value head
     p_state = (i_n * HV + i_hv).to(tl.int64) * K * V
@@ -649,102 +764,29 @@ def _gated_delta_fwd_h_kernel(
         b_h = tl.load(H0 + p_state + o_kv, mask=m_kv, other=0.0).to(tl.float32)
     else:
         b_h = tl.zeros([BK, BV], dtype=tl.float32)
-    o_t0 = tl.arange(0, BT)
-    if PREFETCH:
-        # the loads that feed no dot directly (the gates, and dS for the gate sums) are issued one chunk
-        # ahead: the pipeliner only prefetches dot operands, so these stalled every step of the chain
-        # (an empty sequence loads nothing: its last row eos - 1 belongs to another sequence, or is -1)
-        m_t0 = (bos + o_t0) < eos
-        b_g_nx = tl.load(GC + (bos + o_t0).to(tl.int64) * HV + i_hv, mask=m_t0, other=0.0)
-        g_last_nx = tl.load(
-            GC + (tl.minimum(bos + BT, eos) - 1).to(tl.int64) * HV + i_hv, mask=eos > bos, other=0.0
-        )
-        if COMPUTE_GH:
-            m_dh0 = (o_k[:, None] < tl.where(n_chunks > 0, K, 0)) & m_v[None, :]
-            b_dh_nx = _load_dh(DHBUF, DHLO, (slot0.to(tl.int64) * HV + i_hv) * K * V + o_kv, m_dh0, DH_SPLIT)
-    for i_t in range(0, n_chunks):
-        row0 = bos + i_t * BT
-        rows = (row0 + o_t0).to(tl.int64)
-        m_t = (row0 + o_t0) < eos
-        last = (tl.minimum(row0 + BT, eos) - 1).to(tl.int64)
-        p_slot = ((slot0 + i_t).to(tl.int64) * HV + i_hv) * K * V
-        if not FUSE_O:  # noqa: SIM114  (a constexpr, then a runtime branch: no "or" of the two)
-            tl.store(HBUF + p_slot + o_kv, b_h.to(HBUF.dtype.element_ty), mask=m_kv)
-        elif not fuse_here:
-            tl.store(HBUF + p_slot + o_kv, b_h.to(HBUF.dtype.element_ty), mask=m_kv)
-        if PREFETCH:
-            b_g = b_g_nx
-            g_last = g_last_nx
-            k_nx = tl.where(i_t + 1 < n_chunks, K, 0)  # the next dS tile's rows: none after the last chunk
-            rows_nx = rows + BT
-            m_t_nx = (row0 + BT + o_t0) < eos
-            b_g_nx = tl.load(GC + rows_nx * HV + i_hv, mask=m_t_nx, other=0.0)
-            # (the next chunk's last row; for the last chunk this re-reads row eos - 1, in range)
-            g_last_nx = tl.load(GC + (tl.minimum(row0 + 2 * BT, eos) - 1).to(tl.int64) * HV + i_hv)
-        if COMPUTE_GH:
-            # backward only: sum(S0 * dS) with the exact fp32 state; the gate gradient of the whole
-            # chunk cancels against the k.dk terms, so rounding S0 here costs several x accuracy
-            if PREFETCH:
-                b_dh = b_dh_nx
-                b_dh_nx = _load_dh(
-                    DHBUF, DHLO, p_slot + HV * K * V + o_kv, (o_k[:, None] < k_nx) & m_v[None, :], DH_SPLIT
-                )
-            else:
-                b_dh = _load_dh(DHBUF, DHLO, p_slot + o_kv, m_kv, DH_SPLIT)
-            tl.store(
-                GH + ((slot0 + i_t).to(tl.int64) * HV + i_hv) * NG + i_v, tl.sum(tl.sum(b_h * b_dh, 1), 0)
-            )
-
-        p_u = (rows[:, None] * HV + i_hv) * V + o_v[None, :]
-        if FUSE_WU:
-            if not PREFETCH:
-                b_g = tl.load(GC + rows * HV + i_hv, mask=m_t, other=0.0)
-                g_last = tl.load(GC + last * HV + i_hv)
-            b_k = tl.load(
-                K_ + (rows[:, None] * H + i_h) * K + o_k[None, :], mask=m_t[:, None] & m_k[None, :], other=0.0
-            )
-            b_k = _l2n(b_k, RK, rows, m_t, i_h, H, NORM)
-            b_vn = _vnew_factored(
-                AINV, BETA, V_, b_k, b_g, b_h, rows, m_t, p_u, m_t[:, None] & m_v[None, :], i_hv, HV, BT, dt,
-                DOT_PREC, KEEP, WU_PREC, EXACT_EXP,
+    if FUSE_O:
+        # two loops, each without a runtime branch in its step (one inside the loop made both slower: session
+        # 23 round 4): a sequence of at most o_max_len tokens forms its output here at O_STAGES pipeline stages
+        # (one: what the extra tiles leave room for), a longer one stores its states and v_new at STAGES (the
+        # unfused pass's, = the launch's num_stages) for the output kernel
+        if eos - bos <= o_max_len:
+            b_h = _h_chain(
+                K_, RK, W, U, V_, BETA, AINV, GC, HBUF, VNEW, DHBUF, DHLO, GH, Q, RQ, O, b_h, bos, eos, n_chunks, slot0,
+                i_v, i_hv, i_h, o_k, o_v, m_k, m_v, m_kv, o_kv, scale, H, HV, K, V, BT, NG, COMPUTE_GH, DOT_PREC, KEEP,
+                EXACT_EXP, NORM, PREFETCH, DH_SPLIT, FUSE_WU, WU_PREC, True, O_PREC, O_KEEP, O_STAGES,
             )  # fmt: skip
         else:
-            b_w = tl.load(
-                W + (rows[:, None] * HV + i_hv) * K + o_k[None, :],
-                mask=m_t[:, None] & m_k[None, :],
-                other=0.0,
-            )
-            b_u = tl.load(U + p_u, mask=m_t[:, None] & m_v[None, :], other=0.0).to(tl.float32)
-            b_vn = b_u - tl.dot(
-                _c(b_w, dt, DOT_PREC, KEEP), _c(b_h, dt, DOT_PREC, KEEP), input_precision=DOT_PREC
-            )
-        b_vn = b_vn.to(dt)
-        if not FUSE_O:  # noqa: SIM114
-            tl.store(VNEW + p_u, b_vn, mask=m_t[:, None] & m_v[None, :])
-        elif not fuse_here:
-            tl.store(VNEW + p_u, b_vn, mask=m_t[:, None] & m_v[None, :])
-
-        if not PREFETCH and not FUSE_WU:
-            b_g = tl.load(GC + rows * HV + i_hv, mask=m_t, other=0.0)
-            g_last = tl.load(GC + last * HV + i_hv)
-        if not FUSE_WU:
-            b_k = tl.load(
-                K_ + (rows[:, None] * H + i_h) * K + o_k[None, :], mask=m_t[:, None] & m_k[None, :], other=0.0
-            )
-            b_k = _l2n(b_k, RK, rows, m_t, i_h, H, NORM)
-        if FUSE_O and fuse_here:
-            b_oi, b_p = _fused_o_pre(
-                Q, RQ, b_k, b_h.to(HBUF.dtype.element_ty), b_g, rows, m_t, o_t0, o_k, m_k, i_h,
-                VNEW.dtype.element_ty, H, K, O_PREC, O_KEEP, EXACT_EXP, NORM,
+            b_h = _h_chain(
+                K_, RK, W, U, V_, BETA, AINV, GC, HBUF, VNEW, DHBUF, DHLO, GH, Q, RQ, O, b_h, bos, eos, n_chunks, slot0,
+                i_v, i_hv, i_h, o_k, o_v, m_k, m_v, m_kv, o_kv, scale, H, HV, K, V, BT, NG, COMPUTE_GH, DOT_PREC, KEEP,
+                EXACT_EXP, NORM, PREFETCH, DH_SPLIT, FUSE_WU, WU_PREC, False, O_PREC, O_KEEP, STAGES,
             )  # fmt: skip
-            _fused_o_post(
-                O, b_oi, b_p, b_vn.to(VNEW.dtype.element_ty), p_u, m_t[:, None] & m_v[None, :], scale, O_PREC, O_KEEP
-            )  # fmt: skip
-        # the decay exp(G_last - G_t) scales the [BT, BV] updates rather than the [BT, K] keys
-        b_vd = b_vn.to(tl.float32) * tl.where(m_t, _exp(g_last - b_g, EXACT_EXP), 0.0)[:, None]
-        b_h = b_h * _exp(g_last, EXACT_EXP) + tl.dot(
-            tl.trans(_c(b_k, dt, DOT_PREC, KEEP)), _c(b_vd, dt, DOT_PREC, KEEP), input_precision=DOT_PREC
-        )
+    else:
+        b_h = _h_chain(
+            K_, RK, W, U, V_, BETA, AINV, GC, HBUF, VNEW, DHBUF, DHLO, GH, Q, RQ, O, b_h, bos, eos, n_chunks, slot0,
+            i_v, i_hv, i_h, o_k, o_v, m_k, m_v, m_kv, o_kv, scale, H, HV, K, V, BT, NG, COMPUTE_GH, DOT_PREC, KEEP,
+            EXACT_EXP, NORM, PREFETCH, DH_SPLIT, FUSE_WU, WU_PREC, False, O_PREC, O_KEEP, STAGES,
+        )  # fmt: skip
     if STORE_FINAL_STATE:
         tl.store(HT + p_state + o_kv, b_h, mask=m_kv)
 
@@ -1065,10 +1107,13 @@ def _state_pass(
     q_o, rq_o, o_o, scale_o, o_max_len = out if out is not None else (gc, None, gc, 1.0, -1)
     final = new_empty((n, hv, dk, dv) if store_final else (0,), dtype=torch.float32, device=dev)
     if n > 0:
-        bv, warps, stages = launch_config(
-            "fwd_h_o" if out is not None else "fwd_h", n_programs=n * hv, v=dv,
-            k_row_bytes=_h_row_bytes(k, u if fused is None else fused[0]),
-        )  # fmt: skip
+        row_bytes = _h_row_bytes(k, u if fused is None else fused[0])
+        bv, warps, stages = launch_config("fwd_h", n_programs=n * hv, v=dv, k_row_bytes=row_bytes)
+        o_stages = stages
+        if (
+            out is not None
+        ):  # the fused output's (BV, warps, stages); the long sequences' loop keeps ``stages``
+            bv, warps, o_stages = launch_config("fwd_h_o", n_programs=n * hv, v=dv, k_row_bytes=row_bytes)
         torch.library.wrap_triton(_gated_delta_fwd_h_kernel)[(triton.cdiv(dv, bv), n * hv)](
             k,
             k if rk is None else rk,
@@ -1114,6 +1159,8 @@ def _state_pass(
             FUSE_O=out is not None,
             O_PREC=dot_precision(in_dtype, "fwd_o"),
             O_KEEP=keep_fp32(in_dtype, "fwd_o", t, hv),
+            O_STAGES=o_stages,
+            STAGES=stages,
             num_warps=warps,
             num_stages=stages,
         )
