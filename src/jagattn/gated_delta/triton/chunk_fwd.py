@@ -563,16 +563,31 @@ def _load_dh(DHBUF, DHLO, offs, mask, DH_SPLIT: tl.constexpr):
 
 @triton.jit
 def _h_chain(
-    K_, RK, W, U, V_, BETA, AINV, GC, HBUF, VNEW, DHBUF, DHLO, GH, Q, RQ, O, b_h, bos, eos, n_chunks, slot0, i_v, i_hv,
-    i_h, o_k, o_v, m_k, m_v, m_kv, o_kv, scale, H: tl.constexpr, HV: tl.constexpr, K: tl.constexpr, V: tl.constexpr,
-    BT: tl.constexpr, NG: tl.constexpr, COMPUTE_GH: tl.constexpr, DOT_PREC: tl.constexpr, KEEP: tl.constexpr,
-    EXACT_EXP: tl.constexpr, NORM: tl.constexpr, PREFETCH: tl.constexpr, DH_SPLIT: tl.constexpr,
-    FUSE_WU: tl.constexpr, WU_PREC: tl.constexpr, WITH_O: tl.constexpr, O_PREC: tl.constexpr, O_KEEP: tl.constexpr,
-    LOOP_STAGES: tl.constexpr,
+    K_, RK, W, U, V_, BETA, AINV, GC, H0, HT, HBUF, VNEW, DHBUF, DHLO, GH, Q, RQ, O, bos, eos, i_n, i_v, i_hv, i_h,
+    scale, H: tl.constexpr, HV: tl.constexpr, K: tl.constexpr, V: tl.constexpr, BT: tl.constexpr, BK: tl.constexpr,
+    BV: tl.constexpr, NG: tl.constexpr, USE_INITIAL_STATE: tl.constexpr, STORE_FINAL_STATE: tl.constexpr,
+    COMPUTE_GH: tl.constexpr, DOT_PREC: tl.constexpr, KEEP: tl.constexpr, EXACT_EXP: tl.constexpr,
+    NORM: tl.constexpr, PREFETCH: tl.constexpr, DH_SPLIT: tl.constexpr, FUSE_WU: tl.constexpr, WU_PREC: tl.constexpr,
+    WITH_O: tl.constexpr, O_PREC: tl.constexpr, O_KEEP: tl.constexpr, LOOP_STAGES: tl.constexpr,
 ):  # fmt: skip
-    """The chunk loop of ``_gated_delta_fwd_h_kernel`` for one (sequence, value head, V block) from the state
-    ``b_h``; returns the final state. ``WITH_O``: each step forms the chunk's output (``FUSE_O``) instead of storing
-    its state and v_new. ``LOOP_STAGES``: the loop's software-pipeline depth."""
+    """The chain of ``_gated_delta_fwd_h_kernel`` for one (sequence ``i_n``, value head, V block): the initial
+    state, the chunk loop, the final state. ``WITH_O``: each step forms the chunk's output (``FUSE_O``) instead of
+    storing its state and v_new. ``LOOP_STAGES``: the loop's software-pipeline depth."""
+    n_chunks = tl.cdiv(eos - bos, BT)
+    slot0 = bos // BT + i_n
+    o_k = tl.arange(0, BK)
+    o_v = i_v * BV + tl.arange(0, BV)
+    m_k = o_k < K
+    m_v = o_v < V
+    m_kv = m_k[:, None] & m_v[None, :]
+    o_kv = o_k[:, None] * V + o_v[None, :]
+
+    # [BK, BV] fp32 running state of this sequence and value head
+    p_state = (i_n * HV + i_hv).to(tl.int64) * K * V
+    if USE_INITIAL_STATE:
+        b_h = tl.load(H0 + p_state + o_kv, mask=m_kv, other=0.0).to(tl.float32)
+    else:
+        b_h = tl.zeros([BK, BV], dtype=tl.float32)
     dt = W.dtype.element_ty
     o_t0 = tl.arange(0, BT)
     if PREFETCH:
@@ -675,7 +690,8 @@ def _h_chain(
         b_h = b_h * _exp(g_last, EXACT_EXP) + tl.dot(
             tl.trans(_c(b_k, dt, DOT_PREC, KEEP)), _c(b_vd, dt, DOT_PREC, KEEP), input_precision=DOT_PREC
         )
-    return b_h
+    if STORE_FINAL_STATE:
+        tl.store(HT + p_state + o_kv, b_h, mask=m_kv)
 
 
 @triton.jit
@@ -749,46 +765,30 @@ def _gated_delta_fwd_h_kernel(
     i_h = i_hv // (HV // H)
     bos = tl.load(CU + i_n).to(tl.int32)
     eos = tl.load(CU + i_n + 1).to(tl.int32)
-    n_chunks = tl.cdiv(eos - bos, BT)
-    slot0 = bos // BT + i_n
-    o_k = tl.arange(0, BK)
-    o_v = i_v * BV + tl.arange(0, BV)
-    m_k = o_k < K
-    m_v = o_v < V
-    m_kv = m_k[:, None] & m_v[None, :]
-    o_kv = o_k[:, None] * V + o_v[None, :]
-
-    # [BK, BV] fp32 running state of this sequence and value head
-    p_state = (i_n * HV + i_hv).to(tl.int64) * K * V
-    if USE_INITIAL_STATE:
-        b_h = tl.load(H0 + p_state + o_kv, mask=m_kv, other=0.0).to(tl.float32)
-    else:
-        b_h = tl.zeros([BK, BV], dtype=tl.float32)
     if FUSE_O:
         # two loops, each without a runtime branch in its step (one inside the loop made both slower: session
         # 23 round 4): a sequence of at most o_max_len tokens forms its output here at O_STAGES pipeline stages
         # (one: what the extra tiles leave room for), a longer one stores its states and v_new at STAGES (the
-        # unfused pass's, = the launch's num_stages) for the output kernel
+        # unfused pass's, = the launch's num_stages) for the output kernel. Nothing tile-sized is computed
+        # before the branch (live across it, such tiles cost the fused loop registers: 248 -> 320 B of spill)
         if eos - bos <= o_max_len:
-            b_h = _h_chain(
-                K_, RK, W, U, V_, BETA, AINV, GC, HBUF, VNEW, DHBUF, DHLO, GH, Q, RQ, O, b_h, bos, eos, n_chunks, slot0,
-                i_v, i_hv, i_h, o_k, o_v, m_k, m_v, m_kv, o_kv, scale, H, HV, K, V, BT, NG, COMPUTE_GH, DOT_PREC, KEEP,
-                EXACT_EXP, NORM, PREFETCH, DH_SPLIT, FUSE_WU, WU_PREC, True, O_PREC, O_KEEP, O_STAGES,
+            _h_chain(
+                K_, RK, W, U, V_, BETA, AINV, GC, H0, HT, HBUF, VNEW, DHBUF, DHLO, GH, Q, RQ, O, bos, eos, i_n, i_v, i_hv,
+                i_h, scale, H, HV, K, V, BT, BK, BV, NG, USE_INITIAL_STATE, STORE_FINAL_STATE, COMPUTE_GH, DOT_PREC,
+                KEEP, EXACT_EXP, NORM, PREFETCH, DH_SPLIT, FUSE_WU, WU_PREC, True, O_PREC, O_KEEP, O_STAGES,
             )  # fmt: skip
         else:
-            b_h = _h_chain(
-                K_, RK, W, U, V_, BETA, AINV, GC, HBUF, VNEW, DHBUF, DHLO, GH, Q, RQ, O, b_h, bos, eos, n_chunks, slot0,
-                i_v, i_hv, i_h, o_k, o_v, m_k, m_v, m_kv, o_kv, scale, H, HV, K, V, BT, NG, COMPUTE_GH, DOT_PREC, KEEP,
-                EXACT_EXP, NORM, PREFETCH, DH_SPLIT, FUSE_WU, WU_PREC, False, O_PREC, O_KEEP, STAGES,
+            _h_chain(
+                K_, RK, W, U, V_, BETA, AINV, GC, H0, HT, HBUF, VNEW, DHBUF, DHLO, GH, Q, RQ, O, bos, eos, i_n, i_v, i_hv,
+                i_h, scale, H, HV, K, V, BT, BK, BV, NG, USE_INITIAL_STATE, STORE_FINAL_STATE, COMPUTE_GH, DOT_PREC,
+                KEEP, EXACT_EXP, NORM, PREFETCH, DH_SPLIT, FUSE_WU, WU_PREC, False, O_PREC, O_KEEP, STAGES,
             )  # fmt: skip
     else:
-        b_h = _h_chain(
-            K_, RK, W, U, V_, BETA, AINV, GC, HBUF, VNEW, DHBUF, DHLO, GH, Q, RQ, O, b_h, bos, eos, n_chunks, slot0,
-            i_v, i_hv, i_h, o_k, o_v, m_k, m_v, m_kv, o_kv, scale, H, HV, K, V, BT, NG, COMPUTE_GH, DOT_PREC, KEEP,
-            EXACT_EXP, NORM, PREFETCH, DH_SPLIT, FUSE_WU, WU_PREC, False, O_PREC, O_KEEP, STAGES,
+        _h_chain(
+            K_, RK, W, U, V_, BETA, AINV, GC, H0, HT, HBUF, VNEW, DHBUF, DHLO, GH, Q, RQ, O, bos, eos, i_n, i_v, i_hv,
+            i_h, scale, H, HV, K, V, BT, BK, BV, NG, USE_INITIAL_STATE, STORE_FINAL_STATE, COMPUTE_GH, DOT_PREC,
+            KEEP, EXACT_EXP, NORM, PREFETCH, DH_SPLIT, FUSE_WU, WU_PREC, False, O_PREC, O_KEEP, STAGES,
         )  # fmt: skip
-    if STORE_FINAL_STATE:
-        tl.store(HT + p_state + o_kv, b_h, mask=m_kv)
 
 
 # ---------------------------------------------------------------------------------------------
