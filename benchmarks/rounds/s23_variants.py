@@ -37,3 +37,23 @@ VARIANTS = {
     "o_1seq_bv64": [_cfg("fwd_h=64,4,2")],
     "o_1seq_bv32w8": [_cfg("fwd_h=32,8,2;fwd_h_o=32,8,1", min_bv=32)],
 }
+
+
+def _max_mean(value):
+    saved = []
+
+    def enter():
+        cf = importlib.import_module("jagattn.gated_delta.triton.chunk_fwd")
+        saved[:] = [cf.FUSE_O_MAX_MEAN]
+        cf.FUSE_O_MAX_MEAN = value
+
+    def leave():
+        importlib.import_module("jagattn.gated_delta.triton.chunk_fwd").FUSE_O_MAX_MEAN = saved[0]
+
+    return (enter, leave)
+
+
+# round 9: which sequences the fused-output pass takes (FUSE_O_MAX_MEAN x the mean length; default 1.5)
+VARIANTS.update(
+    {"maxmean_1.0": [_max_mean(1.0)], "maxmean_1.25": [_max_mean(1.25)], "maxmean_0": [_max_mean(0.0)]}
+)

@@ -1061,7 +1061,7 @@ def fuse_o_max_len(t: int, n: int) -> int:
     length ``t / n`` (a Python int from the shapes; no look at the lengths, so no host sync)."""
     if not isinstance(t, int) or not isinstance(n, int):
         return -1
-    return int(FUSE_O_MAX_MEAN * t / max(n, 1))
+    return int(float(FUSE_O_MAX_MEAN) * t / max(n, 1))
 
 
 def fuse_o(n_chains, v, k: int, k_row_bytes: int) -> bool:
