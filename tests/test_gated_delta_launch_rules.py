@@ -227,3 +227,17 @@ def test_fuse_o_rule(monkeypatch):
     assert not chunk_fwd.fuse_o(object(), 128, 128, 256)  # a symbolic chain count
     monkeypatch.setattr(chunk_fwd, "FUSE_O", "off")
     assert not chunk_fwd.fuse_o(128, 128, 128, 256)
+
+
+def test_fuse_o_max_len(monkeypatch):
+    # chunk_fwd.fuse_o_max_len: FUSE_O_MAX_MEAN x the mean length, rounded up (equal lengths always fused, also
+    # when the total does not divide: the longer ones are within the rounding), -1 for symbolic shapes
+    from jagattn.gated_delta.triton import chunk_fwd
+
+    monkeypatch.setattr(chunk_fwd, "FUSE_O_MAX_MEAN", 1.0)
+    assert chunk_fwd.fuse_o_max_len(32768, 8) == 4096
+    assert chunk_fwd.fuse_o_max_len(32769, 8) == 4097
+    assert chunk_fwd.fuse_o_max_len(32768, 0) == 32768
+    assert chunk_fwd.fuse_o_max_len(object(), 8) == -1
+    monkeypatch.setattr(chunk_fwd, "FUSE_O_MAX_MEAN", 1.5)
+    assert chunk_fwd.fuse_o_max_len(32768, 7) == 7022

@@ -18,6 +18,8 @@ state are fp32. Launch configs: ``common.launch_config``.
 
 from __future__ import annotations
 
+import math
+
 import torch
 import triton
 import triton.language as tl
@@ -1047,21 +1049,28 @@ def fuse_wu(stage: str, n_chains, v, k: int, k_row_bytes: int) -> bool:
 # wider rows not measured); "off": never.
 #
 # Only for sequences of at most ``fuse_o_max_len`` tokens (FUSE_O_MAX_MEAN times the mean, from shapes only): a
-# fused step is a longer link of the sequential chain (H200, session 23 round 2: ~6.6-7.6 us per chunk against
-# ~3.9-4.8 unfused), so the longest sequences of a ragged batch keep the unfused pass (2 stages) and their o comes
-# from the output kernel, launched after the pass for them alone. Round 2 (every sequence fused, forward ms, off ->
-# fused): H16-8seqs 0.868 -> 0.772, H16-64seqs 0.922 -> 0.814, H32-8seqs 1.743 -> 1.558, but H16-ragged (lengths
-# uniform in [100, 8000]) 1.002 -> 1.056: its 116-chunk chain went 0.448 -> 0.764 ms.
+# fused step is a longer link of the sequential chain (H200, session 23: ~6.6-7.6 us per chunk against ~3.9-4.8
+# unfused), so the longer sequences of a ragged batch run the unfused loop (the pass's own stages) and their o comes
+# from the output kernel, launched after the pass (it skips the fused sequences). Session 23, H200, forward ms, off ->
+# this (gd_switch_ab, same process): every sequence fused (round 2) H16-8seqs 0.868 -> 0.772, H16-64seqs 0.922 ->
+# 0.814, H32-8seqs 1.743 -> 1.558, but H16-ragged (lengths 7017 3255 6309 7392 3545 431 2221 2598) 1.002 -> 1.056
+# (its 116-chunk chain 0.448 -> 0.764 ms); two loops at 1.5 x the mean (round 6) 0.870 -> 0.791, 0.926 -> 0.843,
+# 1.747 -> 1.585, ragged 1.005 -> 0.931. The suite's H16-ragged draw (2433 5838 6723 1976 4051 5593 6154: all under
+# 1.5 x its mean 4681) ran fully fused at 1.5 (round 8: forward 1.074 ms, 1.10x FLA); 1.0 (the default since) leaves
+# its four longest to the unfused loop: by the per-chunk times above about 0.93 ms (0.45 pass + 0.19 output kernel +
+# 0.29 solve and l2norm), NOT measured (no device time left in session 23). Equal lengths are fused at any value >= 1
+# (the bound is rounded up).
 FUSE_O = env_choice("JAGATTN_GD_FUSE_O", ("auto", "off"), "auto")
-FUSE_O_MAX_MEAN = 1.5
+FUSE_O_MAX_MEAN = 1.0
 
 
 def fuse_o_max_len(t: int, n: int) -> int:
     """The longest sequence (tokens) whose output the fused pass forms: ``FUSE_O_MAX_MEAN`` times the mean
-    length ``t / n`` (a Python int from the shapes; no look at the lengths, so no host sync)."""
+    length ``t / n``, rounded up (a Python int from the shapes; no look at the lengths, so no host sync); -1 (none)
+    for symbolic shapes."""
     if not isinstance(t, int) or not isinstance(n, int):
         return -1
-    return int(float(FUSE_O_MAX_MEAN) * t / max(n, 1))
+    return math.ceil(float(FUSE_O_MAX_MEAN) * t / max(n, 1))
 
 
 def fuse_o(n_chains, v, k: int, k_row_bytes: int) -> bool:
