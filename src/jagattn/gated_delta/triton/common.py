@@ -190,9 +190,10 @@ CANDIDATES = {
     # deeper pipelines and 2 warps (session 5) are for the device sweep
     "fwd_h": [(bv, w, s) for bv in (16, 32, 64) for w in (4, 8) for s in (1, 2)]
     + [(32, 4, 3), (32, 4, 4), (64, 4, 3), (32, 2, 2), (32, 2, 3), (64, 2, 3)],
-    # the forward's state pass writing o itself (chunk_fwd.FUSE_O): V blocks of 64 only. One stage first: H200
-    # (session 23 round 1, H16-8seqs forward) 0.777 ms at (64, 4, 1) against 1.238 at two stages (124 KB of
-    # shared memory: one program per SM) and 1.254 at (64, 8, 2); the unfused pass + output kernel 0.870
+    # the forward's state pass writing o itself (chunk_fwd.FUSE_O): (BV, warps, stages of the fused loop; the
+    # unfused loop of the same launch keeps fwd_h's stages), V blocks of 64 only. One stage first: H200 (session
+    # 23 round 1, H16-8seqs forward) 0.777 ms at (64, 4, 1) against 1.238 at two stages (124 KB of shared memory:
+    # one program per SM) and 1.254 at (64, 8, 2); the unfused pass + output kernel 0.870
     "fwd_h_o": [(64, 4, 1), (64, 8, 1), (64, 4, 2), (64, 8, 2)],
     "fwd_o": [(bv, w, s) for bv in (64, 128) for w in (4, 8) for s in (1, 2)],
     "bwd_dv_local": [(bv, w, s) for bv in (64, 128) for w in (4, 8) for s in (1, 2)],
