@@ -53,7 +53,7 @@ def _max_mean(value):
     return (enter, leave)
 
 
-# round 9: which sequences the fused-output pass takes (FUSE_O_MAX_MEAN x the mean length; default 1.5)
+# round 9: which sequences the fused-output pass takes (FUSE_O_MAX_MEAN x the mean length; default 1.0)
 VARIANTS.update(
-    {"maxmean_1.0": [_max_mean(1.0)], "maxmean_1.25": [_max_mean(1.25)], "maxmean_0": [_max_mean(0.0)]}
+    {"maxmean_1.5": [_max_mean(1.5)], "maxmean_1.25": [_max_mean(1.25)], "maxmean_0": [_max_mean(0.0)]}
 )
