@@ -524,14 +524,15 @@ def _vnew_factored(
 
 
 @triton.jit
-def _fused_o_pre(
-    Q, RQ, b_k, b_h, b_g, rows, m_t, o_t, o_k, m_k, i_h, dt, H: tl.constexpr, K: tl.constexpr,
+def _fused_o(
+    Q, RQ, O, b_k, b_h, b_vn, b_g, rows, m_t, o_t, o_k, m_k, p_o, m_o, i_h, scale, H: tl.constexpr, K: tl.constexpr,
     DOT_PREC: tl.constexpr, KEEP: tl.constexpr, EXACT_EXP: tl.constexpr, NORM: tl.constexpr,
 ):  # fmt: skip
-    """The part of one chunk's output tile inside the state pass (``FUSE_O``) that needs no v_new, by
-    ``_gated_delta_fwd_o_kernel``'s arithmetic: ``(exp(G) q S0, P)`` with ``P = (q k^T) * exp(G_t - G_s)``
-    (causal, fp32). ``b_h`` is the state the chunk starts with, rounded as that kernel reads it from HBUF;
-    ``dt`` the tensor-core operand dtype (VNEW's); ``b_k`` the (normalised) k tile."""
+    """One chunk's output tile at ``p_o`` inside the state pass (``FUSE_O``), by ``_gated_delta_fwd_o_kernel``'s
+    arithmetic: ``o = scale (exp(G) q S0 + P v_new)``, ``P = (q k^T) * exp(G_t - G_s)`` (causal). ``b_h`` (the
+    state the chunk starts with) and ``b_vn`` (its v_new) come rounded as that kernel reads them from HBUF / VNEW,
+    whose dtype is also the tensor-core operand dtype; ``b_k`` is the (normalised) k tile."""
+    dt = b_vn.dtype
     b_q = _l2n(
         tl.load(Q + (rows[:, None] * H + i_h) * K + o_k[None, :], mask=m_t[:, None] & m_k[None, :], other=0.0),
         RQ, rows, m_t, i_h, H, NORM,
@@ -543,13 +544,6 @@ def _fused_o_pre(
     b_qk = tl.dot(b_q, tl.trans(b_k), input_precision=DOT_PREC)
     causal = (o_t[:, None] >= o_t[None, :]) & m_t[:, None]
     b_p = tl.where(causal, b_qk * _exp(tl.where(causal, b_g[:, None] - b_g[None, :], 0.0), EXACT_EXP), 0.0)
-    return b_o, b_p
-
-
-@triton.jit
-def _fused_o_post(O, b_o, b_p, b_vn, p_o, m_o, scale, DOT_PREC: tl.constexpr, KEEP: tl.constexpr):
-    """``o = scale (exp(G) q S0 + P v_new)`` from ``_fused_o_pre``'s two terms and ``b_vn`` rounded as the output
-    kernel reads it from VNEW, stored at ``p_o``."""
     b_o = (b_o + _dot_f32_lhs(b_p, b_vn, DOT_PREC, KEEP)) * scale
     tl.store(O + p_o, b_o.to(O.dtype.element_ty), mask=m_o)
 
@@ -679,13 +673,9 @@ def _h_chain(
             )
             b_k = _l2n(b_k, RK, rows, m_t, i_h, H, NORM)
         if WITH_O:
-            b_oi, b_p = _fused_o_pre(
-                Q, RQ, b_k, b_h.to(HBUF.dtype.element_ty), b_g, rows, m_t, o_t0, o_k, m_k, i_h,
-                VNEW.dtype.element_ty, H, K, O_PREC, O_KEEP, EXACT_EXP, NORM,
-            )  # fmt: skip
-            _fused_o_post(
-                O, b_oi, b_p, b_vn.to(VNEW.dtype.element_ty), p_u, m_t[:, None] & m_v[None, :], scale, O_PREC,
-                O_KEEP,
+            _fused_o(
+                Q, RQ, O, b_k, b_h.to(HBUF.dtype.element_ty), b_vn.to(VNEW.dtype.element_ty), b_g, rows, m_t, o_t0,
+                o_k, m_k, p_u, m_t[:, None] & m_v[None, :], i_h, scale, H, K, O_PREC, O_KEEP, EXACT_EXP, NORM,
             )  # fmt: skip
         # the decay exp(G_last - G_t) scales the [BT, BV] updates rather than the [BT, K] keys
         b_vd = b_vn.to(tl.float32) * tl.where(m_t, _exp(g_last - b_g, EXACT_EXP), 0.0)[:, None]
@@ -1040,7 +1030,7 @@ def fuse_wu(stage: str, n_chains, v, k: int, k_row_bytes: int) -> bool:
     return launch_config(kernel, n_programs=n_chains, v=v, k_row_bytes=k_row_bytes)[0] >= FUSE_MIN_BV
 
 
-# Whether the forward's state pass also writes the output (``FUSE_O``, ``_fused_o_pre`` / ``_fused_o_post``): each
+# Whether the forward's state pass also writes the output (``FUSE_O``, ``_fused_o``): each
 # step forms its chunk's o tile from the state it starts with and its v_new, by the output kernel's arithmetic on the
 # same roundings (bitwise its o on the H200), so neither the per-chunk states nor v_new of that sequence are stored
 # and the output kernel skips it. "auto" (default): where the pass runs V blocks of 64 (the score tile times a
