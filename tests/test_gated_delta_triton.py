@@ -1020,6 +1020,42 @@ def test_triton_kept_qk_copies_give_the_recomputed_gradients(kkt_norm, monkeypat
         assert torch.equal(a, b), i
 
 
+@pytest.mark.parametrize("bc", [32, 64])
+def test_triton_fused_k_l2norm_bwd_matches_the_l2norm_launch(bc, monkeypatch, device):
+    # FUSE_K_L2N="auto" (kept copies, HV == H): the WY kernel applies k's l2norm backward from its own dK tiles
+    # (one l2norm_bwd_from_y launch, for q, instead of two). Every other output bit for bit that of "off"; dk
+    # up to the order of the row sum sum(y dK), gathered over the column tiles (BC 32: two tiles, the second
+    # partial at K = 48; BC 64: one masked tile)
+    from jagattn.gated_delta import ops
+    from jagattn.gated_delta.triton import common
+
+    monkeypatch.setitem(common.CONFIG_OVERRIDE, "bwd_wy", (bc, 4, 2))
+    case = make_case([63, 0, 65, 1, 130], 2, 2, 48, 32, dtype=torch.float32, with_init=True, l2=True,
+                     seed=46, device=device)  # fmt: skip
+    names = ("q", "k", "v", "g", "beta", "initial_state")
+
+    def run():
+        leaves = [case[n].detach().clone().requires_grad_(True) for n in names]
+        o, fs = ops.chunked_fwd(*leaves, case["cu_seqlens"], 48**-0.5, True)
+        ((o * case["do"]).sum() + (fs * case["dht"]).sum()).backward()
+        return [o.detach(), fs.detach(), *(x.grad for x in leaves)]
+
+    monkeypatch.setattr(ops, "FUSE_K_L2N", "off")
+    from_y = _count_calls(monkeypatch, ops, "l2norm_bwd_from_y")
+    base = run()
+    assert len(from_y) == 2
+    monkeypatch.setattr(ops, "FUSE_K_L2N", "auto")
+    from_y.clear()
+    got = run()
+    assert len(from_y) == 1
+    for i, (a, b) in enumerate(zip(got, base, strict=True)):
+        if names[i - 2 : i - 1] == ("k",):
+            assert a.dtype == b.dtype and not torch.equal(a, torch.zeros_like(a))
+            torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6 * float(b.abs().max()))
+        else:
+            assert torch.equal(a, b), i
+
+
 def test_triton_norm_on_load_auto_keeps_fp16_copies_in_fp32(monkeypatch):
     # "auto" normalises on load only where the tile keeps the copy's dtype (bf16, fp32); fp16 inputs
     # keep fp32 copies (accuracy: a tile normalised on load would round to fp16)

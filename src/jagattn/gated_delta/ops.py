@@ -69,6 +69,14 @@ KEEP_QK = env_choice("JAGATTN_GD_KEEP_QK", ("auto", "off"), "auto")
 KKT_NORM = env_choice("JAGATTN_GD_KKT_NORM", ("off", "on"), "on")
 
 
+# "auto": where the backward has the forward's normalised k copy and its factors (KEEP_QK) and no GVA group sum
+# follows (HV == H), the WY kernel applies k's l2norm backward itself (chunk_bwd(k_l2n_rstd=...)): its tiles of
+# dK are still in L2, so the separate l2norm launch's DRAM reads of fp32 dK and y go away. The row sum
+# sum(y dK) is gathered over the WY kernel's column tiles (another order than the l2norm kernel's one sum:
+# the last bits of dk may differ). "off": the l2norm launch for k (before session 24).
+FUSE_K_L2N = env_choice("JAGATTN_GD_FUSE_K_L2N", ("auto", "off"), "auto")
+
+
 def _kkt_norm(dtype: torch.dtype, use_qk_l2norm: bool) -> bool:
     """Whether the forward's solve kernel normalises k (``KKT_NORM``; not with ``NORM_ON_LOAD``, fp16's fp32
     copies or the ``dot64`` solve)."""
@@ -231,6 +239,7 @@ def _bwd_scalar(
         qn, kn, rstd = q.contiguous(), k.contiguous(), None
     else:
         qn, kn, rstd = _prep(q, k, v, use_qk_l2norm, kept_rstd)
+    fuse_k = qk_normalized and FUSE_K_L2N == "auto" and v.shape[1] == k.shape[1]
     dq, dk, dv, dg, db, dh0 = chunk_bwd(
         qn,
         kn,
@@ -244,9 +253,12 @@ def _bwd_scalar(
         _contig(dht),
         saved=saved,
         rstd=rstd,
+        k_l2n_rstd=kept_rstd[1] if fuse_k else None,
     )
     if qk_normalized:
-        dq, dk = l2norm_bwd_from_y(qn, kept_rstd[0], dq), l2norm_bwd_from_y(kn, kept_rstd[1], dk)
+        dq = l2norm_bwd_from_y(qn, kept_rstd[0], dq)
+        if not fuse_k:  # else dk is final (chunk_bwd's k_l2n_rstd)
+            dk = l2norm_bwd_from_y(kn, kept_rstd[1], dk)
     else:
         dq, dk = _qk_grads(q, k, dq, dk, use_qk_l2norm)
     return dq, dk, dv, dg.to(g.dtype), db.to(beta.dtype), dh0

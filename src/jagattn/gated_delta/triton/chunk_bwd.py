@@ -430,6 +430,8 @@ def _gated_delta_bwd_wy_kernel(
     DV,
     DB,
     DGOUT,
+    DKX,
+    RSK,
     CU,
     N,
     TH,
@@ -444,6 +446,7 @@ def _gated_delta_bwd_wy_kernel(
     KEEP: tl.constexpr,
     EXACT_EXP: tl.constexpr,
     NORM: tl.constexpr,
+    L2N_BWD: tl.constexpr,
 ):
     """Per chunk and value head, over ``[BT, BC]`` column tiles so that only ``[BT, BT]`` matrices stay
     live (a whole-row version held five ``[BT, K]`` fp32 tiles: 255 registers, spills and 229 KB of
@@ -456,7 +459,10 @@ def _gated_delta_bwd_wy_kernel(
     4. key tiles again: ``dK += beta exp(G) T^T dW + M K + M^T K`` (``M^T K`` as the transpose of
        ``K^T M``: a transposed dot result that is only added, never fed to a dot, see ``common.py``) in
        one read-modify-write of DK, and the dW parts of dbeta and dG;
-    then the reverse cumsum of dG inside the chunk. The ``[BT, BC] x [BC, BT]`` products of D take their
+    then the reverse cumsum of dG inside the chunk. ``L2N_BWD`` (``HV == H``, K_ the forward's normalised copy
+    ``y`` with its factors ``RSK``): 5. the l2norm backward of k, ``DKX = r (dK - y sum(y dK))``, from the row
+    sums ``sum(y dK)`` gathered in step 4 and the tiles step 4 just stored (re-read from L2 after a barrier),
+    so that no separate l2norm launch reads dK and y back from DRAM (``ops.FUSE_K_L2N``). The ``[BT, BC] x [BC, BT]`` products of D take their
     operands in the intermediate dtype (dW, dU are stored in it; K, V exact; the gate after the dot). The
     products with T, dA and M take bf16 operands for bf16 inputs (as FLA; session 6: 0.955 -> 0.722 ms
     per fwd+bwd on H16 8 x 4096, every gpu-test case inside the SPEC rule with its error ratios
@@ -539,6 +545,7 @@ def _gated_delta_bwd_wy_kernel(
         b_dg += tl.load(DGP + i_kb * TH + rows * HV + i_hv, mask=m_t, other=0.0)
 
     # dK += beta exp(G) T^T dW + M K + M^T K, one read-modify-write of DK per tile (dW read again)
+    b_ys = tl.zeros([BT], dtype=tl.float32)  # L2N_BWD: sum(y dK) per row
     for i_k in range(tl.cdiv(K, BC)):
         o_k = i_k * BC + o_c
         m_k = o_k < K
@@ -558,7 +565,22 @@ def _gated_delta_bwd_wy_kernel(
         b_mk = tl.dot(b_dmc, b_kc, input_precision=DOT_PREC) + tl.trans(
             tl.dot(tl.trans(b_kc), b_dmc, input_precision=DOT_PREC)
         )
-        tl.store(DK + p_kv, tl.load(DK + p_kv, mask=m_tk, other=0.0) + b_tdw * b_f[:, None] + b_mk, mask=m_tk)
+        b_dkn = tl.load(DK + p_kv, mask=m_tk, other=0.0) + b_tdw * b_f[:, None] + b_mk
+        tl.store(DK + p_kv, b_dkn, mask=m_tk)
+        if L2N_BWD:
+            b_ys += tl.sum(b_dkn * b_k, 1)
+
+    if L2N_BWD:
+        # every thread re-reads tiles other threads stored: the barrier orders those stores before the loads
+        tl.debug_barrier()
+        b_r = tl.load(RSK + rows * H + i_h, mask=m_t, other=0.0)
+        for i_k in range(tl.cdiv(K, BC)):
+            o_k = i_k * BC + o_c
+            m_tk = m_t[:, None] & (o_k < K)[None, :]
+            p_k = (rows[:, None] * H + i_h) * K + o_k[None, :]  # HV == H: also DK's offsets
+            b_y = tl.load(K_ + p_k, mask=m_tk, other=0.0).to(tl.float32)
+            b_dx = b_r[:, None] * (tl.load(DK + p_k, mask=m_tk, other=0.0) - b_y * b_ys[:, None])
+            tl.store(DKX + p_k, b_dx.to(DKX.dtype.element_ty), mask=m_tk)
 
     # g_t enters every G_t' with t' >= t in the chunk
     b_dg = tl.where(m_t, b_dg, 0.0)
@@ -613,10 +635,16 @@ def _dh_split(q_dtype, in_dtype, t, hv) -> tuple[bool, torch.dtype]:
     return False, torch.float32
 
 
-def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=None, rstd=None):
+def chunk_bwd(
+    q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=None, rstd=None, k_l2n_rstd=None
+):
     """Gradients of the chunked gated delta rule on prepared inputs (l2norm already applied, or
     ``rstd = (rq, rk)`` applied on load as in ``chunk_fwd``; dq, dk are then still the gradients
     w.r.t. the normalised q, k).
+
+    ``k_l2n_rstd`` (``[T, H]`` fp32, only with ``HV == H`` and ``k`` the forward's normalised copy): the
+    factors of that copy; the WY kernel then also applies k's l2norm backward, and the returned dk is the
+    gradient w.r.t. the raw k in ``k``'s dtype (``l2norm_bwd_from_y``'s, up to the order of one row sum).
 
     ``saved``: ``(gc [T, HV] fp32, T^-1 [T, HV, BT] fp32 or input dtype)`` kept by the forward
     (``ops.SAVE_T``, by default whenever a backward follows); ``kkt_solve`` is then skipped and only
@@ -823,6 +851,10 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=
     dv = new_empty((t, hv, dv_), dtype=v.dtype, device=dev)
     db = new_empty((t, hv), dtype=torch.float32, device=dev)
     dg = new_empty((t, hv), dtype=torch.float32, device=dev)
+    l2n = k_l2n_rstd is not None
+    if l2n and (grp != 1 or norm):
+        raise ValueError("chunk_bwd: k_l2n_rstd needs HV == H and k as the normalised copy (no rstd on load)")
+    dkx = new_empty((t, h, dk_) if l2n else (0,), dtype=k.dtype, device=dev)
     if ns > 0:
         bc, warps, stages = launch_config("bwd_wy", n_programs=ns * hv, v=dv_)
         torch.library.wrap_triton(_gated_delta_bwd_wy_kernel)[(ns, hv)](
@@ -839,6 +871,8 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=
             dv,
             db,
             dg,
+            dkx if l2n else dk,
+            k_l2n_rstd if l2n else db,
             cu,
             n,
             t * hv,
@@ -853,10 +887,13 @@ def chunk_bwd(q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=
             KEEP=keep_fp32(v.dtype, "wy", t, hv),
             EXACT_EXP=exact,
             NORM=norm,
+            L2N_BWD=l2n,
             num_warps=warps,
             num_stages=stages,
         )
     del ainv, du, dw, dgp
+    if l2n:
+        dk = dkx
     if grp > 1:
         dq = dq.view(t, h, grp, dk_).sum(2)
         dk = dk.view(t, h, grp, dk_).sum(2)
