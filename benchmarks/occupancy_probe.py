@@ -85,7 +85,7 @@ def main() -> None:
                 md = kernel.metadata
                 threads = 32 * md.num_warps
                 res = _occupancy(kernel, threads, md.shared)
-                item = dict(kernel=name.rsplit(".", 1)[-1], warps=md.num_warps, stages=md.num_stages,
+                item = dict(kernel=getattr(fn.fn, "__name__", name.rsplit(".", 1)[-1]), warps=md.num_warps, stages=md.num_stages,
                             regs=kernel.n_regs, spill=kernel.n_spills, smem=md.shared, resident=res)  # fmt: skip
                 out.append(item)
                 print(f"{item['kernel']:44s} w{item['warps']} s{item['stages']} regs={item['regs']:3d} "

@@ -24,7 +24,11 @@ programs: 11.6 vs 8.1 ms at mean 8192, Hkv 4); with one chunk (a full ``[Tq, Hq,
 +256 MiB, above FlexAttention's peak) it is 1% faster at mean 8192 and 9-12% slower at mean 512.
 The 5-unit kernel runs at ~48% of the matmul peak against 54% (dK/dV) and 76% (dQ) for the two
 kernels of the default: the extra fp32 tile spills (255 registers) and the atomics cost more than
-the recompute saves.
+the recompute saves. Session 24 (H200) added each fp32 dQ tile with one bulk TMA reduction
+(``cp.reduce.async.bulk`` from shared memory, q/dO through descriptors) instead: slower still than the
+per-element atomics (backward 0.64-0.77x the default against 0.75-0.84x, one fp32 chunk, five rows;
+``benchmarks/rounds/s24_round3_dq_tma_reduce.diff``, not kept). The dQ traffic of a fused kernel, one
+fp32 ``[BLOCK_M, D]`` reduction per (key block, query block) pair, is what limits it, not the issue cost.
 
 Rows with no visible key have ``lse = -inf``; their lse2 is ``+inf`` so ``p = 0`` and their
 gradients are exact zeros.
