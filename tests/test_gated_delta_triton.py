@@ -988,6 +988,19 @@ def test_triton_keep_t_ops_opcheck_cpu(norm, dtype, monkeypatch, device):
     torch.library.opcheck(ops.gated_delta_bwd_keep_t, bwd_args, test_utils=checks)
 
 
+_LEAVES = ("q", "k", "v", "g", "beta", "initial_state")
+
+
+def _chunked_outputs(case, scale: float) -> list[torch.Tensor]:
+    """o, the final state and the gradients of ``_LEAVES`` through ``ops.chunked_fwd`` (l2norm on)."""
+    from jagattn.gated_delta import ops
+
+    leaves = [case[n].detach().clone().requires_grad_(True) for n in _LEAVES]
+    o, fs = ops.chunked_fwd(*leaves, case["cu_seqlens"], scale, True)
+    ((o * case["do"]).sum() + (fs * case["dht"]).sum()).backward()
+    return [o.detach(), fs.detach(), *(x.grad for x in leaves)]
+
+
 @pytest.mark.parametrize("kkt_norm", ["off", "on"])
 def test_triton_kept_qk_copies_give_the_recomputed_gradients(kkt_norm, monkeypatch, device):
     # KEEP_QK="auto": the keep-T forward keeps the normalised q/k copies and their factors in place of q, k
@@ -1000,13 +1013,9 @@ def test_triton_kept_qk_copies_give_the_recomputed_gradients(kkt_norm, monkeypat
 
     case = make_case([63, 0, 65, 1, 130], 1, 2, 32, 48, dtype=torch.float32, with_init=True, l2=True,
                      seed=45, device=device)  # fmt: skip
-    names = ("q", "k", "v", "g", "beta", "initial_state")
 
     def run():
-        leaves = [case[n].detach().clone().requires_grad_(True) for n in names]
-        o, fs = ops.chunked_fwd(*leaves, case["cu_seqlens"], 32**-0.5, True)
-        ((o * case["do"]).sum() + (fs * case["dht"]).sum()).backward()
-        return [o.detach(), fs.detach(), *(x.grad for x in leaves)]
+        return _chunked_outputs(case, 32**-0.5)
 
     monkeypatch.setattr(ops, "KEEP_QK", "off")
     base = run()
@@ -1032,13 +1041,9 @@ def test_triton_fused_k_l2norm_bwd_matches_the_l2norm_launch(bc, monkeypatch, de
     monkeypatch.setitem(common.CONFIG_OVERRIDE, "bwd_wy", (bc, 4, 2))
     case = make_case([63, 0, 65, 1, 130], 2, 2, 48, 32, dtype=torch.float32, with_init=True, l2=True,
                      seed=46, device=device)  # fmt: skip
-    names = ("q", "k", "v", "g", "beta", "initial_state")
 
     def run():
-        leaves = [case[n].detach().clone().requires_grad_(True) for n in names]
-        o, fs = ops.chunked_fwd(*leaves, case["cu_seqlens"], 48**-0.5, True)
-        ((o * case["do"]).sum() + (fs * case["dht"]).sum()).backward()
-        return [o.detach(), fs.detach(), *(x.grad for x in leaves)]
+        return _chunked_outputs(case, 48**-0.5)
 
     monkeypatch.setattr(ops, "FUSE_K_L2N", "off")
     from_y = _count_calls(monkeypatch, ops, "l2norm_bwd_from_y")
@@ -1049,7 +1054,7 @@ def test_triton_fused_k_l2norm_bwd_matches_the_l2norm_launch(bc, monkeypatch, de
     got = run()
     assert len(from_y) == 1
     for i, (a, b) in enumerate(zip(got, base, strict=True)):
-        if names[i - 2 : i - 1] == ("k",):
+        if _LEAVES[i - 2 : i - 1] == ("k",):
             assert a.dtype == b.dtype and not torch.equal(a, torch.zeros_like(a))
             torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6 * float(b.abs().max()))
         else:
