@@ -14,38 +14,19 @@ from __future__ import annotations
 
 import argparse
 import ctypes
-import importlib
 import json
 import os
-import pkgutil
 import sys
 
 os.environ.setdefault("JAGATTN_AUTOTUNE", "0")
 
 import torch  # noqa: E402
 import triton  # noqa: E402
-from triton.runtime.autotuner import Autotuner  # noqa: E402
-from triton.runtime.jit import JITFunction  # noqa: E402
 
-import jagattn  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from src_variant_ab import _all_jagattn_jit  # noqa: E402  (every JIT function of the imported jagattn modules)
+
 from jagattn.bench import suites  # noqa: E402
-
-
-def _jit_functions():
-    """Every JITFunction reachable as a module attribute under ``jagattn`` (autotuners unwrapped)."""
-    seen = {}
-    for info in pkgutil.walk_packages(jagattn.__path__, "jagattn."):
-        try:
-            mod = importlib.import_module(info.name)
-        except Exception:  # noqa: BLE001 - optional peers, CLI modules
-            continue
-        for name, obj in vars(mod).items():
-            fn = obj
-            while isinstance(fn, Autotuner) or (hasattr(fn, "fn") and not isinstance(fn, JITFunction)):
-                fn = fn.fn
-            if isinstance(fn, JITFunction):
-                seen[id(fn)] = (f"{info.name}.{name}", fn)
-    return list(seen.values())
 
 
 def _occupancy(kernel, threads: int, smem: int) -> int:
@@ -78,14 +59,14 @@ def main() -> None:
     torch.cuda.synchronize()
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     out = []
-    for name, fn in _jit_functions():
+    for fn in _all_jagattn_jit():
         for caches in fn.device_caches.values():
             for kernel in caches[0].values():
                 kernel._init_handles()
                 md = kernel.metadata
                 threads = 32 * md.num_warps
                 res = _occupancy(kernel, threads, md.shared)
-                item = dict(kernel=getattr(fn.fn, "__name__", name.rsplit(".", 1)[-1]), warps=md.num_warps, stages=md.num_stages,
+                item = dict(kernel=fn.fn.__name__, warps=md.num_warps, stages=md.num_stages,
                             regs=kernel.n_regs, spill=kernel.n_spills, smem=md.shared, resident=res)  # fmt: skip
                 out.append(item)
                 print(f"{item['kernel']:44s} w{item['warps']} s{item['stages']} regs={item['regs']:3d} "

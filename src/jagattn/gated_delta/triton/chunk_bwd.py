@@ -854,7 +854,8 @@ def chunk_bwd(
     l2n = k_l2n_rstd is not None
     if l2n and (grp != 1 or norm):
         raise ValueError("chunk_bwd: k_l2n_rstd needs HV == H and k as the normalised copy (no rstd on load)")
-    dkx = new_empty((t, h, dk_) if l2n else (0,), dtype=k.dtype, device=dev)
+    # the final dk in k's dtype (L2N_BWD); without it the kernel's DKX / RSK are unread stand-ins
+    dkx = new_empty((t, h, dk_), dtype=k.dtype, device=dev) if l2n else dk
     if ns > 0:
         bc, warps, stages = launch_config("bwd_wy", n_programs=ns * hv, v=dv_)
         torch.library.wrap_triton(_gated_delta_bwd_wy_kernel)[(ns, hv)](
@@ -871,7 +872,7 @@ def chunk_bwd(
             dv,
             db,
             dg,
-            dkx if l2n else dk,
+            dkx,
             k_l2n_rstd if l2n else db,
             cu,
             n,
@@ -892,8 +893,7 @@ def chunk_bwd(
             num_stages=stages,
         )
     del ainv, du, dw, dgp
-    if l2n:
-        dk = dkx
+    dk = dkx  # the final dk with L2N_BWD (else dkx is dk itself)
     if grp > 1:
         dq = dq.view(t, h, grp, dk_).sum(2)
         dk = dk.view(t, h, grp, dk_).sum(2)

@@ -1109,9 +1109,8 @@ def _state_pass(
         row_bytes = _h_row_bytes(k, u if fused is None else fused[0])
         bv, warps, stages = launch_config("fwd_h", n_programs=n * hv, v=dv, k_row_bytes=row_bytes)
         o_stages = stages
-        if (
-            out is not None
-        ):  # the fused output's (BV, warps, stages); the long sequences' loop keeps ``stages``
+        if out is not None:
+            # the fused output's (BV, warps, stages); the long sequences' loop keeps ``stages``
             bv, warps, o_stages = launch_config("fwd_h_o", n_programs=n * hv, v=dv, k_row_bytes=row_bytes)
         torch.library.wrap_triton(_gated_delta_fwd_h_kernel)[(triton.cdiv(dv, bv), n * hv)](
             k,
