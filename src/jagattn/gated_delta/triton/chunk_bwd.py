@@ -133,9 +133,6 @@ def _gated_delta_bwd_dhu_kernel(
     DH0,
     DHBUF,
     DHLO,
-    HBUF,
-    HLO,
-    GH,
     CU,
     N,
     scale,
@@ -146,7 +143,6 @@ def _gated_delta_bwd_dhu_kernel(
     BT: tl.constexpr,
     BK: tl.constexpr,
     BV: tl.constexpr,
-    NG: tl.constexpr,
     USE_FINAL_STATE_GRADIENT: tl.constexpr,
     STORE_DH0: tl.constexpr,
     DOT_PREC: tl.constexpr,
@@ -158,8 +154,6 @@ def _gated_delta_bwd_dhu_kernel(
     DH_SPLIT: tl.constexpr,
     FUSE_W: tl.constexpr,
     WU_PREC: tl.constexpr,
-    GATE_SUMS: tl.constexpr,
-    H_SPLIT: tl.constexpr,
 ):
     """The backward state recurrence, last chunk first: per chunk stores dS (DHBUF), forms the full
     ``dU = dU_local + exp(G_last - G) K dS`` (DU) and steps ``dS``. ``dU_local`` (the intra-chunk
@@ -169,12 +163,7 @@ def _gated_delta_bwd_dhu_kernel(
 
     ``FUSE_W`` (``chunk_fwd.fuse_wu("bwd_dhu", ...)``): ``W^T dU`` as ``X^T (T^T dU)`` with ``X = beta exp(G) K``
     from T (AINV), beta, the gates and the k tile the step loads anyway (``T^T dU`` at the w/u kernel's
-    precision ``WU_PREC``), instead of W read from memory (``W`` is then an empty tensor).
-
-    ``GATE_SUMS`` (``chunk_bwd``'s ``GH_IN_DHU``; the recompute ran before this kernel): per chunk also the gate
-    sums ``sum(S0 * dS)`` of this V block (GH, NG entries per chunk and value head) from the recompute's S0 (HBUF,
-    with ``H_SPLIT`` plus its lo part HLO: ~16 mantissa bits for bf16) and the exact fp32 dS this kernel holds,
-    so that dS itself can be stored at the precision dqkwg reads it."""
+    precision ``WU_PREC``), instead of W read from memory (``W`` is then an empty tensor)."""
     scale = tl.cast(scale, tl.float32)  # Inductor passes Python floats as fp64 scalars
     i_v = tl.program_id(0)
     i_nh = tl.program_id(1)
@@ -212,16 +201,11 @@ def _gated_delta_bwd_dhu_kernel(
         rows = (row0 + o_t0).to(tl.int64)
         m_t = (row0 + o_t0) < eos
         last = (tl.minimum(row0 + BT, eos) - 1).to(tl.int64)
-        o_slot = ((slot0 + i_t) * HV + i_hv).to(tl.int64)
-        o_dh = o_slot * (K * V) + o_kv
+        # the slot index in int32 (< 2^31 for any dS buffer that fits a GPU), one int64 product: the int64 chain
+        # ((slot0 + i_t).to(int64) * HV + i_hv) * K * V kept three spilled registers reloaded at every step's top
+        # (Nsight Compute, session 24: 12% of dhu's stall samples); H200 session 25: 0.472 -> 0.442 ms, bitwise
+        o_dh = ((slot0 + i_t) * HV + i_hv).to(tl.int64) * (K * V) + o_kv
         p_dh = DHBUF + o_dh
-        if GATE_SUMS:
-            # the gate gradient's state term sum(S0 * dS): the whole chunk's gate gradient cancels against
-            # the k.dk terms, so neither factor is rounded to 8 bits here
-            b_s0 = tl.load(HBUF + o_dh, mask=m_kv, other=0.0).to(tl.float32)
-            if H_SPLIT:
-                b_s0 += tl.load(HLO + o_dh, mask=m_kv, other=0.0).to(tl.float32)
-            tl.store(GH + o_slot * NG + i_v, tl.sum(tl.sum(b_s0 * b_dh, 1), 0))
         if DH_SPLIT:
             # dS as bf16 hi + lo: dqkwg reads the hi part only (what it rounds dS to anyway), the
             # recompute's gate sums hi + lo (~16 mantissa bits)
@@ -646,23 +630,6 @@ def _fuse_dv(n_chains, device) -> bool:
 DH_SPLIT = env_choice("JAGATTN_GD_DH_SPLIT", ("auto", "off", "all"), "off")
 
 
-# Where the gate sums sum(S0 * dS) per chunk are formed. "auto" (default): in dhu (GATE_SUMS), from the exact
-# fp32 dS it holds and the recompute's S0, which then runs before dhu and stores S0 as hi (HBUF, what dqkwg reads)
-# plus lo parts (~16 mantissa bits for bf16 states; the lo buffer is freed after dhu); dS itself is stored at the
-# precision dqkwg reads it (bf16 on the bf16 speed path, where dqkwg rounds it to bf16 anyway), so the recompute
-# no longer reads a fp32 dS, and the peak stays (S0's lo part replaces dS's second half). "off": the order before
-# session 25: dhu stores dS (fp32, or hi + lo with DH_SPLIT), the recompute runs after it and forms the sums from
-# its exact fp32 state.
-GH_IN_DHU = env_choice("JAGATTN_GD_GH_IN_DHU", ("auto", "off"), "auto")
-
-
-def _dh_split_dtype(q_dtype, in_dtype, t, hv) -> torch.dtype:
-    """The dtype dqkwg rounds dS to for its dots: bf16 on the bf16 speed path, else fp32."""
-    if q_dtype == torch.bfloat16 and not keep_fp32(in_dtype, "dqkwg", t, hv):
-        return torch.bfloat16
-    return torch.float32
-
-
 def _dh_split(q_dtype, in_dtype, t, hv) -> tuple[bool, torch.dtype]:
     """``(split, dtype of the dS parts)`` for chunk kernels on ``q_dtype`` q/k from ``in_dtype`` inputs."""
     if DH_SPLIT == "all":
@@ -731,21 +698,6 @@ def chunk_bwd(
         # the forward kept (ops.SAVE_T): autograd holds that one anyway, a copy would only add memory.
         ainv = ainv.to(k.dtype)
 
-    gh_in_dhu = GH_IN_DHU == "auto"
-    if gh_in_dhu:
-        # the recompute first (it needs nothing from dhu when dhu forms the gate sums): S0 as hi + lo parts
-        # unless the states are fp32 (then exact in HBUF alone)
-        h_split = inter_dtype(k.dtype, "h", t, hv) != torch.float32
-        hlo = new_empty(
-            (ns, hv, dk_, dv_) if h_split else (0,), dtype=inter_dtype(k.dtype, "h", t, hv), device=dev
-        )
-        hbuf, vnew, _, _ = _state_pass(
-            k, None if fuse_h else w, u, gc, initial_state, cu, in_dtype=v.dtype, store_final=False, rk=rk,
-            fused=(v, beta, ainv) if fuse_h else None, hlo=hlo if h_split else None,
-        )  # fmt: skip
-        del u  # dhu reads W (unless it forms W^T dU from T itself), not U~
-        gh = torch.zeros((ns, hv, triton.cdiv(dv_, 16)), dtype=torch.float32, device=dev)
-
     # the full dU in the intermediate dtype (bf16 for bf16 inputs): its readers (dqkwg, wy) round it
     # to that dtype for the tensor cores, and it holds the memory dW needs at the backward's peak
     du = new_empty((t, hv, dv_), dtype=inter_dtype(k.dtype, "du", t, hv), device=dev)
@@ -758,9 +710,6 @@ def chunk_bwd(
     # dS to for its dots (half its read), plus a bf16 lo part for the recompute's gate sums, which need
     # dS to ~16 bits (bf16 alone costs 2-8x accuracy on dg) and is freed right after it
     dh_split, dh_dtype = _dh_split(q.dtype, v.dtype, t, hv)
-    if gh_in_dhu:
-        # dS only for dqkwg: at the precision it reads it (what DH_SPLIT's hi part is), no lo part
-        dh_split, dh_dtype = False, _dh_split_dtype(q.dtype, v.dtype, t, hv)
     dhbuf = new_empty((ns, hv, dk_, dv_), dtype=dh_dtype, device=dev)
     dhlo = new_empty((ns, hv, dk_, dv_) if dh_split else (0,), dtype=dh_dtype, device=dev)
     # no initial state: nothing reads dh0, so it is neither stored nor allocated ([N, HV, K, V] fp32 at
@@ -818,9 +767,6 @@ def chunk_bwd(
             dh0 if store_dh0 else gc,
             dhbuf,
             dhlo if dh_split else dhbuf,
-            hbuf if gh_in_dhu else dhbuf,
-            hlo if gh_in_dhu and h_split else dhbuf,
-            gh if gh_in_dhu else gc,
             cu,
             n,
             scale,
@@ -831,7 +777,6 @@ def chunk_bwd(
             BT=BT,
             BK=bk,
             BV=bv,
-            NG=gh.shape[-1] if gh_in_dhu else 1,
             USE_FINAL_STATE_GRADIENT=dht is not None,
             STORE_DH0=store_dh0,
             DOT_PREC=prec_of("dhu"),
@@ -843,22 +788,17 @@ def chunk_bwd(
             DH_SPLIT=dh_split,
             FUSE_W=fuse_dhu,
             WU_PREC=dot_precision(v.dtype, "wu") if fuse_dhu else "ieee",
-            GATE_SUMS=gh_in_dhu,
-            H_SPLIT=gh_in_dhu and h_split,
             num_warps=warps,
             num_stages=stages,
         )
     del du_local
-    if gh_in_dhu:
-        del hlo, w
-    else:
-        # the state pass runs after dhu so it can form sum(S0 * dS) from its exact fp32 state
-        hbuf, vnew, _, gh = _state_pass(
-            k, None if fuse_h else w, u, gc, initial_state, cu, in_dtype=v.dtype, store_final=False, dhbuf=dhbuf,
-            rk=rk, dhlo=dhlo if dh_split else None, fused=(v, beta, ainv) if fuse_h else None,
-        )  # fmt: skip
-        del w, u  # free before the per-chunk gradient buffers are allocated (peak memory)
+    # the state pass runs after dhu so it can form sum(S0 * dS) from its exact fp32 state
+    hbuf, vnew, _, gh = _state_pass(
+        k, None if fuse_h else w, u, gc, initial_state, cu, in_dtype=v.dtype, store_final=False, dhbuf=dhbuf,
+        rk=rk, dhlo=dhlo if dh_split else None, fused=(v, beta, ainv) if fuse_h else None,
+    )  # fmt: skip
     del dhlo
+    del w, u  # free before the per-chunk gradient buffers are allocated (peak memory)
     grp = hv // h
     # dq is final after dqkwg (only the l2norm backward or the cast to q's dtype follow), so without a
     # group sum it is stored in the intermediate dtype: for bf16 inputs that halves the buffer alive at

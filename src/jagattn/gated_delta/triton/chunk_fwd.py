@@ -559,13 +559,11 @@ def _load_dh(DHBUF, DHLO, offs, mask, DH_SPLIT: tl.constexpr):
 
 @triton.jit
 def _h_chain(
-    K_, RK, W, U, V_, BETA, AINV, GC, H0, HT, HBUF, HLO, VNEW, DHBUF, DHLO, GH, Q, RQ, O, bos, eos, i_n, i_v, i_hv,
-    i_h,
+    K_, RK, W, U, V_, BETA, AINV, GC, H0, HT, HBUF, VNEW, DHBUF, DHLO, GH, Q, RQ, O, bos, eos, i_n, i_v, i_hv, i_h,
     scale, H: tl.constexpr, HV: tl.constexpr, K: tl.constexpr, V: tl.constexpr, BT: tl.constexpr, BK: tl.constexpr,
     BV: tl.constexpr, NG: tl.constexpr, USE_INITIAL_STATE: tl.constexpr, STORE_FINAL_STATE: tl.constexpr,
     COMPUTE_GH: tl.constexpr, DOT_PREC: tl.constexpr, KEEP: tl.constexpr, EXACT_EXP: tl.constexpr,
-    NORM: tl.constexpr, PREFETCH: tl.constexpr, DH_SPLIT: tl.constexpr, H_LO: tl.constexpr, FUSE_WU: tl.constexpr,
-    WU_PREC: tl.constexpr,
+    NORM: tl.constexpr, PREFETCH: tl.constexpr, DH_SPLIT: tl.constexpr, FUSE_WU: tl.constexpr, WU_PREC: tl.constexpr,
     WITH_O: tl.constexpr, O_PREC: tl.constexpr, O_KEEP: tl.constexpr, LOOP_STAGES: tl.constexpr,
 ):  # fmt: skip
     """The chain of ``_gated_delta_fwd_h_kernel`` for one (sequence ``i_n``, value head, V block): the initial
@@ -607,13 +605,7 @@ def _h_chain(
         last = (tl.minimum(row0 + BT, eos) - 1).to(tl.int64)
         p_slot = ((slot0 + i_t).to(tl.int64) * HV + i_hv) * K * V
         if not WITH_O:
-            if H_LO:
-                # the backward's recompute for dhu's gate sums: S0 as hi (what dqkwg reads) + lo parts
-                b_h_hi = b_h.to(HBUF.dtype.element_ty)
-                tl.store(HBUF + p_slot + o_kv, b_h_hi, mask=m_kv)
-                tl.store(HLO + p_slot + o_kv, (b_h - b_h_hi.to(tl.float32)).to(HLO.dtype.element_ty), mask=m_kv)
-            else:
-                tl.store(HBUF + p_slot + o_kv, b_h.to(HBUF.dtype.element_ty), mask=m_kv)
+            tl.store(HBUF + p_slot + o_kv, b_h.to(HBUF.dtype.element_ty), mask=m_kv)
         if PREFETCH:
             b_g = b_g_nx
             g_last = g_last_nx
@@ -707,7 +699,6 @@ def _gated_delta_fwd_h_kernel(
     H0,
     HT,
     HBUF,
-    HLO,
     VNEW,
     DHBUF,
     DHLO,
@@ -736,7 +727,6 @@ def _gated_delta_fwd_h_kernel(
     NORM: tl.constexpr,
     PREFETCH: tl.constexpr,
     DH_SPLIT: tl.constexpr,
-    H_LO: tl.constexpr,
     FUSE_WU: tl.constexpr,
     WU_PREC: tl.constexpr,
     FUSE_O: tl.constexpr,
@@ -775,24 +765,21 @@ def _gated_delta_fwd_h_kernel(
         # before the branch (live across it, such tiles cost the fused loop registers: 248 -> 320 B of spill)
         if eos - bos <= o_max_len:
             _h_chain(
-                K_, RK, W, U, V_, BETA, AINV, GC, H0, HT, HBUF, HLO, VNEW, DHBUF, DHLO, GH, Q, RQ, O, bos, eos, i_n, i_v,
-                i_hv,
+                K_, RK, W, U, V_, BETA, AINV, GC, H0, HT, HBUF, VNEW, DHBUF, DHLO, GH, Q, RQ, O, bos, eos, i_n, i_v, i_hv,
                 i_h, scale, H, HV, K, V, BT, BK, BV, NG, USE_INITIAL_STATE, STORE_FINAL_STATE, COMPUTE_GH, DOT_PREC,
-                KEEP, EXACT_EXP, NORM, PREFETCH, DH_SPLIT, H_LO, FUSE_WU, WU_PREC, True, O_PREC, O_KEEP, O_STAGES,
+                KEEP, EXACT_EXP, NORM, PREFETCH, DH_SPLIT, FUSE_WU, WU_PREC, True, O_PREC, O_KEEP, O_STAGES,
             )  # fmt: skip
         else:
             _h_chain(
-                K_, RK, W, U, V_, BETA, AINV, GC, H0, HT, HBUF, HLO, VNEW, DHBUF, DHLO, GH, Q, RQ, O, bos, eos, i_n, i_v,
-                i_hv,
+                K_, RK, W, U, V_, BETA, AINV, GC, H0, HT, HBUF, VNEW, DHBUF, DHLO, GH, Q, RQ, O, bos, eos, i_n, i_v, i_hv,
                 i_h, scale, H, HV, K, V, BT, BK, BV, NG, USE_INITIAL_STATE, STORE_FINAL_STATE, COMPUTE_GH, DOT_PREC,
-                KEEP, EXACT_EXP, NORM, PREFETCH, DH_SPLIT, H_LO, FUSE_WU, WU_PREC, False, O_PREC, O_KEEP, STAGES,
+                KEEP, EXACT_EXP, NORM, PREFETCH, DH_SPLIT, FUSE_WU, WU_PREC, False, O_PREC, O_KEEP, STAGES,
             )  # fmt: skip
     else:
         _h_chain(
-            K_, RK, W, U, V_, BETA, AINV, GC, H0, HT, HBUF, HLO, VNEW, DHBUF, DHLO, GH, Q, RQ, O, bos, eos, i_n, i_v,
-            i_hv,
+            K_, RK, W, U, V_, BETA, AINV, GC, H0, HT, HBUF, VNEW, DHBUF, DHLO, GH, Q, RQ, O, bos, eos, i_n, i_v, i_hv,
             i_h, scale, H, HV, K, V, BT, BK, BV, NG, USE_INITIAL_STATE, STORE_FINAL_STATE, COMPUTE_GH, DOT_PREC,
-            KEEP, EXACT_EXP, NORM, PREFETCH, DH_SPLIT, H_LO, FUSE_WU, WU_PREC, False, O_PREC, O_KEEP, STAGES,
+            KEEP, EXACT_EXP, NORM, PREFETCH, DH_SPLIT, FUSE_WU, WU_PREC, False, O_PREC, O_KEEP, STAGES,
         )  # fmt: skip
 
 
@@ -1091,14 +1078,13 @@ def _h_row_bytes(k, v) -> int:
 
 def _state_pass(
     k, w, u, gc, initial_state, cu, *, in_dtype, store_final: bool, dhbuf=None, rk=None, dhlo=None,
-    fused=None, out=None, hlo=None,
+    fused=None, out=None,
 ):  # fmt: skip
     """The state pass (``_gated_delta_fwd_h_kernel``) over ``w``, ``u`` from ``_prepare``, or with ``fused =
     (v, beta, T^-1)`` and ``w = u = None`` forming v_new from T per chunk itself (``FUSE_WU``). ``out = (q, rq, o,
     scale, max_len)`` (``FUSE_O``, forward only; ``rq`` None or q's l2norm factors): the pass writes the output
     ``o`` of the sequences of at most ``max_len`` tokens itself and stores per-chunk states and v_new only for the
-    others. ``hlo`` (the backward's recompute for ``chunk_bwd``'s gate sums in dhu, ``[NS, HV, K, V]`` of the
-    states' dtype): each state is also stored as the lo part ``S0 - hi`` of its rounding to the states' dtype."""
+    others."""
     t, h, dk = k.shape
     if fused is not None:
         v, beta, ainv = fused
@@ -1138,7 +1124,6 @@ def _state_pass(
             initial_state if initial_state is not None else gc,
             final,
             hbuf,
-            hlo if hlo is not None else hbuf,
             vnew,
             dhbuf if dhbuf is not None else gc,
             dhlo if dhlo is not None else gc,
@@ -1167,7 +1152,6 @@ def _state_pass(
             NORM=rk is not None,
             PREFETCH=state_prefetch("fwd_h" if dhbuf is None else "fwd_h_recompute"),
             DH_SPLIT=dhlo is not None,
-            H_LO=hlo is not None,
             FUSE_WU=fused is not None,
             WU_PREC=wu_prec,
             FUSE_O=out is not None,
