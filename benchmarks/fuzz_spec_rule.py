@@ -64,6 +64,10 @@ def _dims(a: int, b: int) -> tuple[int, int]:
     return DIMS if DIMS is not None else (a, b)
 
 
+# --g-shift X (gated delta): the gate shift of every case instead of the draw (drawn anyway, as --dims)
+G_SHIFT: float | None = None
+
+
 # --peer fla: --op gated_delta runs FLA's chunk_gated_delta_rule instead of ours (_FLA: it, set in main)
 PEER = "jagattn"
 _FLA = None
@@ -212,20 +216,26 @@ def case_gated_delta(rng: random.Random, dev: str, dtype, scale: int, per_key: b
     l2 = rng.random() < 0.7
     init = rng.random() < 0.5
     gen = testing.generator(rng.randint(0, 2**31))
+    # g = logsigmoid(randn + shift): 1.0 decays a full chunk by ~e^-25 (the carried-state terms of the gate
+    # gradient vanish), 6.0 by ~0.85 (session 25; drawn last, so a seed's other draws are what they were)
+    g_shift = rng.choice([1.0, 1.0, 3.0, 6.0])
+    g_shift = G_SHIFT if G_SHIFT is not None else g_shift
     t = sum(lengths)
     kscale = 1.0 if l2 else dk**-0.5
     args = {
         "q": testing.randn([t, h, dk], dtype=dtype, device=dev, generator=gen),
         "k": testing.randn([t, h, dk], dtype=dtype, device=dev, generator=gen, scale=kscale),
         "v": testing.randn([t, hv, dv], dtype=dtype, device=dev, generator=gen),
-        "g": F.logsigmoid(testing.randn([t, hv], generator=gen) + 1.0).to(dev),
+        "g": F.logsigmoid(testing.randn([t, hv], generator=gen) + g_shift).to(dev),
         "beta": torch.sigmoid(testing.randn([t, hv], generator=gen)).to(dev),
         "h0": testing.randn([len(lengths), hv, dk, dv], generator=gen, device=dev) if init else None,
     }
     if per_key:
         args["gk"] = F.logsigmoid(testing.randn([t, hv, dk], generator=gen) + 2.0).to(dev)
     cu = testing.cu_seqlens(lengths, dev)
-    desc = f"lengths={lengths} h={h} hv={hv} dk={dk} dv={dv} l2={l2} init={init} gk={per_key}"
+    desc = (
+        f"lengths={lengths} h={h} hv={hv} dk={dk} dv={dv} l2={l2} init={init} gk={per_key} g_shift={g_shift}"
+    )
 
     def run_fla(a):
         # packed B=1, [1, T, H, ...]; FLA is not relied on for HV > H: q/k are repeated as the reference does
@@ -362,6 +372,8 @@ def _isolated(args, ops: list[str], seeds: range) -> None:
                 cmd += ["--dtype", args.dtype]
             if args.cap_len is not None:
                 cmd += ["--cap-len", str(args.cap_len)]
+            if args.g_shift is not None:
+                cmd += ["--g-shift", str(args.g_shift)]
             if args.rounded_grads:
                 cmd += ["--rounded-grads"]
             if args.peer != "jagattn":
@@ -396,7 +408,7 @@ def _isolated(args, ops: list[str], seeds: range) -> None:
 
 
 def main() -> None:
-    global DIMS, DTYPE, TRACEBACK, PEER, _FLA, CAP_LEN, ROUNDED_GRADS
+    global DIMS, DTYPE, TRACEBACK, PEER, _FLA, CAP_LEN, ROUNDED_GRADS, G_SHIFT
     ap = argparse.ArgumentParser()
     ap.add_argument("--op", choices=list(OPS), action="append")
     ap.add_argument("--cases", type=int, default=50, help="cases per op")
@@ -413,6 +425,7 @@ def main() -> None:
         "--rounded-grads", action="store_true", help="output gradients in the outputs' dtypes, gold too"
     )
     ap.add_argument("--peer", choices=("jagattn", "fla"), default="jagattn", help="gated_delta under test")
+    ap.add_argument("--g-shift", type=float, help="gated delta: g = logsigmoid(randn + this) in every case")
     ap.add_argument("--isolate", action="store_true", help="child processes; survive fatal CUDA errors")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -425,6 +438,7 @@ def main() -> None:
             ap.error("--dtype is for the GPU (the CPU interpreter draws fp32/fp16 and cannot run bf16 dots)")
         DTYPE = {"bf16": torch.bfloat16, "fp16": torch.float16}[args.dtype]
     CAP_LEN = args.cap_len
+    G_SHIFT = args.g_shift
     ROUNDED_GRADS = args.rounded_grads
     _apply_sets(args.set)
     TRACEBACK = args.seed is not None
