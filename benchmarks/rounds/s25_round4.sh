@@ -6,6 +6,7 @@
 export OUT=${OUT:-$PWD/.device-out} JAGATTN_AUTOTUNE=0
 source benchmarks/device_round_env.sh
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl 2>&1 | tail -1
+mkdir -p $OUT/tests
 PYTHONPATH=src python3 benchmarks/gpu_tests_parallel.py --workers 6 --timeout 330 --out $OUT/tests \
     tests/test_gated_delta_triton.py 2>&1 | tail -8
 grep -h -E "FAILED|Error|exceeds" $OUT/tests/*.log 2>/dev/null | head -20 | cut -c1-400
