@@ -48,6 +48,7 @@ from .common import (
     inter_dtype,
     keep_fp32,
     launch_config,
+    launch_extra,
     num_slots,
     state_prefetch,
 )
@@ -850,6 +851,7 @@ def chunk_bwd(
             NORM=norm,
             num_warps=warps,
             num_stages=stages,
+            **launch_extra("bwd_dqkwg"),
         )
     del vnew, dhbuf, gh, hbuf  # read by dqkwg only
     dv = new_empty((t, hv, dv_), dtype=v.dtype, device=dev)
@@ -895,6 +897,7 @@ def chunk_bwd(
             L2N_BWD=l2n,
             num_warps=warps,
             num_stages=stages,
+            **launch_extra("bwd_wy"),
         )
     del ainv, du, dw, dgp
     dk = dkx  # the final dk with L2N_BWD (else dkx is dk itself)

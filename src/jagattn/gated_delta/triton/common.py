@@ -294,6 +294,25 @@ def _num_sms(index: int) -> int:
 STATE_PREFETCH = env_choice("JAGATTN_GD_STATE_PREFETCH", ("auto", "0", "1"), "auto")
 
 
+# JAGATTN_GD_MAXNREG="kernel=n;..." (device experiments, session 25): a per-thread register cap (Triton's
+# ``maxnreg`` launch option) for the named chunk kernels (``bwd_dqkwg``, ``bwd_wy``), e.g. 168 for three programs
+# of 4 warps per SM instead of the two their 255 registers allow; "" or "none": no cap. Read at every launch.
+MAXNREG_SPEC = os.environ.get("JAGATTN_GD_MAXNREG", "")
+
+
+def launch_extra(kernel: str) -> dict:
+    """Extra launch options of ``kernel`` from ``MAXNREG_SPEC`` (``{"maxnreg": n}`` or ``{}``)."""
+    for item in filter(str.strip, MAXNREG_SPEC.split(";")):
+        name, sep, value = (part.strip() for part in item.partition("="))
+        if name == "none":
+            continue
+        if not sep or not value.isdigit() or name not in CANDIDATES:
+            raise ValueError(f"JAGATTN_GD_MAXNREG items must be kernel=registers (got {item.strip()!r})")
+        if name == kernel:
+            return {"maxnreg": int(value)}
+    return {}
+
+
 def state_prefetch(kernel: str) -> bool:
     """Whether ``kernel`` (``"fwd_h"``, ``"fwd_h_recompute"`` (with the gate sums), ``"bwd_dhu"``)
     prefetches its non-dot loads one chunk ahead (``STATE_PREFETCH``)."""
