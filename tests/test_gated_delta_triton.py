@@ -419,6 +419,33 @@ def test_gpu_production_slow_gates(dtype):
     _check_production(_rand_lengths(32768, 8, 1), 2, 4, dtype, g_shift=6.0)
 
 
+@pytest.mark.gpu
+@pytest.mark.parametrize("fuse_k", ["auto", "off"])
+@pytest.mark.parametrize(
+    "dk,dqkwg", [(64, None), (128, None), (128, (64, 4, 1, 128))], ids=["k64", "k128", "k128-nkb1"]
+)
+def test_gpu_hv_eq_h_key_blocks(dk, dqkwg, fuse_k, monkeypatch):
+    """HV == H with l2norm (k's l2norm backward inside the WY kernel unless ``fuse_k="off"``) at one key block in
+    dqkwg (K = 64 by default, or K = 128 forced) and at two: session 25's A/B at H16 had dg 4-6x its max off with
+    the one-key-block configs at K = 128 (dq, dk, dv bitwise) while the same configs passed at GVA 2."""
+    from jagattn.gated_delta import ops
+    from jagattn.gated_delta.triton import common
+
+    monkeypatch.setattr(ops, "FUSE_K_L2N", fuse_k)
+    if dqkwg is not None:
+        monkeypatch.setitem(common.CONFIG_OVERRIDE, "bwd_dqkwg", dqkwg)
+    case = make_case(
+        _rand_lengths(8192, 4, 2), 4, 4, dk, 128, dtype=torch.bfloat16, with_init=False, l2=True, seed=13,
+        device="cuda", g_shift=3.0,
+    )  # fmt: skip
+    got = run_triton(case)
+    gold = run_reference(case, cast=torch.float32)
+    lowp = run_reference(case, cast=torch.bfloat16, compute_dtype=torch.bfloat16)
+    for name in gold:
+        testing.assert_finite_where(name, got[name])
+        testing.check_close(f"triton {name}", got[name], gold[name], lowp[name])
+
+
 def _check_production(lengths, h, hv, dtype, g_shift=1.0):
     case = make_case(
         lengths, h, hv, 128, 128, dtype=dtype, with_init=True, l2=True, seed=7, device="cuda", g_shift=g_shift
