@@ -45,7 +45,7 @@ def main() -> None:
         leaves = [x.detach().requires_grad_(True) for x in (q, k, v, g, beta)]
         do = torch.randn_like(v)
 
-        def ours(*a):
+        def ours(*a, cu=cu):
             return jagattn.gated_delta_rule(*a, cu_seqlens=cu, use_qk_l2norm=True, backend="triton")[0]
 
         res = {"default": grads_of(ours, leaves, do)}
@@ -56,7 +56,7 @@ def main() -> None:
             common.CONFIG_OVERRIDE.clear()
         if fla is not None:
 
-            def fla_fn(q_, k_, v_, g_, b_):
+            def fla_fn(q_, k_, v_, g_, b_, cu=cu):
                 return fla(
                     q_[None], k_[None], v_[None], g_[None], b_[None], scale=q_.shape[-1] ** -0.5,
                     cu_seqlens=cu.long(), use_qk_l2norm_in_kernel=True,
@@ -66,7 +66,7 @@ def main() -> None:
         if cu[-1].item() <= args.ref_max_tokens:
             t0 = time.time()
 
-            def ref_fn(q_, k_, v_, g_, b_):
+            def ref_fn(q_, k_, v_, g_, b_, cu=cu):
                 return gated_delta_reference(
                     q_.float(), k_.float(), v_.float(), g_, b_.float(), cu, use_qk_l2norm=True
                 )[0]
