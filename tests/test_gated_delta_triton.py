@@ -425,10 +425,9 @@ def test_gpu_production_slow_gates(dtype):
     "dk,dqkwg", [(64, None), (128, None), (128, (64, 4, 1, 128))], ids=["k64", "k128", "k128-nkb1"]
 )
 def test_gpu_hv_eq_h_key_blocks(dk, dqkwg, fuse_k, monkeypatch):
-    """16 heads, HV == H, l2norm (k's l2norm backward inside the WY kernel unless ``fuse_k="off"``), the suite's
-    gates, at one key block in dqkwg (K = 64 by default, or K = 128 forced) and at two (K = 128). Session 25 round
-    5 (H16, 32k tokens): the one-key-block configs at K = 128 gave dg 4-6x its max away from the default's (dq, dk,
-    dv bitwise); round 6 passed them at 4 heads, 8192 tokens, slower gates."""
+    """16 heads with HV == H and l2norm (k's l2norm backward inside the WY kernel unless ``fuse_k="off"``) on the
+    speed path at the suite's gates: one key block in dqkwg (K = 64 by default, K = 128 forced) and two (K = 128).
+    The other production tests have HV == H only at one head."""
     from jagattn.gated_delta import ops
     from jagattn.gated_delta.triton import common
 

@@ -17,18 +17,24 @@ _F = "_gated_delta_bwd_dhu_kernel"
 
 VARIANTS = {
     "dhu_ptr": [
-        (_M, _F,
-         "        p_dh = ((slot0 + i_t).to(tl.int64) * HV + i_hv) * K * V + o_kv\n",
-         "        o_dh = ((slot0 + i_t) * HV + i_hv).to(tl.int64) * (K * V) + o_kv\n"
-         "        p_dh = DHBUF + o_dh\n"),
-        (_M, _F,
-         "            tl.store(DHBUF + p_dh, b_dh_hi, mask=m_kv)\n"
-         "            tl.store(DHLO + p_dh, (b_dh - b_dh_hi.to(tl.float32)).to(DHLO.dtype.element_ty), mask=m_kv)\n"
-         "        else:\n"
-         "            tl.store(DHBUF + p_dh, b_dh.to(DHBUF.dtype.element_ty), mask=m_kv)\n",
-         "            tl.store(p_dh, b_dh_hi, mask=m_kv)\n"
-         "            tl.store(DHLO + o_dh, (b_dh - b_dh_hi.to(tl.float32)).to(DHLO.dtype.element_ty), mask=m_kv)\n"
-         "        else:\n"
-         "            tl.store(p_dh, b_dh.to(DHBUF.dtype.element_ty), mask=m_kv)\n"),
+        (
+            _M,
+            _F,
+            "        p_dh = ((slot0 + i_t).to(tl.int64) * HV + i_hv) * K * V + o_kv\n",
+            "        o_dh = ((slot0 + i_t) * HV + i_hv).to(tl.int64) * (K * V) + o_kv\n"
+            "        p_dh = DHBUF + o_dh\n",
+        ),
+        (
+            _M,
+            _F,
+            "            tl.store(DHBUF + p_dh, b_dh_hi, mask=m_kv)\n"
+            "            tl.store(DHLO + p_dh, (b_dh - b_dh_hi.to(tl.float32)).to(DHLO.dtype.element_ty), mask=m_kv)\n"
+            "        else:\n"
+            "            tl.store(DHBUF + p_dh, b_dh.to(DHBUF.dtype.element_ty), mask=m_kv)\n",
+            "            tl.store(p_dh, b_dh_hi, mask=m_kv)\n"
+            "            tl.store(DHLO + o_dh, (b_dh - b_dh_hi.to(tl.float32)).to(DHLO.dtype.element_ty), mask=m_kv)\n"
+            "        else:\n"
+            "            tl.store(p_dh, b_dh.to(DHBUF.dtype.element_ty), mask=m_kv)\n",
+        ),
     ],
 }

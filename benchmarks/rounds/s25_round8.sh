@@ -1,3 +1,4 @@
+# (The premise was a misread: round 5 printed dg 4.1e-07 apart, cut to "4.1" after 150 characters; round 8 showed it.)
 # Session 25 round 8 (issue #6): which dg is right where round 5's one-key-block dqkwg configs and the default
 # disagree (benchmarks/gd_dg_probe.py: ours default / one key block / FLA / fp32 reference at 2 x 4096 tokens).
 # Call: JAGATTN_GIT_SHA=<sha> bash benchmarks/rounds/s25_round8.sh (carry .whl)

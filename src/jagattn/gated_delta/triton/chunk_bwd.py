@@ -48,7 +48,6 @@ from .common import (
     inter_dtype,
     keep_fp32,
     launch_config,
-    launch_extra,
     num_slots,
     state_prefetch,
 )
@@ -851,7 +850,6 @@ def chunk_bwd(
             NORM=norm,
             num_warps=warps,
             num_stages=stages,
-            **launch_extra("bwd_dqkwg"),
         )
     del vnew, dhbuf, gh, hbuf  # read by dqkwg only
     dv = new_empty((t, hv, dv_), dtype=v.dtype, device=dev)
@@ -897,7 +895,6 @@ def chunk_bwd(
             L2N_BWD=l2n,
             num_warps=warps,
             num_stages=stages,
-            **launch_extra("bwd_wy"),
         )
     del ainv, du, dw, dgp
     dk = dkx  # the final dk with L2N_BWD (else dkx is dk itself)

@@ -221,8 +221,10 @@ CANDIDATES = {
         (32, 8, 3, 64),
         (64, 8, 3, 64),
         (32, 4, 1, 32),
-        # opt-in for the next device round (never measured): one stage at the default tiles, fewer warps
-        # with one key block; no key block < 64 at 4 warps beyond the one above (the miscompile pattern)
+        # one stage; one key block at K = 128 (session 25 round 5, H200, H16-8seqs / H16-1seq backward ms against
+        # 2.65 / 4.20 at the default, every gradient but dg bitwise, dg within 6e-7 of its max): (32,8,1,128)
+        # 3.09 / 4.61, (32,4,1,128) 3.41 / 4.93, (64,4,1,128) 3.15 / 4.69, (64,4,1,64) 2.77 / 4.29. No key block
+        # < 64 at 4 warps beyond (32,4,1,32) (the miscompile pattern)
         (32, 8, 1, 128),
         (32, 4, 1, 128),
         (64, 4, 1, 128),
@@ -292,25 +294,6 @@ def _num_sms(index: int) -> int:
 # sequence (0.472 -> 0.566 on H16-8seqs; presumably registers), so "auto" (default) prefetches in the
 # recompute only; "0" / "1": never / in all three. Read at every launch (a probe may flip it).
 STATE_PREFETCH = env_choice("JAGATTN_GD_STATE_PREFETCH", ("auto", "0", "1"), "auto")
-
-
-# JAGATTN_GD_MAXNREG="kernel=n;..." (device experiments, session 25): a per-thread register cap (Triton's
-# ``maxnreg`` launch option) for the named chunk kernels (``bwd_dqkwg``, ``bwd_wy``), e.g. 168 for three programs
-# of 4 warps per SM instead of the two their 255 registers allow; "" or "none": no cap. Read at every launch.
-MAXNREG_SPEC = os.environ.get("JAGATTN_GD_MAXNREG", "")
-
-
-def launch_extra(kernel: str) -> dict:
-    """Extra launch options of ``kernel`` from ``MAXNREG_SPEC`` (``{"maxnreg": n}`` or ``{}``)."""
-    for item in filter(str.strip, MAXNREG_SPEC.split(";")):
-        name, sep, value = (part.strip() for part in item.partition("="))
-        if name == "none":
-            continue
-        if not sep or not value.isdigit() or name not in CANDIDATES:
-            raise ValueError(f"JAGATTN_GD_MAXNREG items must be kernel=registers (got {item.strip()!r})")
-        if name == kernel:
-            return {"maxnreg": int(value)}
-    return {}
 
 
 def state_prefetch(kernel: str) -> bool:
