@@ -390,14 +390,10 @@ def _gated_delta_bwd_dqkwg_kernel(
     b_dk = b_dk * tl.where(m_t, _exp(g_last - b_g, EXACT_EXP), 0.0)[:, None]
     b_kdk = tl.sum(b_dk * b_k.to(tl.float32), 1)
     b_dg = tl.sum(b_dq * b_q.to(tl.float32), 1) - b_kdk
-    # the recompute's gate sums of this key block's rows (each key block's partial has its own rows' part)
     o_g = tl.arange(0, BG)
-    b_gh = tl.load(
-        GH + ((i_s.to(tl.int64) * HV + i_hv) * NG + o_g[:, None]) * K + o_k[None, :],
-        mask=(o_g < NG)[:, None] & m_k[None, :],
-        other=0.0,
-    )
-    dg_last = _exp(g_last, EXACT_EXP) * tl.sum(tl.sum(b_gh, 1), 0) + tl.sum(b_kdk, 0)
+    m_g = (o_g < NG) & ((o_g * 0 + i_kb) == 0)  # the state term once, in the first key block's partial
+    b_gh = tl.load(GH + (i_s.to(tl.int64) * HV + i_hv) * NG + o_g, mask=m_g, other=0.0)
+    dg_last = _exp(g_last, EXACT_EXP) * tl.sum(b_gh, 0) + tl.sum(b_kdk, 0)
 
     # intra-chunk terms; with a key block, P is this block's part of Q K^T (the gate term is linear in
     # it: partial sums add up). dK's term dPm^T Q is the transpose of Q^T dPm: a transposed dot result
@@ -845,8 +841,8 @@ def chunk_bwd(
             BT=BT,
             BK=bkb,
             BV=bv,
-            NG=gh.shape[2],
-            BG=triton.next_power_of_2(gh.shape[2]),
+            NG=gh.shape[-1],
+            BG=triton.next_power_of_2(gh.shape[-1]),
             NKB=nkb,
             DOT_PREC=prec_of("dqkwg"),
             KEEP=keep_fp32(v.dtype, "dqkwg", t, hv),

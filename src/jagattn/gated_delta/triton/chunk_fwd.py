@@ -629,12 +629,8 @@ def _h_chain(
                 )
             else:
                 b_dh = _load_dh(DHBUF, DHLO, p_slot + o_kv, m_kv, DH_SPLIT)
-            # per key row (a reduction inside each warp): the sum over the rows, across the warps, would put a
-            # shared-memory round trip and a barrier on every step of the chain; dqkwg adds the rows up
             tl.store(
-                GH + (((slot0 + i_t).to(tl.int64) * HV + i_hv) * NG + i_v) * K + o_k,
-                tl.sum(b_h * b_dh, 1),
-                mask=m_k,
+                GH + ((slot0 + i_t).to(tl.int64) * HV + i_hv) * NG + i_v, tl.sum(tl.sum(b_h * b_dh, 1), 0)
             )
 
         p_u = (rows[:, None] * HV + i_hv) * V + o_v[None, :]
@@ -741,7 +737,7 @@ def _gated_delta_fwd_h_kernel(
 ):
     """The sequential state pass over the chunks of one (sequence, value head, V block): stores each
     chunk's starting state (HBUF) and ``v_new = U~ - W S`` (VNEW), steps ``S``; the final state (HT),
-    and in the backward's recompute (``COMPUTE_GH``) the gate sums ``sum_v(S0 * dS)`` per chunk and key row (GH).
+    and in the backward's recompute (``COMPUTE_GH``) the gate sums ``sum(S0 * dS)`` per chunk (GH).
 
     ``FUSE_WU`` (``chunk_fwd.fuse_wu``): W and U~ are not read from memory; ``v_new = T (beta V - X S)`` with
     ``X = beta exp(G) K`` (``_vnew_factored``) from T (AINV), beta, the gates, and the k and v tiles: T and v
@@ -1104,9 +1100,8 @@ def _state_pass(
     dev = k.device
     hbuf = new_empty((ns, hv, dk, dv), dtype=inter_dtype(k.dtype, "h", t, hv), device=dev)
     ng = triton.cdiv(dv, 16)
-    # the gate sums sum_v(S0 * dS) per chunk slot, value head, V block (of the launch's width >= 16: unused entries
-    # stay 0) and key row; dqkwg sums a chunk's entries
-    gh = torch.zeros((ns, hv, ng, dk) if dhbuf is not None else (0,), dtype=torch.float32, device=dev)
+    # one partial sum per V block of the autotuned width (>= 16); unused entries stay 0
+    gh = torch.zeros((ns, hv, ng) if dhbuf is not None else (0,), dtype=torch.float32, device=dev)
     vnew = new_empty((t, hv, dv), dtype=inter_dtype(k.dtype, "vnew", t, hv), device=dev)
     q_o, rq_o, o_o, scale_o, o_max_len = out if out is not None else (gc, None, gc, 1.0, -1)
     final = new_empty((n, hv, dk, dv) if store_final else (0,), dtype=torch.float32, device=dev)
