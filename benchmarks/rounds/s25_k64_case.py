@@ -2,7 +2,9 @@
 4 random-length sequences, g = logsigmoid(randn + 3), l2norm, bf16, no initial state; final_state 2.1x the SPEC
 allowance) under the precision knobs of the environment (JAGATTN_GD_BF16_KEEP / _FP32 / _PRECISE, read at import):
 prints every output's error over its allowance (the SPEC rule passes at <= 1), then the H16-8seqs forward / backward
-ms under the same knobs.   PYTHONPATH=src python3 benchmarks/rounds/s25_k64_case.py
+ms under the same knobs.   PYTHONPATH=src python3 benchmarks/rounds/s25_k64_case.py [--variant FILE NAME]
+
+``--variant FILE NAME``: the run under a ``src_variant_ab`` variant (``VARIANTS[NAME]`` of FILE's text substitutions).
 """
 
 import os
@@ -20,6 +22,19 @@ import test_gated_delta_triton as T  # noqa: E402
 from jagattn import testing  # noqa: E402
 
 knobs = {k: v for k, v in os.environ.items() if k.startswith("JAGATTN_GD_")}
+variant = None
+if "--variant" in sys.argv:
+    import runpy
+
+    from src_variant_ab import Variant
+
+    i = sys.argv.index("--variant")
+    file, name = sys.argv[i + 1], sys.argv[i + 2]
+    variant = Variant(name, runpy.run_path(file)["VARIANTS"][name])
+    if variant.check() is not None:
+        raise SystemExit(variant.check())
+    variant.__enter__()
+    knobs["variant"] = name
 case = T.make_case(T._rand_lengths(8192, 4, 2), 4, 4, 64, 128, dtype=torch.bfloat16, with_init=False, l2=True,
                    seed=13, device="cuda", g_shift=3.0)  # fmt: skip
 got = T.run_triton(case)
