@@ -1,4 +1,4 @@
-# Session 25 round 4 (issue #6): slow gates (g = logsigmoid(randn + 6): a chunk decays by ~0.85, where the default
+# Session 25 round 4 (issue #6): slow gates (g = logsigmoid(randn + 6): a chunk decays by ~0.77, where the default
 # +1 decays it by ~e^-25 and the gate gradient's carried-state terms vanish). Every gated delta gpu test (with the
 # new test_gpu_production_slow_gates, bf16 and fp16 at 32k tokens), then the fuzz at --g-shift 6 (bf16, scale 4)
 # for ours and FLA 0.6.0 (its gated backward guard bypassed) on the same seeds.
