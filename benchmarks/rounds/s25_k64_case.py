@@ -1,7 +1,8 @@
 """Session 25 round 10 helper: round 6's speed-path precision miss (4 heads, HV == H, K = 64, V = 128, 8192 tokens in
-4 random-length sequences, g = logsigmoid(randn + 3), l2norm, bf16, no initial state; final_state 2.1x the SPEC
+4 random-length sequences, g = logsigmoid(randn + 3), l2norm, bf16, no initial state; final_state 1.05x the SPEC
 allowance) under the precision knobs of the environment (JAGATTN_GD_BF16_KEEP / _FP32 / _PRECISE, read at import):
-prints every output's error over its allowance (the SPEC rule passes at <= 1), then the H16-8seqs forward / backward
+prints every output's max-abs error over its max-abs allowance (``2 x`` the bf16 reference run's + the floor,
+the max half of ``testing.check_close``; <= 1 passes it), then the H16-8seqs forward / backward
 ms under the same knobs.   PYTHONPATH=src python3 benchmarks/rounds/s25_k64_case.py [--variant FILE NAME]
 
 ``--variant FILE NAME``: the run under a ``src_variant_ab`` variant (``VARIANTS[NAME]`` of FILE's text substitutions).
@@ -19,7 +20,6 @@ import gated_delta_triton as gdt  # noqa: E402
 
 import jagattn  # noqa: E402
 import test_gated_delta_triton as T  # noqa: E402
-from jagattn import testing  # noqa: E402
 
 knobs = {k: v for k, v in os.environ.items() if k.startswith("JAGATTN_GD_")}
 variant = None
@@ -47,10 +47,6 @@ for name in gold:
     floor = 1e-5 * gold[name].float().pow(2).mean().sqrt().item()
     ratios[name] = err / (2.0 * ref + floor)
 print(f"{knobs}: error / allowance " + " ".join(f"{n} {r:.2f}" for n, r in ratios.items()), flush=True)
-try:
-    testing.check_close("o", got["o"], gold["o"], lowp["o"])
-except AssertionError as e:
-    print("  (o check:", str(e)[:200], ")")
 q, k, v, g, beta, cu = gdt.make(16, [4096] * 8)
 leaves = [x.detach().requires_grad_(True) for x in (q, k, v, g, beta)]
 do = torch.randn_like(v)

@@ -1,4 +1,4 @@
-# Session 25 round 10 (issue #6): round 6's K = 64 speed-path precision miss (final_state 2.1x the allowance) under
+# Session 25 round 10 (issue #6): round 6's K = 64 speed-path precision miss (final_state 1.05x the allowance) under
 # the precision knobs, with the H16-8seqs times under each (benchmarks/rounds/s25_k64_case.py, one process each).
 # Call: JAGATTN_GIT_SHA=<sha> bash benchmarks/rounds/s25_round10.sh
 export OUT=${OUT:-$PWD/.device-out} JAGATTN_AUTOTUNE=0
