@@ -38,6 +38,10 @@ from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import mbarrier, tma, warpgroup_mma, warpgroup_mma_wait
 from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
+# Triton 3.6 names the TMA load async_copy_global_to_shared; 3.9 renamed it async_load (and removed the old name)
+_tma_load = tma.async_load if hasattr(tma, "async_load") else tma.async_copy_global_to_shared
+# the CTA barrier: thread_barrier in 3.6, barrier in 3.9
+_cta_barrier = gl.barrier if hasattr(gl, "barrier") else gl.thread_barrier
 ROW_PAD = 64
 LOG2E = 1.4426950408889634
 
@@ -124,8 +128,8 @@ def _dkdv_gluon_kernel(
         mbarrier.init(ready.index(s), count=1)
 
     mbarrier.expect(kv_bar, k_desc.block_type.nbytes + v_desc.block_type.nbytes)
-    tma.async_copy_global_to_shared(k_desc, [bos_k + n0, i_hk * HEAD_D], kv_bar, k_smem)
-    tma.async_copy_global_to_shared(v_desc, [bos_k + n0, i_hk * HEAD_D], kv_bar, v_smem)
+    _tma_load(k_desc, [bos_k + n0, i_hk * HEAD_D], kv_bar, k_smem)
+    _tma_load(v_desc, [bos_k + n0, i_hk * HEAD_D], kv_bar, v_smem)
     qdo_bytes: gl.constexpr = q_desc.block_type.nbytes + do_desc.block_type.nbytes
     # prologue: steps 0 .. STAGES - 2 (the lookahead is STAGES - 2 + 1: a stage is refilled only after the
     # step that read it two iterations ago has retired its last wgmma, see the loop)
@@ -135,8 +139,8 @@ def _dkdv_gluon_kernel(
         m0 = m_start + (s - g * n_blocks) * BLOCK_M
         col = (i_hk * GROUP + g) * HEAD_D
         mbarrier.expect(ready.index(s), qdo_bytes, pred=pred)
-        tma.async_copy_global_to_shared(q_desc, [bos_q + m0, col], ready.index(s), q_smem.index(s), pred=pred)
-        tma.async_copy_global_to_shared(do_desc, [bos_q + m0, col], ready.index(s), do_smem.index(s), pred=pred)
+        _tma_load(q_desc, [bos_q + m0, col], ready.index(s), q_smem.index(s), pred=pred)
+        _tma_load(do_desc, [bos_q + m0, col], ready.index(s), do_smem.index(s), pred=pred)
 
     dk = gl.zeros([BLOCK_N, HEAD_D], gl.float32, acc_layout)
     dv = gl.zeros([BLOCK_N, HEAD_D], gl.float32, acc_layout)
@@ -162,7 +166,7 @@ def _dkdv_gluon_kernel(
         # retires dK_{j-1} (in order) and S^T_j; dP^T_j may still run
         sT, dk, ds = warpgroup_mma_wait(1, deps=(sT, dk, ds))
         # every warpgroup is past step j - 1's last product: refill its stage with step j + STAGES - 1
-        gl.thread_barrier()
+        _cta_barrier()
         nxt = j + STAGES - 1
         pred = nxt < total
         g2 = nxt // n_blocks
@@ -170,8 +174,8 @@ def _dkdv_gluon_kernel(
         col2 = (i_hk * GROUP + g2) * HEAD_D
         st2 = nxt % STAGES
         mbarrier.expect(ready.index(st2), qdo_bytes, pred=pred)
-        tma.async_copy_global_to_shared(q_desc, [bos_q + m2, col2], ready.index(st2), q_smem.index(st2), pred=pred)
-        tma.async_copy_global_to_shared(
+        _tma_load(q_desc, [bos_q + m2, col2], ready.index(st2), q_smem.index(st2), pred=pred)
+        _tma_load(
             do_desc, [bos_q + m2, col2], ready.index(st2), do_smem.index(st2), pred=pred
         )
         pT = gl.exp2(sT * qk_scale - b_lse[None, :])
