@@ -53,6 +53,7 @@ from ..._core.alloc import new_empty
 from ..._core.env import env_choice, env_flag, env_positive_int
 from ..._core.tma import tma_loads_ok
 from ..._core.triton_utils import configs
+from .bwd_gluon import dkdv_use_gluon, launch_dkdv_gluon
 from .common import (
     SMEM_LIMIT,
     _block_ranges,
@@ -984,6 +985,13 @@ def attention_bwd(
         batch, group, wl, wr, scale, qk_scale, softcap_in, softcap_out, bucket,
         d, dv, bd, bdv, has_left, has_right, has_softcap, has_dlse, prec, ROW_PAD, dq_use_tma(k, v),
     )  # fmt: skip
+    if dkdv_use_gluon(q, k, v, do, softcap, False):  # Hopper, eager: the hand-scheduled kernel (bwd_gluon.py)
+        _, gluon_head_major = dkdv_schedule(tk, batch, group, window_left, True)
+        launch_dkdv_gluon(
+            q, k, v, do, lse2, delta, dk, dvv, cu_seqlens_q, cu_seqlens_k, batch, group, has_left, has_right,
+            wl, wr, scale, qk_scale, gluon_head_major, ROW_PAD,
+        )  # fmt: skip
+        return dq, dk, dvv
     # DQ_ACC is never touched with ATOMIC_DQ=False: any fp32 tensor will do
     torch.library.wrap_triton(_attention_bwd_dkdv_kernel)[grid_kv(hkv)](
         q, k, v, do, lse2, delta, dk, dvv, delta, cu_seqlens_q, cu_seqlens_k,

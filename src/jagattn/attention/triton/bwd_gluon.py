@@ -1,0 +1,348 @@
+"""The dK/dV kernel of the attention backward written in Gluon (Hopper only), and when to take it.
+
+Same work, inputs and outputs as ``bwd._attention_bwd_dkdv_kernel`` (one program per (key block, kv head),
+dK/dV in fp32 registers over one flat loop of (query head of the GQA group, query block), lse2 / delta from
+the row-padded buffers the dQ kernel wrote, no atomics), but every wgmma is issued asynchronously and waited
+for by hand, which Triton's own pipeliner does not do for this loop (Triton 3.6 waits for every
+non-accumulating wgmma at once, so a step's exp2 and dS work never overlapped its own products; sessions
+16-24 found the Triton kernel waiting on its wgmmas). One step, per warpgroup::
+
+    S^T = K Q^T, dP^T = V dO^T            issued together
+    wait S^T          -> P^T = exp2(S^T * qk_scale - lse2), masks     (dP^T still running)
+    dV += P^T dO      issued
+    wait dP^T         -> dS^T = P^T (dP^T - delta)                    (dV still running)
+    dK += dS^T Q      issued, then both retired before the next step
+
+q / dO come through a ring of ``STAGES`` shared-memory stages filled by TMA (host-side descriptors over the
+packed ``[rows, heads * D]`` views; a stage is refilled once every warp has retired the step that read it),
+K / V through one TMA load per program. Rows of a query block past its sequence's end read the next
+sequence's rows (or TMA's zeros past the tensor): their lse2 is the padding rows' ``+inf`` and their delta
+``0``, so they add exactly nothing, as in the Triton kernel. A key block that runs past its sequence's end
+reads the next sequence's keys, masked out of every query block and never stored.
+
+Measured (session 26, H200, torch 2.11, Triton 3.6, bf16, D = 128, ``benchmarks/gluon_dkdv_spike.py``), dK/dV
+kernel time against the Triton kernel on the same inputs: 1.13x (causal mean 8192, Hkv 16), 1.16x (skewed),
+1.21x (non-causal mean 2048), 1.05x (causal mean 2048, Hkv 4). Keeping dK in flight into the next step was
+slower (0.90-0.98x: more spill), as were 3 stages (one program per SM) and 128 key rows on 8 warps.
+
+Taken by ``attention_bwd`` where ``dkdv_use_gluon`` holds (eager CUDA calls on compute capability 9.0, a
+Triton with Gluon's Hopper API, fp16 / bf16, head dims 64 or 128, no softcap, the TMA conditions of
+``bwd.dkdv_use_tma`` for q / dO and the same for K / V); ``JAGATTN_ATTN_DKDV_GLUON=0`` keeps the Triton kernel.
+"""
+
+from __future__ import annotations
+
+import torch
+import triton
+
+from ..._core.env import env_choice
+from ..._core.tma import tma_loads_ok
+from ..._core.triton_utils import interpreter_enabled
+from .common import num_slots
+
+try:  # Gluon's Hopper API (Triton >= 3.5); absent or incomplete elsewhere: the Triton kernel runs
+    from triton.experimental import gluon
+    from triton.experimental.gluon import language as gl
+    from triton.experimental.gluon.language.nvidia.hopper import (
+        mbarrier,
+        tma,
+        warpgroup_mma,
+        warpgroup_mma_wait,
+    )
+    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+
+    # Triton 3.6 names the TMA load async_copy_global_to_shared (3.9 renamed it async_load and removed the old
+    # name) and the CTA barrier thread_barrier (3.9: barrier)
+    _tma_load = tma.async_load if hasattr(tma, "async_load") else tma.async_copy_global_to_shared
+    _cta_barrier = gl.barrier if hasattr(gl, "barrier") else gl.thread_barrier
+    GLUON = True
+except (ImportError, AttributeError):  # pragma: no cover - depends on the installed Triton
+    GLUON = False
+
+# (BLOCK_M, BLOCK_N, STAGES, warps): the spike's best (64 key rows per warpgroup, two programs per SM)
+BLOCK_M, BLOCK_N, STAGES, WARPS = 64, 64, 2, 4
+HEAD_DIMS = (64, 128)
+GLUON_SWITCH = env_choice("JAGATTN_ATTN_DKDV_GLUON", ("auto", "0"), "auto")  # read at import
+
+
+if GLUON:
+
+    @gluon.jit
+    def _attention_bwd_dkdv_gluon_kernel(
+        q_desc,
+        k_desc,
+        v_desc,
+        do_desc,
+        LSE2,
+        DELTA,
+        DK,
+        DV_OUT,
+        CU_Q,
+        CU_K,
+        stride_dkt,
+        stride_dkh,
+        stride_dvt,
+        stride_dvh,
+        stride_pad_h,
+        col_qh,
+        col_doh,
+        col_kh,
+        col_vh,
+        B,
+        GROUP,
+        window_left,
+        window_right,
+        scale,
+        qk_scale,
+        HEAD_D: gl.constexpr,
+        HEAD_DV: gl.constexpr,
+        HAS_LEFT: gl.constexpr,
+        HAS_RIGHT: gl.constexpr,
+        HEAD_MAJOR: gl.constexpr,
+        ROW_PAD: gl.constexpr,
+        BLOCK_M: gl.constexpr,
+        BLOCK_N: gl.constexpr,
+        STAGES: gl.constexpr,
+        num_warps: gl.constexpr,
+    ):
+        gl.static_assert(STAGES >= 2)
+        scale = scale.to(gl.float32)
+        qk_scale = qk_scale.to(gl.float32)
+        if HEAD_MAJOR:
+            i_slot = gl.program_id(1)
+            i_hk = gl.program_id(0)
+        else:
+            i_slot = gl.program_id(0)
+            i_hk = gl.program_id(1)
+        # the sequence owning this slot: binary search over CU_K (the varlen schedule of common.py)
+        i_b = i_slot * 0
+        hi_b = i_b + B
+        while hi_b - i_b > 1:
+            mid = (i_b + hi_b) // 2
+            go_right = gl.load(CU_K + mid).to(gl.int32) // BLOCK_N + mid <= i_slot
+            i_b = gl.where(go_right, mid, i_b)
+            hi_b = gl.where(go_right, hi_b, mid)
+        bos_k = gl.load(CU_K + i_b).to(gl.int32)
+        n0 = (i_slot - (bos_k // BLOCK_N + i_b)) * BLOCK_N
+        lk = gl.load(CU_K + i_b + 1).to(gl.int32) - bos_k
+        if n0 >= lk:
+            return
+        bos_q = gl.load(CU_Q + i_b).to(gl.int32)
+        lq = gl.load(CU_Q + i_b + 1).to(gl.int32) - bos_q
+        diag = lk - lq
+        pad_q = (bos_q // ROW_PAD + i_b) * ROW_PAD
+
+        # S^T / dP^T [BLOCK_N, BLOCK_M] and dK [BLOCK_N, D] / dV [BLOCK_N, Dv]: warps stacked along the key rows
+        s_layout: gl.constexpr = gl.NVMMADistributedLayout(
+            version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, BLOCK_M, 16]
+        )
+        k_layout: gl.constexpr = gl.NVMMADistributedLayout(
+            version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, HEAD_D, 16]
+        )
+        v_layout: gl.constexpr = gl.NVMMADistributedLayout(
+            version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, HEAD_DV, 16]
+        )
+        # P^T and dS^T feed the next products from registers (the accumulator's fragments are the A operand's)
+        pa_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=v_layout, k_width=2)
+        dsa_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=k_layout, k_width=2)
+        col_layout: gl.constexpr = gl.SliceLayout(0, s_layout)
+        row_layout: gl.constexpr = gl.SliceLayout(1, s_layout)
+
+        # query rows that see some key of the block: [lo, hi); rows that see all of them: [full_lo, full_hi)
+        n_last = gl.minimum(n0 + BLOCK_N, lk) - 1
+        lo = n0 * 0
+        full_lo = lo
+        hi = lq
+        full_hi = lq
+        if HAS_RIGHT:
+            lo = gl.maximum(n0 - diag - window_right, 0)
+            full_lo = gl.maximum(n_last - diag - window_right, 0)
+        if HAS_LEFT:
+            hi = gl.minimum(n_last - diag + window_left + 1, lq)
+            full_hi = gl.minimum(n0 - diag + window_left + 1, lq)
+        if n0 + BLOCK_N > lk:  # the padded key rows of a partial block must be masked everywhere
+            full_hi = full_lo
+        m_start = (lo // BLOCK_M) * BLOCK_M
+        m_stop = m_start + gl.cdiv(gl.maximum(hi - m_start, 0), BLOCK_M) * BLOCK_M
+        m_a = gl.minimum(m_start + gl.cdiv(gl.maximum(full_lo - m_start, 0), BLOCK_M) * BLOCK_M, m_stop)
+        m_b = gl.minimum(m_a + (gl.maximum(full_hi - m_a, 0) // BLOCK_M) * BLOCK_M, m_stop)
+        n_blocks = (m_stop - m_start) // BLOCK_M
+        total = GROUP * n_blocks
+
+        k_smem = gl.allocate_shared_memory(k_desc.dtype, [BLOCK_N, HEAD_D], k_desc.layout)
+        v_smem = gl.allocate_shared_memory(v_desc.dtype, [BLOCK_N, HEAD_DV], v_desc.layout)
+        q_smem = gl.allocate_shared_memory(q_desc.dtype, [STAGES, BLOCK_M, HEAD_D], q_desc.layout)
+        do_smem = gl.allocate_shared_memory(do_desc.dtype, [STAGES, BLOCK_M, HEAD_DV], do_desc.layout)
+        kv_bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+        ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+        mbarrier.init(kv_bar, count=1)
+        for s in gl.static_range(STAGES):
+            mbarrier.init(ready.index(s), count=1)
+
+        mbarrier.expect(kv_bar, k_desc.block_type.nbytes + v_desc.block_type.nbytes)
+        _tma_load(k_desc, [bos_k + n0, i_hk * col_kh], kv_bar, k_smem)
+        _tma_load(v_desc, [bos_k + n0, i_hk * col_vh], kv_bar, v_smem)
+        qdo_bytes: gl.constexpr = q_desc.block_type.nbytes + do_desc.block_type.nbytes
+        # prologue: steps 0 .. STAGES - 2; step j + STAGES - 1 is loaded during step j (see the loop)
+        for s in gl.static_range(STAGES - 1):
+            pred = s < total
+            g = s // gl.maximum(n_blocks, 1)
+            m0 = m_start + (s - g * n_blocks) * BLOCK_M
+            i_h = i_hk * GROUP + g
+            mbarrier.expect(ready.index(s), qdo_bytes, pred=pred)
+            _tma_load(q_desc, [bos_q + m0, i_h * col_qh], ready.index(s), q_smem.index(s), pred=pred)
+            _tma_load(do_desc, [bos_q + m0, i_h * col_doh], ready.index(s), do_smem.index(s), pred=pred)
+
+        dk = gl.zeros([BLOCK_N, HEAD_D], gl.float32, k_layout)
+        dv = gl.zeros([BLOCK_N, HEAD_DV], gl.float32, v_layout)
+        s_zero = gl.zeros([BLOCK_N, BLOCK_M], gl.float32, s_layout)
+        o_m0 = gl.arange(0, BLOCK_M, layout=col_layout)
+        o_n = n0 + gl.arange(0, BLOCK_N, layout=row_layout)
+        mbarrier.wait(kv_bar, 0)
+
+        for j in range(total):
+            st = j % STAGES
+            g = j // n_blocks
+            m0 = m_start + (j - g * n_blocks) * BLOCK_M
+            i_h = i_hk * GROUP + g
+            rows_pad = i_h.to(gl.int64) * stride_pad_h + pad_q + m0 + o_m0
+            b_lse = gl.load(LSE2 + rows_pad)
+            mbarrier.wait(ready.index(st), (j // STAGES) & 1)
+            q_t = q_smem.index(st)
+            do_t = do_smem.index(st)
+            sT = warpgroup_mma(k_smem, q_t.permute((1, 0)), s_zero, use_acc=False, is_async=True)
+            dpT = warpgroup_mma(v_smem, do_t.permute((1, 0)), s_zero, use_acc=False, is_async=True)
+            sT = warpgroup_mma_wait(1, deps=(sT,))  # dP^T may still run
+            # every warp has retired step j - 1 (the wait at its end): refill its stage with step j + STAGES - 1
+            _cta_barrier()
+            nxt = j + STAGES - 1
+            pred = nxt < total
+            g2 = nxt // n_blocks
+            m2 = m_start + (nxt - g2 * n_blocks) * BLOCK_M
+            i_h2 = i_hk * GROUP + g2
+            st2 = nxt % STAGES
+            mbarrier.expect(ready.index(st2), qdo_bytes, pred=pred)
+            _tma_load(q_desc, [bos_q + m2, i_h2 * col_qh], ready.index(st2), q_smem.index(st2), pred=pred)
+            _tma_load(do_desc, [bos_q + m2, i_h2 * col_doh], ready.index(st2), do_smem.index(st2), pred=pred)
+
+            pT = gl.exp2(sT * qk_scale - b_lse[None, :])
+            if (m0 < m_a) | (m0 >= m_b):
+                o_m = m0 + o_m0
+                vis = (o_m < lq)[None, :] & (o_n < lk)[:, None]
+                if HAS_LEFT:
+                    vis = vis & (o_n[:, None] >= o_m[None, :] + (diag - window_left))
+                if HAS_RIGHT:
+                    vis = vis & (o_n[:, None] <= o_m[None, :] + (diag + window_right))
+                pT = gl.where(vis, pT, 0.0)
+            a = gl.convert_layout(pT.to(do_desc.dtype), pa_layout)
+            dv = warpgroup_mma(a, do_t, dv, is_async=True)
+            b_delta = gl.load(DELTA + rows_pad)
+            dpT = warpgroup_mma_wait(1, deps=(dpT,))  # dV may still run
+            dsT = pT * (dpT - b_delta[None, :])
+            ds = gl.convert_layout(dsT.to(q_desc.dtype), dsa_layout)
+            dk = warpgroup_mma(ds, q_t, dk, is_async=True)
+            dv, dk, a, ds = warpgroup_mma_wait(0, deps=(dv, dk, a, ds))
+
+        for s in gl.static_range(STAGES):
+            mbarrier.invalidate(ready.index(s))
+        mbarrier.invalidate(kv_bar)
+
+        o_d = gl.arange(0, HEAD_D, layout=gl.SliceLayout(0, k_layout))
+        o_nk = n0 + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(1, k_layout))
+        rows_k = (bos_k + o_nk).to(gl.int64)
+        p_dk = DK + rows_k[:, None] * stride_dkt + i_hk * stride_dkh + o_d[None, :]
+        gl.store(
+            p_dk, (dk * scale).to(DK.dtype.element_ty), mask=(o_nk < lk)[:, None] & (o_d < HEAD_D)[None, :]
+        )
+        o_dv = gl.arange(0, HEAD_DV, layout=gl.SliceLayout(0, v_layout))
+        o_nv = n0 + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(1, v_layout))
+        rows_v = (bos_k + o_nv).to(gl.int64)
+        p_dv = DV_OUT + rows_v[:, None] * stride_dvt + i_hk * stride_dvh + o_dv[None, :]
+        gl.store(p_dv, dv.to(DV_OUT.dtype.element_ty), mask=(o_nv < lk)[:, None] & (o_dv < HEAD_DV)[None, :])
+
+
+def _heads_in_row(t: torch.Tensor, width: int) -> bool:
+    # every head's columns inside one row of the [rows, heads * D] view the descriptor spans
+    return t.stride(1) * (t.shape[1] - 1) + width <= t.stride(0)
+
+
+def dkdv_use_gluon(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, do: torch.Tensor, softcap: float, atomic_dq: bool
+) -> bool:
+    """Whether ``attention_bwd`` runs the Gluon dK/dV kernel: a Triton with Gluon's Hopper API, eager calls
+    on a compute capability 9.0 device (wgmma), fp16 / bf16, D and Dv in ``HEAD_DIMS``, no softcap, the
+    separate dQ kernel (not ``JAGATTN_ATTN_DQ=atomic``), q / dO / K / V loadable by TMA
+    (``_core.tma.tma_loads_ok``: 16-byte aligned, contiguous last dim; never under torch.compile, export or
+    opcheck) with every head's columns inside one row. ``JAGATTN_ATTN_DKDV_GLUON=0`` disables it."""
+    if not GLUON or GLUON_SWITCH == "0" or atomic_dq or softcap > 0 or interpreter_enabled():
+        return False
+    if not q.is_cuda or q.dtype not in (torch.float16, torch.bfloat16):
+        return False
+    d, dv = q.shape[-1], v.shape[-1]
+    if d not in HEAD_DIMS or dv not in HEAD_DIMS:
+        return False
+    if torch.cuda.get_device_capability(q.device) != (9, 0):
+        return False
+    if not all(_heads_in_row(t, w) for t, w in ((q, d), (do, dv), (k, d), (v, dv))):
+        return False
+    return tma_loads_ok(q, do, k, v)
+
+
+_GL_DTYPES = {torch.float16: "float16", torch.bfloat16: "bfloat16"} if GLUON else {}
+
+
+def _desc(t: torch.Tensor, rows: int, width: int):
+    """A host-side descriptor over ``t``'s packed ``[rows, stride(0)]`` view, ``[rows, width]`` boxes."""
+    layout = gl.NVMMASharedLayout.get_default_for([rows, width], getattr(gl, _GL_DTYPES[t.dtype]))
+    return TensorDescriptor(t, [t.shape[0], t.stride(0)], [t.stride(0), 1], [rows, width], layout)
+
+
+def launch_dkdv_gluon(
+    q, k, v, do, lse2, delta, dk, dv_out, cu_seqlens_q, cu_seqlens_k, batch, group, has_left, has_right,
+    window_left, window_right, scale, qk_scale, head_major, row_pad,
+) -> None:  # fmt: skip
+    """dK / dV into ``dk`` / ``dv_out`` (see the module docstring; ``dkdv_use_gluon`` must hold)."""
+    tk, hkv = k.shape[0], k.shape[1]
+    d, dv = q.shape[-1], v.shape[-1]
+    slots = num_slots(tk, batch, BLOCK_N)
+    grid = (hkv, slots) if head_major else (slots, hkv)
+    _attention_bwd_dkdv_gluon_kernel[grid](
+        _desc(q, BLOCK_M, d), _desc(k, BLOCK_N, d), _desc(v, BLOCK_N, dv), _desc(do, BLOCK_M, dv),
+        lse2, delta, dk, dv_out, cu_seqlens_q, cu_seqlens_k,
+        dk.stride(0), dk.stride(1), dv_out.stride(0), dv_out.stride(1), delta.stride(0),
+        q.stride(1), do.stride(1), k.stride(1), v.stride(1),
+        batch, group, window_left, window_right, float(scale), float(qk_scale),
+        HEAD_D=d, HEAD_DV=dv, HAS_LEFT=has_left, HAS_RIGHT=has_right, HEAD_MAJOR=head_major, ROW_PAD=row_pad,
+        BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, STAGES=STAGES, num_warps=WARPS,
+    )  # fmt: skip
+
+
+def compile_sm90(d: int = 128, dv: int = 128, dtype: torch.dtype = torch.bfloat16, has_left: bool = False,
+                 has_right: bool = True, head_major: bool = False, row_pad: int = 64):  # fmt: skip
+    """Compile the kernel for sm_90 without a GPU (CI checks that the installed Triton's Gluon still builds it;
+    ``benchmarks`` read its registers and spills). Returns Triton's compiled kernel."""
+    from triton.backends.compiler import GPUTarget
+    from triton.experimental.gluon._runtime import GluonASTSource
+
+    ty = {torch.float16: "fp16", torch.bfloat16: "bf16"}[dtype]
+    gty = getattr(gl, _GL_DTYPES[dtype])
+
+    def desc(rows, width):
+        lay = gl.NVMMASharedLayout.get_default_for([rows, width], gty)
+        return f"tensordesc<{ty}[{rows}, {width}],{lay!r}>"
+
+    sig = {
+        "q_desc": desc(BLOCK_M, d), "k_desc": desc(BLOCK_N, d), "v_desc": desc(BLOCK_N, dv),
+        "do_desc": desc(BLOCK_M, dv), "LSE2": "*fp32", "DELTA": "*fp32", "DK": f"*{ty}", "DV_OUT": f"*{ty}",
+        "CU_Q": "*i32", "CU_K": "*i32",
+    }  # fmt: skip
+    for name in ("stride_dkt", "stride_dkh", "stride_dvt", "stride_dvh", "stride_pad_h", "col_qh", "col_doh",
+                 "col_kh", "col_vh", "B", "GROUP", "window_left", "window_right"):  # fmt: skip
+        sig[name] = "i32"
+    sig["scale"] = sig["qk_scale"] = "fp32"
+    constexprs = {
+        "HEAD_D": d, "HEAD_DV": dv, "HAS_LEFT": has_left, "HAS_RIGHT": has_right, "HEAD_MAJOR": head_major,
+        "ROW_PAD": row_pad, "BLOCK_M": BLOCK_M, "BLOCK_N": BLOCK_N, "STAGES": STAGES, "num_warps": WARPS,
+    }  # fmt: skip
+    src = GluonASTSource(_attention_bwd_dkdv_gluon_kernel, sig, constexprs)
+    return triton.compile(src, target=GPUTarget("cuda", 90, 128), options={"num_warps": WARPS})
