@@ -14,3 +14,27 @@ def _triton_off():
 
 
 VARIANTS = {"triton_dkdv": [(_triton_on, _triton_off)]}
+
+
+def _tile(bm, bn, stages, warps):
+    saved = {}
+
+    def enter():
+        saved.update(BLOCK_M=bwd_gluon.BLOCK_M, BLOCK_N=bwd_gluon.BLOCK_N, STAGES=bwd_gluon.STAGES, WARPS=bwd_gluon.WARPS)
+        bwd_gluon.BLOCK_M, bwd_gluon.BLOCK_N, bwd_gluon.STAGES, bwd_gluon.WARPS = bm, bn, stages, warps
+
+    def leave():
+        for name, value in saved.items():
+            setattr(bwd_gluon, name, value)
+
+    return [(enter, leave)]
+
+
+# Gluon tiles (BLOCK_M query rows, BLOCK_N key rows, stages, warps); local Triton 3.6 compile, causal D = 128:
+# 64x64 s2 w4 (default) 255 registers + 216 B spill, 98 KB; 32x64 s3 w4 230 / 0 B, 82 KB; 32x64 s4 w4 226 / 0 B,
+# 98 KB; 32x128 s3 w8 230 / 0 B, 115 KB
+VARIANTS.update(
+    g_m32s3=_tile(32, 64, 3, 4),
+    g_m32s4=_tile(32, 64, 4, 4),
+    g_m32n128s3w8=_tile(32, 128, 3, 8),
+)
