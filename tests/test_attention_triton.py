@@ -619,15 +619,15 @@ def test_gpu_dkdv_tma_loads(monkeypatch, group, d, dv):
             assert torch.equal(a, b), (kw, name)
 
 
-def test_dkdv_gluon_only_where_it_applies(monkeypatch):
-    # bwd_gluon.dkdv_use_gluon: the Gluon dK/dV kernel (Hopper, eager) only where its guards hold; the GPU cases
-    # are test_gpu_dkdv_gluon*
+def test_gluon_only_where_it_applies(monkeypatch):
+    # bwd_gluon.use_gluon: the Gluon dQ and dK/dV kernels (Hopper, eager) only where their guards hold; the GPU
+    # cases are test_gpu_gluon*
     from jagattn._core import tma
     from jagattn.attention.triton import bwd_gluon
 
     q = torch.zeros(8, 4, 128, dtype=torch.bfloat16)
     kv = torch.zeros(8, 2, 128, dtype=torch.bfloat16)
-    assert not bwd_gluon.dkdv_use_gluon(q, kv, kv, q, 0.0, False)  # CPU tensors
+    assert not bwd_gluon.use_gluon(q, kv, kv, q, 0.0, False)  # CPU tensors
     if not bwd_gluon.GLUON:
         pytest.skip("this Triton has no Gluon Hopper API: the Triton kernel always runs")
     monkeypatch.setattr(tma, "scratch_allocator_ready", lambda: True)
@@ -637,27 +637,27 @@ def test_dkdv_gluon_only_where_it_applies(monkeypatch):
     monkeypatch.setattr(bwd_gluon.torch.cuda, "get_device_capability", lambda device=None: cap["v"])
     has_desc = hasattr(bwd_gluon.triton.language, "make_tensor_descriptor")
     ok_q, ok_kv = OnCuda(q), OnCuda(kv)
-    assert bwd_gluon.dkdv_use_gluon(ok_q, ok_kv, ok_kv, ok_q, 0.0, False) == has_desc
-    assert not bwd_gluon.dkdv_use_gluon(ok_q, ok_kv, ok_kv, ok_q, 30.0, False)  # softcap
-    assert not bwd_gluon.dkdv_use_gluon(ok_q, ok_kv, ok_kv, ok_q, 0.0, True)  # JAGATTN_ATTN_DQ=atomic
+    assert bwd_gluon.use_gluon(ok_q, ok_kv, ok_kv, ok_q, 0.0, False) == has_desc
+    assert not bwd_gluon.use_gluon(ok_q, ok_kv, ok_kv, ok_q, 30.0, False)  # softcap
+    assert not bwd_gluon.use_gluon(ok_q, ok_kv, ok_kv, ok_q, 0.0, True)  # JAGATTN_ATTN_DQ=atomic
     for d in (32, 96, 256):
         qd, kd = OnCuda(torch.zeros(8, 4, d, dtype=q.dtype)), OnCuda(torch.zeros(8, 2, d, dtype=q.dtype))
-        assert not bwd_gluon.dkdv_use_gluon(qd, kd, kd, qd, 0.0, False), d
+        assert not bwd_gluon.use_gluon(qd, kd, kd, qd, 0.0, False), d
     q32, kv32 = OnCuda(q.float()), OnCuda(kv.float())
-    assert not bwd_gluon.dkdv_use_gluon(q32, kv32, kv32, q32, 0.0, False)  # fp32: the tf32 Triton kernel
+    assert not bwd_gluon.use_gluon(q32, kv32, kv32, q32, 0.0, False)  # fp32: the tf32 Triton kernel
     mixed_v = OnCuda(torch.zeros(8, 2, 64, dtype=q.dtype))
     mixed_do = OnCuda(torch.zeros(8, 4, 64, dtype=q.dtype))
-    assert bwd_gluon.dkdv_use_gluon(ok_q, ok_kv, mixed_v, mixed_do, 0.0, False) == has_desc  # Dv != D
+    assert bwd_gluon.use_gluon(ok_q, ok_kv, mixed_v, mixed_do, 0.0, False) == has_desc  # Dv != D
     heads_outer = OnCuda(torch.zeros(4, 8, 128, dtype=q.dtype).transpose(0, 1))
-    assert not bwd_gluon.dkdv_use_gluon(heads_outer, ok_kv, ok_kv, ok_q, 0.0, False)
+    assert not bwd_gluon.use_gluon(heads_outer, ok_kv, ok_kv, ok_q, 0.0, False)
     off = OnCuda(torch.zeros(kv.numel() + 1, dtype=q.dtype)[1:].view_as(kv))
-    assert not bwd_gluon.dkdv_use_gluon(ok_q, off, ok_kv, ok_q, 0.0, False)  # K not 16-byte aligned
+    assert not bwd_gluon.use_gluon(ok_q, off, ok_kv, ok_q, 0.0, False)  # K not 16-byte aligned
     for c in ((8, 0), (10, 0), (9, 1)):  # wgmma is sm_90 only
         cap["v"] = c
-        assert not bwd_gluon.dkdv_use_gluon(ok_q, ok_kv, ok_kv, ok_q, 0.0, False), c
+        assert not bwd_gluon.use_gluon(ok_q, ok_kv, ok_kv, ok_q, 0.0, False), c
     cap["v"] = (9, 0)
     monkeypatch.setattr(bwd_gluon, "GLUON_SWITCH", "0")
-    assert not bwd_gluon.dkdv_use_gluon(ok_q, ok_kv, ok_kv, ok_q, 0.0, False)
+    assert not bwd_gluon.use_gluon(ok_q, ok_kv, ok_kv, ok_q, 0.0, False)
 
 
 GLUON_COMPILE_CHECK = """
@@ -666,16 +666,17 @@ from jagattn.attention.triton import bwd_gluon as g
 if not g.GLUON:
     print("no-gluon")
     sys.exit(0)
-for d, dv, dtype, left, right, head_major in ((128, 128, torch.bfloat16, False, True, False),
-                                              (64, 128, torch.float16, True, True, True)):
-    ck = g.compile_sm90(d, dv, dtype, left, right, head_major)
-    assert "wgmma" in ck.asm["ptx"]
+for kernel in ("dq", "dkdv"):
+    for d, dv, dtype, left, right, head_major in ((128, 128, torch.bfloat16, False, True, False),
+                                                  (64, 128, torch.float16, True, True, True)):
+        ck = g.compile_sm90(kernel, d, dv, dtype, left, right, head_major)
+        assert "wgmma" in ck.asm["ptx"], kernel
 print("compiled")
 """
 
 
-def test_dkdv_gluon_kernel_compiles_for_sm90():
-    # the installed Triton's Gluon still builds the kernel for sm_90 (no GPU needed; CI runs a newer Triton than
+def test_gluon_kernels_compile_for_sm90():
+    # the installed Triton's Gluon still builds both kernels for sm_90 (no GPU needed; CI runs a newer Triton than
     # the device, and Gluon's API moves between releases: e.g. 3.9 renamed the TMA load and the CTA barrier)
     import os
     import subprocess
@@ -699,19 +700,20 @@ def test_dkdv_gluon_kernel_compiles_for_sm90():
     "dtype, group, d, dv",
     [(torch.bfloat16, 4, 128, 128), (torch.float16, 1, 64, 64), (torch.bfloat16, 2, 64, 128), (torch.bfloat16, 8, 128, 64)],
 )  # fmt: skip
-def test_gpu_dkdv_gluon(monkeypatch, dtype, group, d, dv):
-    # the Gluon dK/dV kernel (bwd_gluon.py) is taken on Hopper for these head dims and meets the SPEC rule against
-    # the fp32 reference on a batch with empty, length-1 and partial-block sequences, q/k length mismatch, GQA,
-    # causal / windowed / full; dq and o are the Triton path's bit for bit, dk / dv match the Triton dK/dV kernel's
+def test_gpu_gluon(monkeypatch, dtype, group, d, dv):
+    # the Gluon dQ and dK/dV kernels (bwd_gluon.py) are taken on Hopper for these head dims and meet the SPEC rule
+    # against the fp32 reference on a batch with empty, length-1 and partial-block sequences, q/k length mismatch,
+    # GQA, causal / windowed / full, with and without a gradient on lse; o / lse are the Triton path's bit for bit
+    # (same forward), dq / dk / dv match the Triton kernels'
     from jagattn.attention.triton import bwd, bwd_gluon
 
     if torch.cuda.get_device_capability() != (9, 0) or not bwd_gluon.GLUON:
-        pytest.skip("the Gluon dK/dV kernel runs on compute capability 9.0 only")
+        pytest.skip("the Gluon kernels run on compute capability 9.0 only")
     lens = [0, 1, 65] + _lengths_total(12288, 2048, seed=11) + [129, 0, 63]
     lens_k = [x + (3 if i % 3 == 1 else 0) for i, x in enumerate(lens)]  # q/k length mismatch (bottom-right)
     taken = []
-    real = bwd.dkdv_use_gluon
-    monkeypatch.setattr(bwd, "dkdv_use_gluon", lambda *a: taken.append(real(*a)) or taken[-1])
+    real = bwd.use_gluon
+    monkeypatch.setattr(bwd, "use_gluon", lambda *a: taken.append(real(*a)) or taken[-1])
     q, k, v, do, dlse, cuq, cuk = _inputs(lens, lens_k, 8, 8 // group, d, dv, dtype=dtype, seed=29)
     for kw in (
         dict(causal=True, deterministic=True),
@@ -732,24 +734,40 @@ def test_gpu_dkdv_gluon(monkeypatch, dtype, group, d, dv):
         tri = _run(fn, q, k, v, do, dlse)
         assert taken[-1] is False
         for name, a, b in zip(("o", "lse", "dq", "dk", "dv"), got, tri, strict=True):
-            if name in ("o", "lse", "dq"):
+            if name in ("o", "lse"):
                 assert torch.equal(a, b), (kw, name)
             else:  # the same products in the same order; allow rounding of the last bit
                 diff = (a.float() - b.float()).abs().max().item()
                 assert diff <= 1e-2 * b.float().abs().max().item(), (kw, name, diff)
+    # no gradient on lse (HAS_DLSE off): delta = rowsum(o * dO) alone
+    monkeypatch.setattr(bwd_gluon, "GLUON_SWITCH", "auto")
+    taken.clear()
+    grads = {}
+    for name, fn in (
+        ("gluon", lambda qq, kk, vv: jagattn.attention(qq, kk, vv, cuq, cuk, max(lens), max(lens_k), causal=True,
+                                                        backend="triton")),
+        ("gold", lambda qq, kk, vv: attention_reference(qq.float(), kk.float(), vv.float(), cuq, cuk, causal=True)),
+        ("low", lambda qq, kk, vv: attention_reference(qq, kk, vv, cuq, cuk, causal=True, compute_dtype=dtype)),
+    ):  # fmt: skip
+        qq, kk, vv = (t.detach().clone().requires_grad_(True) for t in (q, k, v))
+        (fn(qq, kk, vv).double() * do.double()).sum().backward()
+        grads[name] = (qq.grad, kk.grad, vv.grad)
+    assert taken == [True]
+    for i, name in enumerate(("dq", "dk", "dv")):
+        T.check_close(name, grads["gluon"][i], grads["gold"][i], grads["low"][i])
 
 
 @pytest.mark.gpu
-def test_gpu_dkdv_gluon_strided_and_deterministic(monkeypatch):
+def test_gpu_gluon_strided_and_deterministic(monkeypatch):
     # q / k / v as head slices of wider packed tensors (the descriptors span [rows, stride(0)]; every head inside
     # one row), two runs bit-identical, and the Triton kernel where the guards refuse (softcap, D = 96)
     from jagattn.attention.triton import bwd, bwd_gluon
 
     if torch.cuda.get_device_capability() != (9, 0) or not bwd_gluon.GLUON:
-        pytest.skip("the Gluon dK/dV kernel runs on compute capability 9.0 only")
+        pytest.skip("the Gluon kernels run on compute capability 9.0 only")
     taken = []
-    real = bwd.dkdv_use_gluon
-    monkeypatch.setattr(bwd, "dkdv_use_gluon", lambda *a: taken.append(real(*a)) or taken[-1])
+    real = bwd.use_gluon
+    monkeypatch.setattr(bwd, "use_gluon", lambda *a: taken.append(real(*a)) or taken[-1])
     lens = [7, 0, 1000, 1, 333, 64, 2049]
     t = sum(lens)
     cu = T.cu_seqlens(lens, device=DEVICE)

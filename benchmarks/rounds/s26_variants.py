@@ -1,6 +1,7 @@
-"""Session 26 (issue #4): the attention backward with the Gluon dK/dV kernel (the default on Hopper since this
-session, ``attention/triton/bwd_gluon.py``) against the Triton dK/dV kernel, for ``benchmarks/src_variant_ab.py``
-(``default`` = Gluon where its guards hold; ``triton_dkdv`` = ``JAGATTN_ATTN_DKDV_GLUON=0``)."""
+"""Session 26 (issue #4): the attention backward's Gluon kernels (``attention/triton/bwd_gluon.py``, the default on
+Hopper since this session) against the Triton kernels, for ``benchmarks/src_variant_ab.py``. Round 3 ran
+``triton_dkdv`` when only the dK/dV kernel was in Gluon (``default`` = Gluon dK/dV); round 4 the dK/dV tiles; round 5
+``triton_all`` (``JAGATTN_ATTN_GLUON=0``), ``triton_dq`` (Triton dQ + Gluon dK/dV) and the dQ kernel's settings."""
 
 from jagattn.attention.triton import bwd_gluon
 
@@ -13,7 +14,30 @@ def _triton_off():
     bwd_gluon.GLUON_SWITCH = "auto"
 
 
-VARIANTS = {"triton_dkdv": [(_triton_on, _triton_off)]}
+VARIANTS = {"triton_dkdv": [(_triton_on, _triton_off)], "triton_all": [(_triton_on, _triton_off)]}
+
+
+def _set(**values):
+    saved = {}
+
+    def enter():
+        for name, value in values.items():
+            saved[name] = getattr(bwd_gluon, name)
+            setattr(bwd_gluon, name, value)
+
+    def leave():
+        for name, value in saved.items():
+            setattr(bwd_gluon, name, value)
+
+    return [(enter, leave)]
+
+
+VARIANTS.update(
+    triton_dq=_set(DQ_GLUON=False),
+    dq_defer=_set(DQ_DEFER=True),
+    dq_s2=_set(DQ_STAGES=2),
+    dq_n128s2=_set(DQ_BLOCK_N=128, DQ_STAGES=2),
+)
 
 
 def _tile(bm, bn, stages, warps):
