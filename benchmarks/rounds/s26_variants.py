@@ -1,7 +1,8 @@
 """Session 26 (issue #4): the attention backward's Gluon kernels (``attention/triton/bwd_gluon.py``, the default on
 Hopper since this session) against the Triton kernels, for ``benchmarks/src_variant_ab.py``. Round 3 ran
 ``triton_dkdv`` when only the dK/dV kernel was in Gluon (``default`` = Gluon dK/dV); round 4 the dK/dV tiles; round 5
-``triton_all`` (``JAGATTN_ATTN_GLUON=0``), ``triton_dq`` (Triton dQ + Gluon dK/dV) and the dQ kernel's settings."""
+``triton_all`` (``JAGATTN_ATTN_GLUON=0``), ``triton_dq`` (Triton dQ + Gluon dK/dV) and the dQ kernel's settings;
+round 6 ``early_delta``."""
 
 from jagattn.attention.triton import bwd_gluon
 
@@ -32,12 +33,11 @@ def _set(**values):
     return [(enter, leave)]
 
 
-VARIANTS.update(
-    triton_dq=_set(DQ_GLUON=False),
-    dq_defer=_set(DQ_DEFER=True),
-    dq_s2=_set(DQ_STAGES=2),
-    dq_n128s2=_set(DQ_BLOCK_N=128, DQ_STAGES=2),
-)
+# round 5 (the Gluon dQ kernel of benchmarks/rounds/s26_round5_gluon_dq.diff, since removed): triton_dq =
+# _set(DQ_GLUON=False), dq_defer = _set(DQ_DEFER=True), dq_s2 = _set(DQ_STAGES=2), dq_n128s2 = _set(DQ_BLOCK_N=128,
+# DQ_STAGES=2); round 6: delta loaded with lse2 at the top of the dK/dV step (local compile, causal D = 128: spill
+# 216 -> 144 B)
+VARIANTS.update(early_delta=_set(EARLY_DELTA=True))
 
 
 def _tile(bm, bn, stages, warps):
