@@ -62,3 +62,26 @@ VARIANTS.update(
     g_m32s4=_tile(32, 64, 4, 4),
     g_m32n128s3w8=_tile(32, 128, 3, 8),
 )
+
+
+def _env(name, value):
+    import os
+
+    saved = {}
+
+    def enter():
+        saved["v"] = os.environ.get(name)
+        os.environ[name] = value
+
+    def leave():
+        if saved["v"] is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = saved["v"]
+
+    return [(enter, leave)]
+
+
+# round 7: the Gluon dK/dV key blocks launched heaviest first (a device-side argsort), and the slot-major grid for
+# GQA (dkdv_schedule picks head-major for the Triton kernel's sake)
+VARIANTS.update(lpt=_set(ORDER="lpt"), slot_major=_env("JAGATTN_ATTN_HEAD_MAJOR", "0"))
