@@ -660,37 +660,6 @@ def test_gluon_only_where_it_applies(monkeypatch):
     assert not bwd_gluon.use_gluon(ok_q, ok_kv, ok_kv, ok_q, 0.0, False)
 
 
-@pytest.mark.parametrize("window", [(-1, 0), (-1, -1), (100, 0), (40, 30)])
-def test_gluon_lpt_order(window):
-    # bwd_gluon._lpt_order (the optional heaviest-first launch order of the Gluon dK/dV kernel): a permutation of
-    # the slots with the live key blocks first, by descending count of query rows that see the block
-    from jagattn.attention.triton import bwd_gluon
-    from jagattn.attention.triton.common import num_slots
-    from jagattn.attention.triton.fwd import window_args
-
-    if not bwd_gluon.GLUON:
-        pytest.skip("this Triton has no Gluon Hopper API")
-    lens_q, lens_k = [0, 130, 64, 1, 300, 5], [3, 130, 70, 1, 300, 0]
-    cu_q, cu_k = T.cu_seqlens(lens_q, device="cpu"), T.cu_seqlens(lens_k, device="cpu")
-    slots = num_slots(sum(lens_k), len(lens_k), bwd_gluon.BLOCK_N)
-    has_left, has_right, wl, wr = window_args(*window)
-    order = bwd_gluon._lpt_order(cu_q, cu_k, len(lens_k), slots, has_left, has_right, wl, wr).tolist()
-    assert sorted(order) == list(range(slots))
-    work = {}  # slot -> visible query rows, by brute force over the SPEC mask
-    for b, (lq, lk) in enumerate(zip(lens_q, lens_k, strict=True)):
-        start = sum(lens_k[:b]) // bwd_gluon.BLOCK_N + b
-        for i in range(-(-lk // bwd_gluon.BLOCK_N)):
-            keys = range(i * bwd_gluon.BLOCK_N, min((i + 1) * bwd_gluon.BLOCK_N, lk))
-            rows = [m for m in range(lq) if any(
-                (not has_left or n >= m + lk - lq - wl) and (not has_right or n <= m + lk - lq + wr) for n in keys
-            )]  # fmt: skip
-            work[start + i] = len(rows)
-    live = [x for x in order if x in work]
-    assert order[: len(live)] == live  # dead slots last
-    counts = [work[x] for x in live]
-    assert counts == sorted(counts, reverse=True), counts
-
-
 GLUON_COMPILE_CHECK = """
 import sys, torch
 from jagattn.attention.triton import bwd_gluon as g

@@ -37,7 +37,7 @@ def _set(**values):
 # _set(DQ_GLUON=False), dq_defer = _set(DQ_DEFER=True), dq_s2 = _set(DQ_STAGES=2), dq_n128s2 = _set(DQ_BLOCK_N=128,
 # DQ_STAGES=2); round 6: delta loaded with lse2 at the top of the dK/dV step (local compile, causal D = 128: spill
 # 216 -> 144 B)
-VARIANTS.update(early_delta=_set(EARLY_DELTA=True))
+# (early_delta=_set(EARLY_DELTA=True), the flag removed when round 7 made it the only order)
 
 
 def _tile(bm, bn, stages, warps):
@@ -84,4 +84,5 @@ def _env(name, value):
 
 # round 7: the Gluon dK/dV key blocks launched heaviest first (a device-side argsort), and the slot-major grid for
 # GQA (dkdv_schedule picks head-major for the Triton kernel's sake)
-VARIANTS.update(lpt=_set(ORDER="lpt"), slot_major=_env("JAGATTN_ATTN_HEAD_MAJOR", "0"))
+# (lpt=_set(ORDER="lpt"): the order code removed after round 7, kept as benchmarks/rounds/s26_round7_lpt_order.diff)
+VARIANTS.update(slot_major=_env("JAGATTN_ATTN_HEAD_MAJOR", "0"))

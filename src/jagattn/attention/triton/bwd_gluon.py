@@ -62,10 +62,6 @@ except (ImportError, AttributeError):  # pragma: no cover - depends on the insta
 # dK/dV (BLOCK_M, BLOCK_N, STAGES, warps): the spike's best (64 key rows per warpgroup, two programs per SM);
 # session 26 round 4: BLOCK_M 32 with 3 / 4 stages (no spill) 0.84-0.93x, 32x128 on 8 warps 0.73-0.84x
 BLOCK_M, BLOCK_N, STAGES, WARPS = 64, 64, 2, 4
-EARLY_DELTA = False  # delta loaded with lse2 at the top of the step (measurements)
-# "lpt": launch the key blocks heaviest first (a device-side argsort of their visible query rows) instead of in
-# packed order (measurements)
-ORDER = "packed"
 HEAD_DIMS = (64, 128)
 GLUON_SWITCH = env_choice(
     "JAGATTN_ATTN_GLUON", ("auto", "0"), "auto"
@@ -86,7 +82,6 @@ if GLUON:
         DV_OUT,
         CU_Q,
         CU_K,
-        ORDER,
         stride_dkt,
         stride_dkh,
         stride_dvt,
@@ -111,8 +106,6 @@ if GLUON:
         BLOCK_M: gl.constexpr,
         BLOCK_N: gl.constexpr,
         STAGES: gl.constexpr,
-        EARLY_DELTA: gl.constexpr,
-        USE_ORDER: gl.constexpr,
         num_warps: gl.constexpr,
     ):
         gl.static_assert(STAGES >= 2)
@@ -124,8 +117,6 @@ if GLUON:
         else:
             i_slot = gl.program_id(0)
             i_hk = gl.program_id(1)
-        if USE_ORDER:  # the launcher's work order: slot ids, heaviest key blocks first
-            i_slot = gl.load(ORDER + i_slot)
         # the sequence owning this slot: binary search over CU_K (the varlen schedule of common.py)
         i_b = i_slot * 0
         hi_b = i_b + B
@@ -217,10 +208,11 @@ if GLUON:
             g = j // n_blocks
             m0 = m_start + (j - g * n_blocks) * BLOCK_M
             i_h = i_hk * GROUP + g
+            # lse2 and delta both here: the row offsets die at once (session 26 round 7: with delta loaded after
+            # the dV issue, the dK/dV kernel ran 3-11% longer on the GQA rows, spilling 216 instead of 144 B)
             rows_pad = i_h.to(gl.int64) * stride_pad_h + pad_q + m0 + o_m0
             b_lse = gl.load(LSE2 + rows_pad)
-            if EARLY_DELTA:
-                b_delta = gl.load(DELTA + rows_pad)
+            b_delta = gl.load(DELTA + rows_pad)
             mbarrier.wait(ready.index(st), (j // STAGES) & 1)
             q_t = q_smem.index(st)
             do_t = do_smem.index(st)
@@ -250,8 +242,6 @@ if GLUON:
                 pT = gl.where(vis, pT, 0.0)
             a = gl.convert_layout(pT.to(do_desc.dtype), pa_layout)
             dv = warpgroup_mma(a, do_t, dv, is_async=True)
-            if not EARLY_DELTA:
-                b_delta = gl.load(DELTA + rows_pad)
             dpT = warpgroup_mma_wait(1, deps=(dpT,))  # dV may still run
             dsT = pT * (dpT - b_delta[None, :])
             ds = gl.convert_layout(dsT.to(q_desc.dtype), dsa_layout)
@@ -312,25 +302,6 @@ def _desc(t: torch.Tensor, rows: int, width: int):
     return TensorDescriptor(t, [t.shape[0], t.stride(0)], [t.stride(0), 1], [rows, width], layout)
 
 
-def _lpt_order(cu_q, cu_k, batch, slots, has_left, has_right, window_left, window_right) -> torch.Tensor:
-    """Slot ids (``common.num_slots`` layout at ``BLOCK_N``) sorted by the number of query rows that see some key of
-    the block, descending; slots past their sequence's end last. Device-side torch ops, no host sync."""
-    dev = cu_k.device
-    cu_k, cu_q = cu_k.to(torch.int64), cu_q.to(torch.int64)
-    lk, lq = cu_k[1:] - cu_k[:-1], cu_q[1:] - cu_q[:-1]
-    start = cu_k[:-1] // BLOCK_N + torch.arange(batch, device=dev)
-    s = torch.arange(slots, device=dev)
-    b = (torch.searchsorted(start, s, right=True) - 1).clamp_(0, batch - 1)
-    n0 = (s - start[b]) * BLOCK_N
-    lkb, lqb = lk[b], lq[b]
-    diag = lkb - lqb
-    n_last = torch.minimum(n0 + BLOCK_N, lkb) - 1
-    lo = (n0 - diag - window_right).clamp(min=0) if has_right else torch.zeros_like(n0)
-    hi = torch.minimum(n_last - diag + window_left + 1, lqb) if has_left else lqb
-    work = torch.where(n0 < lkb, (hi - lo).clamp(min=0), torch.full_like(n0, -1))
-    return torch.argsort(work, descending=True, stable=True).to(torch.int32)
-
-
 def launch_dkdv_gluon(
     q, k, v, do, lse2, delta, dk, dv_out, cu_seqlens_q, cu_seqlens_k, batch, group, has_left, has_right,
     window_left, window_right, scale, qk_scale, head_major, row_pad,
@@ -340,21 +311,14 @@ def launch_dkdv_gluon(
     d, dv = q.shape[-1], v.shape[-1]
     slots = num_slots(tk, batch, BLOCK_N)
     grid = (hkv, slots) if head_major else (slots, hkv)
-    use_order = ORDER == "lpt"
-    order = (
-        _lpt_order(cu_seqlens_q, cu_seqlens_k, batch, slots, has_left, has_right, window_left, window_right)
-        if use_order
-        else cu_seqlens_k
-    )
     _attention_bwd_dkdv_gluon_kernel[grid](
         _desc(q, BLOCK_M, d), _desc(k, BLOCK_N, d), _desc(v, BLOCK_N, dv), _desc(do, BLOCK_M, dv),
-        lse2, delta, dk, dv_out, cu_seqlens_q, cu_seqlens_k, order,
+        lse2, delta, dk, dv_out, cu_seqlens_q, cu_seqlens_k,
         dk.stride(0), dk.stride(1), dv_out.stride(0), dv_out.stride(1), delta.stride(0),
         q.stride(1), do.stride(1), k.stride(1), v.stride(1),
         batch, group, window_left, window_right, float(scale), float(qk_scale),
         HEAD_D=d, HEAD_DV=dv, HAS_LEFT=has_left, HAS_RIGHT=has_right, HEAD_MAJOR=head_major, ROW_PAD=row_pad,
-        BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, STAGES=STAGES, EARLY_DELTA=EARLY_DELTA,
-        USE_ORDER=use_order, num_warps=WARPS,
+        BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, STAGES=STAGES, num_warps=WARPS,
     )  # fmt: skip
 
 
@@ -379,12 +343,7 @@ def compile_sm90(kernel: str = "dkdv", d: int = 128, dv: int = 128, dtype: torch
     fn = _attention_bwd_dkdv_gluon_kernel
     ptrs = {"LSE2": "*fp32", "DELTA": "*fp32", "DK": f"*{ty}", "DV_OUT": f"*{ty}"}
     ints = ("stride_dkt", "stride_dkh", "stride_dvt", "stride_dvh", "stride_pad_h")
-    consts = {
-        "HEAD_MAJOR": head_major,
-        "STAGES": STAGES,
-        "EARLY_DELTA": EARLY_DELTA,
-        "USE_ORDER": ORDER == "lpt",
-    }
+    consts = {"HEAD_MAJOR": head_major, "STAGES": STAGES}
     sig = {
         "q_desc": desc(bm, d),
         "k_desc": desc(bn, d),
@@ -392,7 +351,7 @@ def compile_sm90(kernel: str = "dkdv", d: int = 128, dv: int = 128, dtype: torch
         "do_desc": desc(bm, dv),
         **ptrs,
     }
-    sig.update({"CU_Q": "*i32", "CU_K": "*i32", "ORDER": "*i32"})
+    sig.update({"CU_Q": "*i32", "CU_K": "*i32"})
     for name in (*ints, "col_qh", "col_doh", "col_kh", "col_vh", "B", "GROUP", "window_left", "window_right"):
         sig[name] = "i32"
     sig["scale"] = sig["qk_scale"] = "fp32"
