@@ -12,7 +12,6 @@ if "--triton" in sys.argv:
 
 import torch  # noqa: E402
 
-import jagattn  # noqa: E402
 from jagattn.bench import suites  # noqa: E402
 from jagattn.bench.cases import FAMILIES  # noqa: E402
 
