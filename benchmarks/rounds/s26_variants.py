@@ -86,3 +86,7 @@ def _env(name, value):
 # GQA (dkdv_schedule picks head-major for the Triton kernel's sake)
 # (lpt=_set(ORDER="lpt"): the order code removed after round 7, kept as benchmarks/rounds/s26_round7_lpt_order.diff)
 VARIANTS.update(slot_major=_env("JAGATTN_ATTN_HEAD_MAJOR", "0"))
+
+# round 10: the freed q / dO stage refilled at the top of the step (more lead for the TMA), and the head-major grid for
+# MHA too (dkdv_schedule picks it for GQA only)
+VARIANTS.update(early_refill=_set(EARLY_REFILL=True), head_major=_env("JAGATTN_ATTN_HEAD_MAJOR", "1"))
