@@ -89,4 +89,5 @@ VARIANTS.update(slot_major=_env("JAGATTN_ATTN_HEAD_MAJOR", "0"))
 
 # round 10: the freed q / dO stage refilled at the top of the step (more lead for the TMA), and the head-major grid for
 # MHA too (dkdv_schedule picks it for GQA only)
-VARIANTS.update(early_refill=_set(EARLY_REFILL=True), head_major=_env("JAGATTN_ATTN_HEAD_MAJOR", "1"))
+# (early_refill=_set(EARLY_REFILL=True): the switch removed after round 10 measured it neutral)
+VARIANTS.update(head_major=_env("JAGATTN_ATTN_HEAD_MAJOR", "1"))

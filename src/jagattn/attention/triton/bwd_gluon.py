@@ -62,8 +62,6 @@ except (ImportError, AttributeError):  # pragma: no cover - depends on the insta
 # dK/dV (BLOCK_M, BLOCK_N, STAGES, warps): the spike's best (64 key rows per warpgroup, two programs per SM);
 # session 26 round 4: BLOCK_M 32 with 3 / 4 stages (no spill) 0.84-0.93x, 32x128 on 8 warps 0.73-0.84x
 BLOCK_M, BLOCK_N, STAGES, WARPS = 64, 64, 2, 4
-# refill the freed q / dO stage at the top of the step instead of after S^T's wait (measurements)
-EARLY_REFILL = False
 HEAD_DIMS = (64, 128)
 GLUON_SWITCH = env_choice(
     "JAGATTN_ATTN_GLUON", ("auto", "0"), "auto"
@@ -108,7 +106,6 @@ if GLUON:
         BLOCK_M: gl.constexpr,
         BLOCK_N: gl.constexpr,
         STAGES: gl.constexpr,
-        EARLY_REFILL: gl.constexpr,
         num_warps: gl.constexpr,
     ):
         gl.static_assert(STAGES >= 2)
@@ -216,40 +213,23 @@ if GLUON:
             rows_pad = i_h.to(gl.int64) * stride_pad_h + pad_q + m0 + o_m0
             b_lse = gl.load(LSE2 + rows_pad)
             b_delta = gl.load(DELTA + rows_pad)
-            if EARLY_REFILL:
-                # every warp has retired step j - 1 (the wait at its end): refill its stage with step j + STAGES - 1
-                _cta_barrier()
-                nxt = j + STAGES - 1
-                pred = nxt < total
-                g2 = nxt // n_blocks
-                m2 = m_start + (nxt - g2 * n_blocks) * BLOCK_M
-                i_h2 = i_hk * GROUP + g2
-                st2 = nxt % STAGES
-                mbarrier.expect(ready.index(st2), qdo_bytes, pred=pred)
-                _tma_load(q_desc, [bos_q + m2, i_h2 * col_qh], ready.index(st2), q_smem.index(st2), pred=pred)
-                _tma_load(
-                    do_desc, [bos_q + m2, i_h2 * col_doh], ready.index(st2), do_smem.index(st2), pred=pred
-                )
             mbarrier.wait(ready.index(st), (j // STAGES) & 1)
             q_t = q_smem.index(st)
             do_t = do_smem.index(st)
             sT = warpgroup_mma(k_smem, q_t.permute((1, 0)), s_zero, use_acc=False, is_async=True)
             dpT = warpgroup_mma(v_smem, do_t.permute((1, 0)), s_zero, use_acc=False, is_async=True)
             sT = warpgroup_mma_wait(1, deps=(sT,))  # dP^T may still run
-            if not EARLY_REFILL:
-                # every warp has retired step j - 1 (the wait at its end): refill its stage with step j + STAGES - 1
-                _cta_barrier()
-                nxt = j + STAGES - 1
-                pred = nxt < total
-                g2 = nxt // n_blocks
-                m2 = m_start + (nxt - g2 * n_blocks) * BLOCK_M
-                i_h2 = i_hk * GROUP + g2
-                st2 = nxt % STAGES
-                mbarrier.expect(ready.index(st2), qdo_bytes, pred=pred)
-                _tma_load(q_desc, [bos_q + m2, i_h2 * col_qh], ready.index(st2), q_smem.index(st2), pred=pred)
-                _tma_load(
-                    do_desc, [bos_q + m2, i_h2 * col_doh], ready.index(st2), do_smem.index(st2), pred=pred
-                )
+            # every warp has retired step j - 1 (the wait at its end): refill its stage with step j + STAGES - 1
+            _cta_barrier()
+            nxt = j + STAGES - 1
+            pred = nxt < total
+            g2 = nxt // n_blocks
+            m2 = m_start + (nxt - g2 * n_blocks) * BLOCK_M
+            i_h2 = i_hk * GROUP + g2
+            st2 = nxt % STAGES
+            mbarrier.expect(ready.index(st2), qdo_bytes, pred=pred)
+            _tma_load(q_desc, [bos_q + m2, i_h2 * col_qh], ready.index(st2), q_smem.index(st2), pred=pred)
+            _tma_load(do_desc, [bos_q + m2, i_h2 * col_doh], ready.index(st2), do_smem.index(st2), pred=pred)
 
             pT = gl.exp2(sT * qk_scale - b_lse[None, :])
             if (m0 < m_a) | (m0 >= m_b):
@@ -338,8 +318,7 @@ def launch_dkdv_gluon(
         q.stride(1), do.stride(1), k.stride(1), v.stride(1),
         batch, group, window_left, window_right, float(scale), float(qk_scale),
         HEAD_D=d, HEAD_DV=dv, HAS_LEFT=has_left, HAS_RIGHT=has_right, HEAD_MAJOR=head_major, ROW_PAD=row_pad,
-        BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, STAGES=STAGES, EARLY_REFILL=EARLY_REFILL,
-        num_warps=WARPS,
+        BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, STAGES=STAGES, num_warps=WARPS,
     )  # fmt: skip
 
 
@@ -364,7 +343,7 @@ def compile_sm90(kernel: str = "dkdv", d: int = 128, dv: int = 128, dtype: torch
     fn = _attention_bwd_dkdv_gluon_kernel
     ptrs = {"LSE2": "*fp32", "DELTA": "*fp32", "DK": f"*{ty}", "DV_OUT": f"*{ty}"}
     ints = ("stride_dkt", "stride_dkh", "stride_dvt", "stride_dvh", "stride_pad_h")
-    consts = {"HEAD_MAJOR": head_major, "STAGES": STAGES, "EARLY_REFILL": EARLY_REFILL}
+    consts = {"HEAD_MAJOR": head_major, "STAGES": STAGES}
     sig = {
         "q_desc": desc(bm, d),
         "k_desc": desc(bn, d),
