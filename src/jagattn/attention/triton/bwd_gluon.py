@@ -20,14 +20,23 @@ sequence's rows (or TMA's zeros past the tensor): their lse2 is the padding rows
 ``0``, so they add exactly nothing, as in the Triton kernel. A key block that runs past its sequence's end
 reads the next sequence's keys, masked out of every query block and never stored.
 
-Measured (session 26, H200, torch 2.11, Triton 3.6, bf16, D = 128, ``benchmarks/gluon_dkdv_spike.py``), dK/dV
-kernel time against the Triton kernel on the same inputs: 1.13x (causal mean 8192, Hkv 16), 1.16x (skewed),
-1.21x (non-causal mean 2048), 1.05x (causal mean 2048, Hkv 4). Keeping dK in flight into the next step was
-slower (0.90-0.98x: more spill), as were 3 stages (one program per SM) and 128 key rows on 8 warps.
+Measured (session 26, H200, torch 2.11, Triton 3.6, bf16, D = 128; ``benchmarks/results/2026-11-26-s26-h200-round*``):
+the dK/dV kernel 1.13-1.24x the Triton kernel's speed on the suite rows (rounds 2-3, 5), the backward 1.06-1.10x (round
+3, same process), every output bit for bit the Triton kernel's (its products run in the same order; that is what keeps
+eager and torch.compile, which runs the Triton kernel, equal). lse2 and delta are loaded together at the top of the
+step (round 7: loading delta after the dV issue cost 3-11% on the GQA rows' dK/dV kernel, more spill). Measured and
+not taken: dK kept in flight into the next step (0.90-0.98x, more spill), 3 stages (one program per SM: 0.53-0.58x),
+128 key rows on 8 warps (0.73-0.92x), 32 query rows (no spill, 0.84-0.93x), the q / dO refill at the top of the step
+(neutral), a heaviest-first launch order by a device-side argsort (0.81-1.0x: its launches cost more than the tail
+saved; ``benchmarks/rounds/s26_round7_lpt_order.diff``), and a Gluon dQ kernel (0.96-1.05x the backward, and its own
+delta rounding broke the bitwise equality: ``benchmarks/rounds/s26_round5_gluon_dq.diff``).
 
-Taken by ``attention_bwd`` where ``dkdv_use_gluon`` holds (eager CUDA calls on compute capability 9.0, a
-Triton with Gluon's Hopper API, fp16 / bf16, head dims 64 or 128, no softcap, the TMA conditions of
-``bwd.dkdv_use_tma`` for q / dO and the same for K / V); ``JAGATTN_ATTN_DKDV_GLUON=0`` keeps the Triton kernel.
+Taken by ``attention_bwd`` where ``use_gluon`` holds (eager CUDA calls on compute capability 9.0, a Triton with
+Gluon's Hopper API, fp16 / bf16, head dims 64 or 128, no softcap, not ``JAGATTN_ATTN_DQ=atomic``, q / dO / K / V
+loadable by TMA with every head's columns inside one row); ``JAGATTN_ATTN_GLUON=0`` keeps the Triton kernel.
+Gluon's API moves between Triton releases (3.9 renamed the TMA load and the CTA barrier: both spellings are handled);
+``tests/test_attention_triton.py::test_gluon_kernel_compiles_for_sm90`` builds the kernel with the installed Triton in
+CI, without a GPU.
 """
 
 from __future__ import annotations
@@ -278,7 +287,7 @@ def use_gluon(
     on a compute capability 9.0 device (wgmma), fp16 / bf16, D and Dv in ``HEAD_DIMS``, no softcap, the
     separate dQ kernel (not ``JAGATTN_ATTN_DQ=atomic``), q / dO / K / V loadable by TMA
     (``_core.tma.tma_loads_ok``: 16-byte aligned, contiguous last dim; never under torch.compile, export or
-    opcheck) with every head's columns inside one row. ``JAGATTN_ATTN_DKDV_GLUON=0`` disables it."""
+    opcheck) with every head's columns inside one row. ``JAGATTN_ATTN_GLUON=0`` disables it."""
     if not GLUON or GLUON_SWITCH == "0" or atomic_dq or softcap > 0 or interpreter_enabled():
         return False
     if not q.is_cuda or q.dtype not in (torch.float16, torch.bfloat16):
@@ -306,7 +315,7 @@ def launch_dkdv_gluon(
     q, k, v, do, lse2, delta, dk, dv_out, cu_seqlens_q, cu_seqlens_k, batch, group, has_left, has_right,
     window_left, window_right, scale, qk_scale, head_major, row_pad,
 ) -> None:  # fmt: skip
-    """dK / dV into ``dk`` / ``dv_out`` (see the module docstring; ``dkdv_use_gluon`` must hold)."""
+    """dK / dV into ``dk`` / ``dv_out`` (see the module docstring; ``use_gluon`` must hold)."""
     tk, hkv = k.shape[0], k.shape[1]
     d, dv = q.shape[-1], v.shape[-1]
     slots = num_slots(tk, batch, BLOCK_N)
