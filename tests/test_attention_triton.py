@@ -632,10 +632,12 @@ def test_gluon_only_where_it_applies(monkeypatch):
         pytest.skip("this Triton has no Gluon Hopper API: the Triton kernel always runs")
     monkeypatch.setattr(tma, "scratch_allocator_ready", lambda: True)
     monkeypatch.setattr(tma, "interpreter_enabled", lambda: False)
-    monkeypatch.setattr(bwd_gluon, "interpreter_enabled", lambda: False)
+    from jagattn._core import gluon as core_gluon
+
+    monkeypatch.setattr(core_gluon, "interpreter_enabled", lambda: False)
     cap = {"v": (9, 0)}
-    monkeypatch.setattr(bwd_gluon.torch.cuda, "get_device_capability", lambda device=None: cap["v"])
-    has_desc = hasattr(bwd_gluon.triton.language, "make_tensor_descriptor")
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: cap["v"])
+    has_desc = hasattr(tma.tl, "make_tensor_descriptor")
     ok_q, ok_kv = OnCuda(q), OnCuda(kv)
     assert bwd_gluon.use_gluon(ok_q, ok_kv, ok_kv, ok_q, 0.0, False) == has_desc
     assert not bwd_gluon.use_gluon(ok_q, ok_kv, ok_kv, ok_q, 30.0, False)  # softcap

@@ -42,31 +42,21 @@ CI, without a GPU.
 from __future__ import annotations
 
 import torch
-import triton
 
+from ..._core import gluon as _g
 from ..._core.env import env_choice
-from ..._core.tma import tma_loads_ok
-from ..._core.triton_utils import interpreter_enabled
+from ..._core.gluon import (
+    GLUON,
+    cta_barrier,
+    gl,
+    gluon,
+    host_desc,
+    mbarrier,
+    tma_load,
+    warpgroup_mma,
+    warpgroup_mma_wait,
+)
 from .common import num_slots
-
-try:  # Gluon's Hopper API (Triton >= 3.5); absent or incomplete elsewhere: the Triton kernel runs
-    from triton.experimental import gluon
-    from triton.experimental.gluon import language as gl
-    from triton.experimental.gluon.language.nvidia.hopper import (
-        mbarrier,
-        tma,
-        warpgroup_mma,
-        warpgroup_mma_wait,
-    )
-    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
-
-    # Triton 3.6 names the TMA load async_copy_global_to_shared (3.9 renamed it async_load and removed the old
-    # name) and the CTA barrier thread_barrier (3.9: barrier)
-    _tma_load = tma.async_load if hasattr(tma, "async_load") else tma.async_copy_global_to_shared
-    _cta_barrier = gl.barrier if hasattr(gl, "barrier") else gl.thread_barrier
-    GLUON = True
-except (ImportError, AttributeError):  # pragma: no cover - depends on the installed Triton
-    GLUON = False
 
 # dK/dV (BLOCK_M, BLOCK_N, STAGES, warps): the spike's best (64 key rows per warpgroup, two programs per SM);
 # session 26 round 4: BLOCK_M 32 with 3 / 4 stages (no spill) 0.84-0.93x, 32x128 on 8 warps 0.73-0.84x
@@ -192,8 +182,8 @@ if GLUON:
             mbarrier.init(ready.index(s), count=1)
 
         mbarrier.expect(kv_bar, k_desc.block_type.nbytes + v_desc.block_type.nbytes)
-        _tma_load(k_desc, [bos_k + n0, i_hk * col_kh], kv_bar, k_smem)
-        _tma_load(v_desc, [bos_k + n0, i_hk * col_vh], kv_bar, v_smem)
+        tma_load(k_desc, [bos_k + n0, i_hk * col_kh], kv_bar, k_smem)
+        tma_load(v_desc, [bos_k + n0, i_hk * col_vh], kv_bar, v_smem)
         qdo_bytes: gl.constexpr = q_desc.block_type.nbytes + do_desc.block_type.nbytes
         # prologue: steps 0 .. STAGES - 2; step j + STAGES - 1 is loaded during step j (see the loop)
         for s in gl.static_range(STAGES - 1):
@@ -202,8 +192,8 @@ if GLUON:
             m0 = m_start + (s - g * n_blocks) * BLOCK_M
             i_h = i_hk * GROUP + g
             mbarrier.expect(ready.index(s), qdo_bytes, pred=pred)
-            _tma_load(q_desc, [bos_q + m0, i_h * col_qh], ready.index(s), q_smem.index(s), pred=pred)
-            _tma_load(do_desc, [bos_q + m0, i_h * col_doh], ready.index(s), do_smem.index(s), pred=pred)
+            tma_load(q_desc, [bos_q + m0, i_h * col_qh], ready.index(s), q_smem.index(s), pred=pred)
+            tma_load(do_desc, [bos_q + m0, i_h * col_doh], ready.index(s), do_smem.index(s), pred=pred)
 
         dk = gl.zeros([BLOCK_N, HEAD_D], gl.float32, k_layout)
         dv = gl.zeros([BLOCK_N, HEAD_DV], gl.float32, v_layout)
@@ -229,7 +219,7 @@ if GLUON:
             dpT = warpgroup_mma(v_smem, do_t.permute((1, 0)), s_zero, use_acc=False, is_async=True)
             sT = warpgroup_mma_wait(1, deps=(sT,))  # dP^T may still run
             # every warp has retired step j - 1 (the wait at its end): refill its stage with step j + STAGES - 1
-            _cta_barrier()
+            cta_barrier()
             nxt = j + STAGES - 1
             pred = nxt < total
             g2 = nxt // n_blocks
@@ -237,8 +227,8 @@ if GLUON:
             i_h2 = i_hk * GROUP + g2
             st2 = nxt % STAGES
             mbarrier.expect(ready.index(st2), qdo_bytes, pred=pred)
-            _tma_load(q_desc, [bos_q + m2, i_h2 * col_qh], ready.index(st2), q_smem.index(st2), pred=pred)
-            _tma_load(do_desc, [bos_q + m2, i_h2 * col_doh], ready.index(st2), do_smem.index(st2), pred=pred)
+            tma_load(q_desc, [bos_q + m2, i_h2 * col_qh], ready.index(st2), q_smem.index(st2), pred=pred)
+            tma_load(do_desc, [bos_q + m2, i_h2 * col_doh], ready.index(st2), do_smem.index(st2), pred=pred)
 
             pT = gl.exp2(sT * qk_scale - b_lse[None, :])
             if (m0 < m_a) | (m0 >= m_b):
@@ -275,11 +265,6 @@ if GLUON:
         gl.store(p_dv, dv.to(DV_OUT.dtype.element_ty), mask=(o_nv < lk)[:, None] & (o_dv < HEAD_DV)[None, :])
 
 
-def _heads_in_row(t: torch.Tensor, width: int) -> bool:
-    # every head's columns inside one row of the [rows, heads * D] view the descriptor spans
-    return t.stride(1) * (t.shape[1] - 1) + width <= t.stride(0)
-
-
 def use_gluon(
     q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, do: torch.Tensor, softcap: float, atomic_dq: bool
 ) -> bool:
@@ -288,27 +273,12 @@ def use_gluon(
     separate dQ kernel (not ``JAGATTN_ATTN_DQ=atomic``), q / dO / K / V loadable by TMA
     (``_core.tma.tma_loads_ok``: 16-byte aligned, contiguous last dim; never under torch.compile, export or
     opcheck) with every head's columns inside one row. ``JAGATTN_ATTN_GLUON=0`` disables it."""
-    if not GLUON or GLUON_SWITCH == "0" or atomic_dq or softcap > 0 or interpreter_enabled():
-        return False
-    if not q.is_cuda or q.dtype not in (torch.float16, torch.bfloat16):
+    if GLUON_SWITCH == "0" or atomic_dq or softcap > 0:
         return False
     d, dv = q.shape[-1], v.shape[-1]
     if d not in HEAD_DIMS or dv not in HEAD_DIMS:
         return False
-    if torch.cuda.get_device_capability(q.device) != (9, 0):
-        return False
-    if not all(_heads_in_row(t, w) for t, w in ((q, d), (do, dv), (k, d), (v, dv))):
-        return False
-    return tma_loads_ok(q, do, k, v)
-
-
-_GL_DTYPES = {torch.float16: "float16", torch.bfloat16: "bfloat16"} if GLUON else {}
-
-
-def _desc(t: torch.Tensor, rows: int, width: int):
-    """A host-side descriptor over ``t``'s packed ``[rows, stride(0)]`` view, ``[rows, width]`` boxes."""
-    layout = gl.NVMMASharedLayout.get_default_for([rows, width], getattr(gl, _GL_DTYPES[t.dtype]))
-    return TensorDescriptor(t, [t.shape[0], t.stride(0)], [t.stride(0), 1], [rows, width], layout)
+    return _g.hopper_eager_ok((q, d), (do, dv), (k, d), (v, dv))
 
 
 def launch_dkdv_gluon(
@@ -321,7 +291,7 @@ def launch_dkdv_gluon(
     slots = num_slots(tk, batch, BLOCK_N)
     grid = (hkv, slots) if head_major else (slots, hkv)
     _attention_bwd_dkdv_gluon_kernel[grid](
-        _desc(q, BLOCK_M, d), _desc(k, BLOCK_N, d), _desc(v, BLOCK_N, dv), _desc(do, BLOCK_M, dv),
+        host_desc(q, BLOCK_M, d), host_desc(k, BLOCK_N, d), host_desc(v, BLOCK_N, dv), host_desc(do, BLOCK_M, dv),
         lse2, delta, dk, dv_out, cu_seqlens_q, cu_seqlens_k,
         dk.stride(0), dk.stride(1), dv_out.stride(0), dv_out.stride(1), delta.stride(0),
         q.stride(1), do.stride(1), k.stride(1), v.stride(1),
@@ -336,37 +306,20 @@ def compile_sm90(kernel: str = "dkdv", d: int = 128, dv: int = 128, dtype: torch
     """Compile ``kernel`` (``"dkdv"``, the only one) for sm_90 without a GPU, with the module's current settings
     (CI checks that the installed Triton's Gluon still builds it; benchmarks read registers and spills). Returns
     Triton's compiled kernel."""
-    from triton.backends.compiler import GPUTarget
-    from triton.experimental.gluon._runtime import GluonASTSource
-
-    ty = {torch.float16: "fp16", torch.bfloat16: "bf16"}[dtype]
-    gty = getattr(gl, _GL_DTYPES[dtype])
-
-    def desc(rows, width):
-        lay = gl.NVMMASharedLayout.get_default_for([rows, width], gty)
-        return f"tensordesc<{ty}[{rows}, {width}],{lay!r}>"
-
     if kernel != "dkdv":
         raise ValueError(f"kernel must be 'dkdv', got {kernel!r}")
-    bm, bn, warps = BLOCK_M, BLOCK_N, WARPS
-    fn = _attention_bwd_dkdv_gluon_kernel
-    ptrs = {"LSE2": "*fp32", "DELTA": "*fp32", "DK": f"*{ty}", "DV_OUT": f"*{ty}"}
-    ints = ("stride_dkt", "stride_dkh", "stride_dvt", "stride_dvh", "stride_pad_h")
-    consts = {"HEAD_MAJOR": head_major, "STAGES": STAGES}
+    ty = _g._SIG_DTYPES[dtype]
     sig = {
-        "q_desc": desc(bm, d),
-        "k_desc": desc(bn, d),
-        "v_desc": desc(bn, dv),
-        "do_desc": desc(bm, dv),
-        **ptrs,
-    }
-    sig.update({"CU_Q": "*i32", "CU_K": "*i32"})
-    for name in (*ints, "col_qh", "col_doh", "col_kh", "col_vh", "B", "GROUP", "window_left", "window_right"):
+        "q_desc": _g.desc_sig(dtype, BLOCK_M, d), "k_desc": _g.desc_sig(dtype, BLOCK_N, d),
+        "v_desc": _g.desc_sig(dtype, BLOCK_N, dv), "do_desc": _g.desc_sig(dtype, BLOCK_M, dv),
+        "LSE2": "*fp32", "DELTA": "*fp32", "DK": f"*{ty}", "DV_OUT": f"*{ty}", "CU_Q": "*i32", "CU_K": "*i32",
+    }  # fmt: skip
+    for name in ("stride_dkt", "stride_dkh", "stride_dvt", "stride_dvh", "stride_pad_h", "col_qh", "col_doh",
+                 "col_kh", "col_vh", "B", "GROUP", "window_left", "window_right"):  # fmt: skip
         sig[name] = "i32"
     sig["scale"] = sig["qk_scale"] = "fp32"
     constexprs = {
-        "HEAD_D": d, "HEAD_DV": dv, "HAS_LEFT": has_left, "HAS_RIGHT": has_right, "ROW_PAD": row_pad,
-        "BLOCK_M": bm, "BLOCK_N": bn, "num_warps": warps, **consts,
+        "HEAD_D": d, "HEAD_DV": dv, "HAS_LEFT": has_left, "HAS_RIGHT": has_right, "HEAD_MAJOR": head_major,
+        "ROW_PAD": row_pad, "BLOCK_M": BLOCK_M, "BLOCK_N": BLOCK_N, "STAGES": STAGES,
     }  # fmt: skip
-    src = GluonASTSource(fn, sig, constexprs)
-    return triton.compile(src, target=GPUTarget("cuda", 90, 128), options={"num_warps": warps})
+    return _g.compile_sm90(_attention_bwd_dkdv_gluon_kernel, sig, constexprs, WARPS)
