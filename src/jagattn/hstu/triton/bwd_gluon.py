@@ -1,0 +1,331 @@
+"""The HSTU dK/dV kernel written in Gluon (Hopper, eager calls), and when to take it.
+
+Same work, grid and outputs as ``bwd._hstu_bwd_kernel`` without atomics (one program per key block of one
+(sequence, head) in the dense grid's ``_grouped`` order; dK / dV in fp32 registers; the contextual rows, then the
+main rows), with its wgmmas issued asynchronously and waited for by hand, as the attention kernel of
+``attention/triton/bwd_gluon.py`` (session 26: 1.13-1.24x its Triton twin there). One step, per warpgroup::
+
+    qk^T = K Q^T, dp^T = V dO^T           issued together
+    wait qk^T  -> a = silu(alpha qk) (/ S), r = dsilu factor, both masked    (dp^T still running)
+    dV += a dO                            issued
+    wait dp^T  -> alpha ds = dp^T * r                                          (dV still running)
+    dK += ds Q                            issued, then both retired before the next step
+
+q / dO come through a two-stage ring filled by TMA (host-side descriptors over the packed ``[L, heads * D]`` views).
+Unlike the Triton kernel's masked pointer loads, a TMA box reads whole rows: rows of a step outside its row range
+(the contextual block's rows past ``C``, rows past the sequence's end, which belong to the next sequence) are real
+data, so every step whose rows leave its range takes the masked branch, where the row-range test joins the SPEC
+mask. Scope: no window (``max_attn_len == 0``), targets and contextual rows either way, the dense grid (not
+``JAGATTN_HSTU_COMPACT=1``), not the atomic dQ path, fp16 / bf16, head dims 64 or 128; the Triton kernel runs
+everything else. ``JAGATTN_HSTU_GLUON=0`` keeps the Triton kernel everywhere.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from ..._core import gluon as _g
+from ..._core.env import env_choice
+from ..._core.gluon import (
+    GLUON,
+    cta_barrier,
+    gl,
+    gluon,
+    host_desc,
+    mbarrier,
+    tma_load,
+    warpgroup_mma,
+    warpgroup_mma_wait,
+)
+
+BLOCK_M, BLOCK_N, STAGES, WARPS = 64, 64, 2, 4
+HEAD_DIMS = (64, 128)
+GLUON_SWITCH = env_choice(
+    "JAGATTN_HSTU_GLUON", ("auto", "0"), "auto"
+)  # read at import: 0 = the Triton kernel
+
+
+if GLUON:
+
+    @gluon.jit
+    def _ids_g(p, C, M, HAS_CTX: gl.constexpr, HAS_TARGETS: gl.constexpr):
+        if HAS_CTX:
+            p = gl.maximum(p - C + 1, 0)
+        if HAS_TARGETS:
+            p = gl.minimum(p, M)
+        return p
+
+    @gluon.jit
+    def _tanh_approx_g(x):
+        return gl.inline_asm_elementwise(
+            "tanh.approx.f32 $0, $1;", "=r,r", [x], dtype=gl.float32, is_pure=True, pack=1
+        )
+
+    @gluon.jit
+    def _hstu_bwd_dkdv_gluon_kernel(
+        q_desc,
+        k_desc,
+        v_desc,
+        do_desc,
+        DK,
+        DV,
+        SEQ_OFFSETS,
+        NUM_TARGETS,
+        stride_dkn,
+        stride_dkh,
+        stride_dvn,
+        stride_dvh,
+        col_qh,
+        col_kh,
+        col_vh,
+        col_doh,
+        alpha,
+        inv_s,
+        C,
+        B,
+        H,
+        MAX_ROWS,
+        L2_GROUP,
+        HEAD_DQ: gl.constexpr,
+        HEAD_DV: gl.constexpr,
+        HAS_CTX: gl.constexpr,
+        HAS_TARGETS: gl.constexpr,
+        FAST_SIGMOID: gl.constexpr,
+        SCALE_LAST: gl.constexpr,
+        BLOCK_M: gl.constexpr,
+        BLOCK_N: gl.constexpr,
+        STAGES: gl.constexpr,
+        num_warps: gl.constexpr,
+    ):
+        gl.static_assert(STAGES >= 2)
+        alpha = alpha.to(gl.float32)
+        inv_s = inv_s.to(gl.float32)
+        scale_a = alpha * inv_s
+        pid = gl.program_id(0)
+        # the dense grid's order (schedule._grouped): runs of L2_GROUP (sequence, head) pairs, first key blocks first
+        nblocks = gl.cdiv(MAX_ROWS, BLOCK_N)
+        per_run = L2_GROUP * nblocks
+        run = pid // per_run
+        local = pid - run * per_run
+        size = gl.minimum(L2_GROUP, B * H - run * L2_GROUP)
+        i_nb = local // size
+        pair = run * L2_GROUP + (local - i_nb * size)
+        i_h = pair % H
+        i_b = pair // H
+        bos = gl.load(SEQ_OFFSETS + i_b).to(gl.int32)
+        n = gl.load(SEQ_OFFSETS + i_b + 1).to(gl.int32) - bos
+        n0 = i_nb * BLOCK_N
+        if n0 >= n:
+            return
+        n1 = gl.minimum(n0 + BLOCK_N, n)
+        if HAS_TARGETS:
+            T = gl.minimum(gl.maximum(gl.load(NUM_TARGETS + i_b).to(gl.int32), 0), n)
+        else:
+            T = n * 0
+        U = n - T
+        if HAS_CTX:
+            M = U - C + 1
+            ctx_end = gl.minimum(C, n)
+            a0 = gl.maximum(n0, C)
+        else:
+            M = U
+            ctx_end = n * 0
+            a0 = n0
+        # main rows [a0, a1): every later row for a history key block, only the diagonal for a target one
+        a1 = gl.where(n0 >= U, n1, n)
+        # rows from n1 on see every key of the block when no key is a target (and the sequence has history)
+        f_hi = gl.where((n1 > U) | (M <= 0), n1, n)
+        nb = gl.cdiv(gl.maximum(a1 - a0, 0), BLOCK_M)
+        t1 = gl.minimum(gl.cdiv(gl.maximum(n1 - a0, 0), BLOCK_M), nb)
+        # unmasked steps need every row inside [a0, a1) and inside [n1, f_hi): a partial last block reads rows of
+        # the next sequence through TMA, so it stays masked (the Triton kernel's zero loads let it skip the mask)
+        t2 = gl.minimum(gl.maximum(gl.minimum(f_hi, a1) - a0, 0) // BLOCK_M, nb)
+        t2 = gl.maximum(t1, t2)
+        n_ctx = gl.cdiv(ctx_end, BLOCK_M)
+        total = n_ctx + nb
+
+        s_layout: gl.constexpr = gl.NVMMADistributedLayout(
+            version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, BLOCK_M, 16]
+        )
+        k_layout: gl.constexpr = gl.NVMMADistributedLayout(
+            version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, HEAD_DQ, 16]
+        )
+        v_layout: gl.constexpr = gl.NVMMADistributedLayout(
+            version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, HEAD_DV, 16]
+        )
+        aa_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=v_layout, k_width=2)
+        dsa_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=k_layout, k_width=2)
+        col_layout: gl.constexpr = gl.SliceLayout(0, s_layout)
+        row_layout: gl.constexpr = gl.SliceLayout(1, s_layout)
+
+        k_smem = gl.allocate_shared_memory(k_desc.dtype, [BLOCK_N, HEAD_DQ], k_desc.layout)
+        v_smem = gl.allocate_shared_memory(v_desc.dtype, [BLOCK_N, HEAD_DV], v_desc.layout)
+        q_smem = gl.allocate_shared_memory(q_desc.dtype, [STAGES, BLOCK_M, HEAD_DQ], q_desc.layout)
+        do_smem = gl.allocate_shared_memory(do_desc.dtype, [STAGES, BLOCK_M, HEAD_DV], do_desc.layout)
+        kv_bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+        ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+        mbarrier.init(kv_bar, count=1)
+        for s in gl.static_range(STAGES):
+            mbarrier.init(ready.index(s), count=1)
+        mbarrier.expect(kv_bar, k_desc.block_type.nbytes + v_desc.block_type.nbytes)
+        tma_load(k_desc, [bos + n0, i_h * col_kh], kv_bar, k_smem)
+        tma_load(v_desc, [bos + n0, i_h * col_vh], kv_bar, v_smem)
+        qdo_bytes: gl.constexpr = q_desc.block_type.nbytes + do_desc.block_type.nbytes
+        for s in gl.static_range(STAGES - 1):  # prologue: steps 0 .. STAGES - 2
+            pred = s < total
+            m_s = gl.where(s < n_ctx, s * BLOCK_M, a0 + (s - n_ctx) * BLOCK_M)
+            mbarrier.expect(ready.index(s), qdo_bytes, pred=pred)
+            tma_load(q_desc, [bos + m_s, i_h * col_qh], ready.index(s), q_smem.index(s), pred=pred)
+            tma_load(do_desc, [bos + m_s, i_h * col_doh], ready.index(s), do_smem.index(s), pred=pred)
+
+        dk = gl.zeros([BLOCK_N, HEAD_DQ], gl.float32, k_layout)
+        dv = gl.zeros([BLOCK_N, HEAD_DV], gl.float32, v_layout)
+        s_zero = gl.zeros([BLOCK_N, BLOCK_M], gl.float32, s_layout)
+        o_j = n0 + gl.arange(0, BLOCK_N, layout=row_layout)
+        mbarrier.wait(kv_bar, 0)
+
+        for t in range(total):
+            st = t % STAGES
+            u = t - n_ctx
+            in_ctx = u < 0
+            start_m = gl.where(in_ctx, t * BLOCK_M, a0 + u * BLOCK_M)
+            mbarrier.wait(ready.index(st), (t // STAGES) & 1)
+            q_t = q_smem.index(st)
+            do_t = do_smem.index(st)
+            qkT = warpgroup_mma(k_smem, q_t.permute((1, 0)), s_zero, use_acc=False, is_async=True)
+            dpT = warpgroup_mma(v_smem, do_t.permute((1, 0)), s_zero, use_acc=False, is_async=True)
+            qkT = warpgroup_mma_wait(1, deps=(qkT,))  # dp^T may still run
+            # every warp has retired step t - 1 (the wait at its end): refill its stage with step t + STAGES - 1
+            cta_barrier()
+            nxt = t + STAGES - 1
+            pred = nxt < total
+            m_n = gl.where(nxt < n_ctx, nxt * BLOCK_M, a0 + (nxt - n_ctx) * BLOCK_M)
+            st2 = nxt % STAGES
+            mbarrier.expect(ready.index(st2), qdo_bytes, pred=pred)
+            tma_load(q_desc, [bos + m_n, i_h * col_qh], ready.index(st2), q_smem.index(st2), pred=pred)
+            tma_load(do_desc, [bos + m_n, i_h * col_doh], ready.index(st2), do_smem.index(st2), pred=pred)
+
+            # a = silu(alpha qk) / S and r with alpha ds = dp r (mask._silu_a_ds; SCALE_LAST leaves the constant
+            # factors to the accumulators)
+            if FAST_SIGMOID:
+                hh = qkT * (0.5 * alpha)
+                th = _tanh_approx_g(hh)
+                pp = 1.0 + th
+                r = hh * (1.0 - th * th) + pp
+                if SCALE_LAST:
+                    a = hh * pp
+                else:
+                    a = qkT * (0.5 * scale_a) * pp
+                    r = r * (0.5 * scale_a)
+            else:
+                sig = 1.0 / (1.0 + gl.exp2(qkT * (-1.4426950408889634 * alpha)))
+                r = sig * (1.0 + qkT * alpha * (1.0 - sig))
+                if SCALE_LAST:
+                    a = qkT * sig * alpha
+                else:
+                    a = qkT * sig * scale_a
+                    r = r * scale_a
+            if in_ctx | (u < t1) | (u >= t2):
+                row_lo = gl.where(in_ctx, 0, a0)
+                row_hi = gl.where(in_ctx, ctx_end, a1)
+                o_i = start_m + gl.arange(0, BLOCK_M, layout=col_layout)
+                id_i = _ids_g(o_i, C, M, HAS_CTX, HAS_TARGETS)[None, :]
+                id_j = _ids_g(o_j, C, M, HAS_CTX, HAS_TARGETS)[:, None]
+                vis = (o_i[None, :] == o_j[:, None]) | (id_i > id_j)
+                if HAS_CTX:
+                    vis = vis | ((id_i == 0) & (id_j < M))
+                vis = vis & ((o_i >= row_lo) & (o_i < row_hi))[None, :]
+                a = gl.where(vis, a, 0.0)
+                r = gl.where(vis, r, 0.0)
+            aa = gl.convert_layout(a.to(do_desc.dtype), aa_layout)
+            dv = warpgroup_mma(aa, do_t, dv, is_async=True)
+            dpT = warpgroup_mma_wait(1, deps=(dpT,))  # dV may still run
+            ds = gl.convert_layout((dpT * r).to(q_desc.dtype), dsa_layout)
+            dk = warpgroup_mma(ds, q_t, dk, is_async=True)
+            dv, dk, aa, ds = warpgroup_mma_wait(0, deps=(dv, dk, aa, ds))
+
+        for s in gl.static_range(STAGES):
+            mbarrier.invalidate(ready.index(s))
+        mbarrier.invalidate(kv_bar)
+
+        if SCALE_LAST:
+            if FAST_SIGMOID:
+                dk = dk * (0.5 * scale_a)
+            else:
+                dk = dk * scale_a
+            dv = dv * inv_s
+        o_d = gl.arange(0, HEAD_DQ, layout=gl.SliceLayout(0, k_layout))
+        o_nk = n0 + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(1, k_layout))
+        rows_k = (bos + o_nk).to(gl.int64)
+        p_dk = DK + rows_k[:, None] * stride_dkn + i_h * stride_dkh + o_d[None, :]
+        gl.store(p_dk, dk.to(DK.dtype.element_ty), mask=(o_nk < n)[:, None] & (o_d < HEAD_DQ)[None, :])
+        o_e = gl.arange(0, HEAD_DV, layout=gl.SliceLayout(0, v_layout))
+        o_nv = n0 + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(1, v_layout))
+        rows_v = (bos + o_nv).to(gl.int64)
+        p_dv = DV + rows_v[:, None] * stride_dvn + i_h * stride_dvh + o_e[None, :]
+        gl.store(p_dv, dv.to(DV.dtype.element_ty), mask=(o_nv < n)[:, None] & (o_e < HEAD_DV)[None, :])
+
+
+def use_gluon(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, do: torch.Tensor, max_attn_len: int, compact: bool
+) -> bool:
+    """Whether the backward's dK/dV runs the Gluon kernel (see the module docstring for the scope); the caller
+    decides the atomic dQ path first (never Gluon). ``JAGATTN_HSTU_GLUON=0`` disables it."""
+    if GLUON_SWITCH == "0" or max_attn_len > 0 or compact:
+        return False
+    dq, dv = q.shape[-1], v.shape[-1]
+    if dq not in HEAD_DIMS or dv not in HEAD_DIMS:
+        return False
+    return _g.hopper_eager_ok((q, dq), (do, dv), (k, dq), (v, dv))
+
+
+def launch_dkdv_gluon(
+    do, q, k, v, dk, dv, seq_offsets, num_targets, max_seq_len, alpha, inv_scale, contextual_seq_len, l2_group,
+    fast_sigmoid, scale_last,
+) -> None:  # fmt: skip
+    """dK / dV into ``dk`` / ``dv`` (``use_gluon`` must hold)."""
+    batch = seq_offsets.shape[0] - 1
+    h, dq_dim, dv_dim = q.shape[1], q.shape[2], v.shape[2]
+    grid = (-(-max_seq_len // BLOCK_N) * batch * h,)
+    _hstu_bwd_dkdv_gluon_kernel[grid](
+        host_desc(q, BLOCK_M, dq_dim), host_desc(k, BLOCK_N, dq_dim), host_desc(v, BLOCK_N, dv_dim),
+        host_desc(do, BLOCK_M, dv_dim), dk, dv, seq_offsets,
+        num_targets if num_targets is not None else seq_offsets,
+        dk.stride(0), dk.stride(1), dv.stride(0), dv.stride(1), q.stride(1), k.stride(1), v.stride(1), do.stride(1),
+        float(alpha), float(inv_scale), int(contextual_seq_len), batch, h, max_seq_len, l2_group,
+        HEAD_DQ=dq_dim, HEAD_DV=dv_dim, HAS_CTX=contextual_seq_len > 0, HAS_TARGETS=num_targets is not None,
+        FAST_SIGMOID=fast_sigmoid, SCALE_LAST=scale_last, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, STAGES=STAGES,
+        num_warps=WARPS,
+    )  # fmt: skip
+
+
+def compile_sm90(dq: int = 128, dv: int = 128, dtype: torch.dtype = torch.bfloat16, has_ctx: bool = False,
+                 has_targets: bool = True):  # fmt: skip
+    """Compile the kernel for sm_90 without a GPU (CI: the installed Triton's Gluon still builds it), with the
+    settings a call of ``dtype`` takes (bf16: fast sigmoid, constant factors last)."""
+    ty = _g._SIG_DTYPES[dtype]
+    bf16 = dtype == torch.bfloat16
+    sig = {
+        "q_desc": _g.desc_sig(dtype, BLOCK_M, dq), "k_desc": _g.desc_sig(dtype, BLOCK_N, dq),
+        "v_desc": _g.desc_sig(dtype, BLOCK_N, dv), "do_desc": _g.desc_sig(dtype, BLOCK_M, dv),
+        "DK": f"*{ty}", "DV": f"*{ty}", "SEQ_OFFSETS": "*i32", "NUM_TARGETS": "*i32",
+    }  # fmt: skip
+    for name in (
+        "stride_dkn",
+        "stride_dkh",
+        "stride_dvn",
+        "stride_dvh",
+        "col_qh",
+        "col_kh",
+        "col_vh",
+        "col_doh",
+    ):
+        sig[name] = "i32"
+    sig["alpha"] = sig["inv_s"] = "fp32"
+    for name in ("C", "B", "H", "MAX_ROWS", "L2_GROUP"):
+        sig[name] = "i32"
+    constexprs = {
+        "HEAD_DQ": dq, "HEAD_DV": dv, "HAS_CTX": has_ctx, "HAS_TARGETS": has_targets, "FAST_SIGMOID": bf16,
+        "SCALE_LAST": bf16, "BLOCK_M": BLOCK_M, "BLOCK_N": BLOCK_N, "STAGES": STAGES,
+    }  # fmt: skip
+    return _g.compile_sm90(_hstu_bwd_dkdv_gluon_kernel, sig, constexprs, WARPS)
