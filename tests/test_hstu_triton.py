@@ -834,6 +834,8 @@ def test_gluon_only_where_it_applies(monkeypatch):
     assert not bwd_gluon.use_gluon(q, q, q, q, 0, False)  # CPU tensors
     if not bwd_gluon.GLUON:
         pytest.skip("this Triton has no Gluon Hopper API")
+    assert bwd_gluon.GLUON_SWITCH == "0"  # opt-in
+    monkeypatch.setattr(bwd_gluon, "GLUON_SWITCH", "1")
     monkeypatch.setattr(tma, "scratch_allocator_ready", lambda: True)
     monkeypatch.setattr(tma, "interpreter_enabled", lambda: False)
     monkeypatch.setattr(core_gluon, "interpreter_enabled", lambda: False)
@@ -901,13 +903,14 @@ def test_gluon_kernel_compiles_for_sm90():
     ],
 )  # fmt: skip
 def test_gpu_gluon_dkdv(monkeypatch, dtype, dq, dv, C, targets):
-    # the Gluon dK/dV kernel is taken (no window) and meets the SPEC rule on a batch with empty, length-1 and
+    # the opt-in Gluon dK/dV kernel is taken (no window) and meets the SPEC rule on a batch with empty, length-1 and
     # partial-block sequences, targets (also none, or whole sequences of them), contextual rows (also C larger than
     # a sequence); its gradients match the Triton kernel's to rounding (another key-block size, another order)
     from jagattn.hstu.triton import bwd, bwd_gluon
 
     if torch.cuda.get_device_capability() != (9, 0) or not bwd_gluon.GLUON:
         pytest.skip("the Gluon dK/dV kernel runs on compute capability 9.0 only")
+    monkeypatch.setattr(bwd_gluon, "GLUON_SWITCH", "1")  # opt-in
     taken = []
     real = bwd.use_gluon
     monkeypatch.setattr(bwd, "use_gluon", lambda *a: taken.append(real(*a)) or taken[-1])

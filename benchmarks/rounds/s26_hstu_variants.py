@@ -1,6 +1,6 @@
-"""Session 26 (issue #5): the HSTU backward with the Gluon dK/dV kernel (``hstu/triton/bwd_gluon.py``, the default on
-Hopper for batches without a window) against the Triton dK/dV kernel, for ``benchmarks/src_variant_ab.py``
-(``triton_dkdv`` = ``JAGATTN_HSTU_GLUON=0``)."""
+"""Session 26 (issue #5): the HSTU backward with the Gluon dK/dV kernel (``hstu/triton/bwd_gluon.py``) against the
+Triton dK/dV kernel, for ``benchmarks/src_variant_ab.py``. Rounds 11-12 ran with the Gluon kernel as the default
+(``triton_dkdv`` = ``JAGATTN_HSTU_GLUON=0``); it is opt-in since (``gluon_dkdv`` = ``JAGATTN_HSTU_GLUON=1``)."""
 
 from jagattn.hstu.triton import bwd_gluon
 
@@ -22,6 +22,7 @@ def _set(**values):
 
 VARIANTS = {
     "triton_dkdv": _set(GLUON_SWITCH="0"),
+    "gluon_dkdv": _set(GLUON_SWITCH="1"),
     # 128 key rows on 8 warps (the Triton kernel's own tile; one program per SM)
     "g_n128w8": _set(BLOCK_N=128, WARPS=8),
 }

@@ -1,5 +1,6 @@
 """What the Gluon kernels (``triton.experimental.gluon``; Hopper, eager calls) of every family share: the imports
-under the installed Triton's spelling, the device / tensor guard, and an sm_90 compile entry point that needs no GPU (CI builds the kernels with its own Triton: Gluon's API moves between
+under the installed Triton's spelling, the host-side TMA descriptors, the device / tensor guard, and an sm_90
+compile entry point that needs no GPU (CI builds the kernels with its own Triton: Gluon's API moves between
 releases, e.g. 3.9 renamed the TMA load and the CTA barrier; both spellings are handled here).
 
 A family module does ``from ..._core.gluon import GLUON, gl, gluon, mbarrier, ...`` and defines its kernels under
@@ -23,6 +24,7 @@ try:  # Gluon's Hopper API (Triton >= 3.5); absent or incomplete elsewhere: the 
         warpgroup_mma,
         warpgroup_mma_wait,
     )
+    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
     # Triton 3.6 names the TMA load async_copy_global_to_shared (3.9 renamed it async_load and removed the old
     # name) and the CTA barrier thread_barrier (3.9: barrier)
@@ -30,10 +32,11 @@ try:  # Gluon's Hopper API (Triton >= 3.5); absent or incomplete elsewhere: the 
     cta_barrier = gl.barrier if hasattr(gl, "barrier") else gl.thread_barrier
     GLUON = True
 except (ImportError, AttributeError):  # pragma: no cover - depends on the installed Triton
-    gluon = gl = mbarrier = tma = warpgroup_mma = warpgroup_mma_wait = None
+    gluon = gl = mbarrier = tma = warpgroup_mma = warpgroup_mma_wait = TensorDescriptor = None
     tma_load = cta_barrier = None
     GLUON = False
 
+_GL_DTYPES = {torch.float16: "float16", torch.bfloat16: "bfloat16"}
 _SIG_DTYPES = {torch.float16: "fp16", torch.bfloat16: "bf16"}
 
 
@@ -46,18 +49,30 @@ def hopper_eager_ok(*tensors_and_widths: tuple[torch.Tensor, int]) -> bool:
     """The guard every Gluon kernel shares: Gluon's Hopper API imported, not the interpreter, CUDA fp16 / bf16
     tensors on a compute capability 9.0 device (wgmma), each loadable by TMA (``_core.tma.tma_loads_ok``: 16-byte
     aligned, contiguous last dim; never under torch.compile, export or opcheck) with every head's ``width`` columns
-    inside one row of its packed view. The kernels build their TMA descriptors on the device (Triton's scratch
-    allocator, which ``tma_loads_ok`` installs in the calling thread)."""
+    inside one row of its packed view."""
     if not GLUON or interpreter_enabled():
         return False
     first = tensors_and_widths[0][0]
-    if not first.is_cuda or first.dtype not in _SIG_DTYPES:
+    if not first.is_cuda or first.dtype not in _GL_DTYPES:
         return False
     if torch.cuda.get_device_capability(first.device) != (9, 0):
         return False
     if not all(heads_in_row(t, w) for t, w in tensors_and_widths):
         return False
     return tma_loads_ok(*(t for t, _ in tensors_and_widths))
+
+
+def host_desc(t: torch.Tensor, rows: int, width: int):
+    """A host-side descriptor over ``t``'s packed ``[rows, stride(0)]`` view with ``[rows, width]`` boxes (a head's
+    tile is at column ``head * stride(1)``)."""
+    layout = gl.NVMMASharedLayout.get_default_for([rows, width], getattr(gl, _GL_DTYPES[t.dtype]))
+    return TensorDescriptor(t, [t.shape[0], t.stride(0)], [t.stride(0), 1], [rows, width], layout)
+
+
+def desc_sig(dtype: torch.dtype, rows: int, width: int) -> str:
+    """The signature string of a ``host_desc`` argument, for ``compile_sm90``."""
+    lay = gl.NVMMASharedLayout.get_default_for([rows, width], getattr(gl, _GL_DTYPES[dtype]))
+    return f"tensordesc<{_SIG_DTYPES[dtype]}[{rows}, {width}],{lay!r}>"
 
 
 def compile_sm90(fn, signature: dict, constexprs: dict, num_warps: int):

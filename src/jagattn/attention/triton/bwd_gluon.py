@@ -13,10 +13,12 @@ non-accumulating wgmma at once, so a step's exp2 and dS work never overlapped it
     wait dP^T         -> dS^T = P^T (dP^T - delta)                    (dV still running)
     dK += dS^T Q      issued, then both retired before the next step
 
-q / dO come through a ring of ``STAGES`` shared-memory stages filled by TMA (descriptors built per program on the
-device over the packed ``[rows, heads * D]`` views, bounded at the sequence's end; a stage is refilled once every warp
-has retired the step that read it), K / V through one TMA load per program. Rows past the sequence's end read zeros
-(and their lse2 is the padding rows' ``+inf``), so they add exactly nothing, as in the Triton kernel.
+q / dO come through a ring of ``STAGES`` shared-memory stages filled by TMA (host-side descriptors over the
+packed ``[rows, heads * D]`` views; a stage is refilled once every warp has retired the step that read it),
+K / V through one TMA load per program. Rows of a query block past its sequence's end read the next
+sequence's rows (or TMA's zeros past the tensor): their lse2 is the padding rows' ``+inf`` and their delta
+``0``, so they add exactly nothing, as in the Triton kernel. A key block that runs past its sequence's end
+reads the next sequence's keys, masked out of every query block and never stored.
 
 Measured (session 26, H200, torch 2.11, Triton 3.6, bf16, D = 128; ``benchmarks/results/2026-11-26-s26-h200-round*``):
 the dK/dV kernel 1.13-1.24x the Triton kernel's speed on the suite rows (rounds 2-3, 5), the backward 1.06-1.10x (round
@@ -48,8 +50,8 @@ from ..._core.gluon import (
     cta_barrier,
     gl,
     gluon,
+    host_desc,
     mbarrier,
-    tma,
     tma_load,
     warpgroup_mma,
     warpgroup_mma_wait,
@@ -69,10 +71,10 @@ if GLUON:
 
     @gluon.jit
     def _attention_bwd_dkdv_gluon_kernel(
-        Q,
-        K,
-        V,
-        DO,
+        q_desc,
+        k_desc,
+        v_desc,
+        do_desc,
         LSE2,
         DELTA,
         DK,
@@ -84,10 +86,6 @@ if GLUON:
         stride_dvt,
         stride_dvh,
         stride_pad_h,
-        stride_qt,
-        stride_kt,
-        stride_vt,
-        stride_dot,
         col_qh,
         col_doh,
         col_kh,
@@ -135,19 +133,6 @@ if GLUON:
         lq = gl.load(CU_Q + i_b + 1).to(gl.int32) - bos_q
         diag = lk - lq
         pad_q = (bos_q // ROW_PAD + i_b) * ROW_PAD
-        # device-side descriptors over the packed [rows, heads * D] views, bounded at the sequence's end (rows past
-        # it read zeros; built per program: no host-side descriptor objects, so the launch is a plain one)
-        smem: gl.constexpr = gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, rank=2)
-        q_desc = tma.make_tensor_descriptor(Q, [gl.maximum(bos_q + lq, 1), stride_qt], [stride_qt, 1],
-                                            [BLOCK_M, HEAD_D], smem)  # fmt: skip
-        do_desc = tma.make_tensor_descriptor(DO, [gl.maximum(bos_q + lq, 1), stride_dot], [stride_dot, 1],
-                                             [BLOCK_M, HEAD_DV], smem)  # fmt: skip
-        k_desc = tma.make_tensor_descriptor(
-            K, [bos_k + lk, stride_kt], [stride_kt, 1], [BLOCK_N, HEAD_D], smem
-        )
-        v_desc = tma.make_tensor_descriptor(
-            V, [bos_k + lk, stride_vt], [stride_vt, 1], [BLOCK_N, HEAD_DV], smem
-        )
 
         # S^T / dP^T [BLOCK_N, BLOCK_M] and dK [BLOCK_N, D] / dV [BLOCK_N, Dv]: warps stacked along the key rows
         s_layout: gl.constexpr = gl.NVMMADistributedLayout(
@@ -306,9 +291,9 @@ def launch_dkdv_gluon(
     slots = num_slots(tk, batch, BLOCK_N)
     grid = (hkv, slots) if head_major else (slots, hkv)
     _attention_bwd_dkdv_gluon_kernel[grid](
-        q, k, v, do, lse2, delta, dk, dv_out, cu_seqlens_q, cu_seqlens_k,
+        host_desc(q, BLOCK_M, d), host_desc(k, BLOCK_N, d), host_desc(v, BLOCK_N, dv), host_desc(do, BLOCK_M, dv),
+        lse2, delta, dk, dv_out, cu_seqlens_q, cu_seqlens_k,
         dk.stride(0), dk.stride(1), dv_out.stride(0), dv_out.stride(1), delta.stride(0),
-        q.stride(0), k.stride(0), v.stride(0), do.stride(0),
         q.stride(1), do.stride(1), k.stride(1), v.stride(1),
         batch, group, window_left, window_right, float(scale), float(qk_scale),
         HEAD_D=d, HEAD_DV=dv, HAS_LEFT=has_left, HAS_RIGHT=has_right, HEAD_MAJOR=head_major, ROW_PAD=row_pad,
@@ -325,12 +310,12 @@ def compile_sm90(kernel: str = "dkdv", d: int = 128, dv: int = 128, dtype: torch
         raise ValueError(f"kernel must be 'dkdv', got {kernel!r}")
     ty = _g._SIG_DTYPES[dtype]
     sig = {
-        "Q": f"*{ty}", "K": f"*{ty}", "V": f"*{ty}", "DO": f"*{ty}",
+        "q_desc": _g.desc_sig(dtype, BLOCK_M, d), "k_desc": _g.desc_sig(dtype, BLOCK_N, d),
+        "v_desc": _g.desc_sig(dtype, BLOCK_N, dv), "do_desc": _g.desc_sig(dtype, BLOCK_M, dv),
         "LSE2": "*fp32", "DELTA": "*fp32", "DK": f"*{ty}", "DV_OUT": f"*{ty}", "CU_Q": "*i32", "CU_K": "*i32",
     }  # fmt: skip
-    for name in ("stride_dkt", "stride_dkh", "stride_dvt", "stride_dvh", "stride_pad_h", "stride_qt", "stride_kt",
-                 "stride_vt", "stride_dot", "col_qh", "col_doh", "col_kh", "col_vh", "B", "GROUP", "window_left",
-                 "window_right"):  # fmt: skip
+    for name in ("stride_dkt", "stride_dkh", "stride_dvt", "stride_dvh", "stride_pad_h", "col_qh", "col_doh",
+                 "col_kh", "col_vh", "B", "GROUP", "window_left", "window_right"):  # fmt: skip
         sig[name] = "i32"
     sig["scale"] = sig["qk_scale"] = "fp32"
     constexprs = {

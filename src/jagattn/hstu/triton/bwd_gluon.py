@@ -11,12 +11,13 @@ main rows), with its wgmmas issued asynchronously and waited for by hand, as the
     wait dp^T  -> alpha ds = dp^T * r                                          (dV still running)
     dK += ds Q                            issued, then both retired before the next step
 
-q / dO come through a two-stage ring filled by TMA (device-side descriptors over the packed ``[L, heads * D]`` views,
-bounded at the sequence's end: rows past it read zeros, as the Triton kernel's masked loads). A TMA box still reads
-whole rows inside the sequence, so the contextual block's rows past ``C`` are real data: that step (always masked)
-adds the row-range test to the SPEC mask. Scope: no window (``max_attn_len == 0``), targets and contextual rows either way, the dense grid (not
+q / dO come through a two-stage ring filled by TMA (host-side descriptors over the packed ``[L, heads * D]`` views).
+Unlike the Triton kernel's masked pointer loads, a TMA box reads whole rows: rows of a step outside its row range
+(the contextual block's rows past ``C``, rows past the sequence's end, which belong to the next sequence) are real
+data, so every step whose rows leave its range takes the masked branch, where the row-range test joins the SPEC
+mask. Scope: no window (``max_attn_len == 0``), targets and contextual rows either way, the dense grid (not
 ``JAGATTN_HSTU_COMPACT=1``), not the atomic dQ path, fp16 / bf16, head dims 64 or 128; the Triton kernel runs
-everything else. ``JAGATTN_HSTU_GLUON=0`` keeps the Triton kernel everywhere.
+everything else. Opt-in (``JAGATTN_HSTU_GLUON=1``): see ``GLUON_SWITCH`` for why it is not the default.
 """
 
 from __future__ import annotations
@@ -30,8 +31,8 @@ from ..._core.gluon import (
     cta_barrier,
     gl,
     gluon,
+    host_desc,
     mbarrier,
-    tma,
     tma_load,
     warpgroup_mma,
     warpgroup_mma_wait,
@@ -39,9 +40,12 @@ from ..._core.gluon import (
 
 BLOCK_M, BLOCK_N, STAGES, WARPS = 64, 64, 2, 4
 HEAD_DIMS = (64, 128)
-GLUON_SWITCH = env_choice(
-    "JAGATTN_HSTU_GLUON", ("auto", "0"), "auto"
-)  # read at import: 0 = the Triton kernel
+# opt-in (read at import): session 26 rounds 11-12, H200, same process against the Triton dK/dV kernel: the kernel
+# 1.10-1.11x and the backward 1.01-1.03x on B256 / B128 / B64, bitwise the same gradients, but the recsys row's
+# backward 0.65x: it is bound by the host, where the launch's host-side TMA descriptors add their cost; descriptors
+# built on the device instead (round 12, benchmarks/rounds/s26_round12_device_descriptors.diff) cost the kernel more
+# than it gained (dK/dV 1.285 vs 1.223 ms on B256)
+GLUON_SWITCH = env_choice("JAGATTN_HSTU_GLUON", ("0", "1"), "0")
 
 
 if GLUON:
@@ -62,10 +66,10 @@ if GLUON:
 
     @gluon.jit
     def _hstu_bwd_dkdv_gluon_kernel(
-        Q,
-        K,
-        V,
-        DO,
+        q_desc,
+        k_desc,
+        v_desc,
+        do_desc,
         DK,
         DV,
         SEQ_OFFSETS,
@@ -74,10 +78,6 @@ if GLUON:
         stride_dkh,
         stride_dvn,
         stride_dvh,
-        stride_qm,
-        stride_kn,
-        stride_vn,
-        stride_dom,
         col_qh,
         col_kh,
         col_vh,
@@ -121,15 +121,6 @@ if GLUON:
         if n0 >= n:
             return
         n1 = gl.minimum(n0 + BLOCK_N, n)
-        # device-side descriptors over the packed [L, heads * D] views, bounded at the sequence's end: rows past it
-        # read zeros (q = dO = 0 there: a = ds = 0), as the Triton kernel's masked loads
-        smem: gl.constexpr = gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, rank=2)
-        q_desc = tma.make_tensor_descriptor(Q, [bos + n, stride_qm], [stride_qm, 1], [BLOCK_M, HEAD_DQ], smem)
-        do_desc = tma.make_tensor_descriptor(
-            DO, [bos + n, stride_dom], [stride_dom, 1], [BLOCK_M, HEAD_DV], smem
-        )
-        k_desc = tma.make_tensor_descriptor(K, [bos + n, stride_kn], [stride_kn, 1], [BLOCK_N, HEAD_DQ], smem)
-        v_desc = tma.make_tensor_descriptor(V, [bos + n, stride_vn], [stride_vn, 1], [BLOCK_N, HEAD_DV], smem)
         if HAS_TARGETS:
             T = gl.minimum(gl.maximum(gl.load(NUM_TARGETS + i_b).to(gl.int32), 0), n)
         else:
@@ -149,9 +140,10 @@ if GLUON:
         f_hi = gl.where((n1 > U) | (M <= 0), n1, n)
         nb = gl.cdiv(gl.maximum(a1 - a0, 0), BLOCK_M)
         t1 = gl.minimum(gl.cdiv(gl.maximum(n1 - a0, 0), BLOCK_M), nb)
-        # mask._phases: the last block may reach past a1 (= n when it is partial): its rows past the end read zeros
-        t2 = gl.where(f_hi >= a1, nb, gl.maximum(f_hi - a0, 0) // BLOCK_M)
-        t2 = gl.minimum(gl.maximum(t1, t2), nb)
+        # unmasked steps need every row inside [a0, a1) and inside [n1, f_hi): a partial last block reads rows of
+        # the next sequence through TMA, so it stays masked (the Triton kernel's zero loads let it skip the mask)
+        t2 = gl.minimum(gl.maximum(gl.minimum(f_hi, a1) - a0, 0) // BLOCK_M, nb)
+        t2 = gl.maximum(t1, t2)
         n_ctx = gl.cdiv(ctx_end, BLOCK_M)
         total = n_ctx + nb
 
@@ -280,9 +272,9 @@ if GLUON:
 def use_gluon(
     q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, do: torch.Tensor, max_attn_len: int, compact: bool
 ) -> bool:
-    """Whether the backward's dK/dV runs the Gluon kernel (see the module docstring for the scope); the caller
-    decides the atomic dQ path first (never Gluon). ``JAGATTN_HSTU_GLUON=0`` disables it."""
-    if GLUON_SWITCH == "0" or max_attn_len > 0 or compact:
+    """Whether the backward's dK/dV runs the Gluon kernel (opt-in: ``JAGATTN_HSTU_GLUON=1``; see the module docstring
+    for the scope); the caller decides the atomic dQ path first (never Gluon)."""
+    if GLUON_SWITCH != "1" or max_attn_len > 0 or compact:
         return False
     dq, dv = q.shape[-1], v.shape[-1]
     if dq not in HEAD_DIMS or dv not in HEAD_DIMS:
@@ -299,9 +291,10 @@ def launch_dkdv_gluon(
     h, dq_dim, dv_dim = q.shape[1], q.shape[2], v.shape[2]
     grid = (-(-max_seq_len // BLOCK_N) * batch * h,)
     _hstu_bwd_dkdv_gluon_kernel[grid](
-        q, k, v, do, dk, dv, seq_offsets, num_targets if num_targets is not None else seq_offsets,
-        dk.stride(0), dk.stride(1), dv.stride(0), dv.stride(1), q.stride(0), k.stride(0), v.stride(0), do.stride(0),
-        q.stride(1), k.stride(1), v.stride(1), do.stride(1),
+        host_desc(q, BLOCK_M, dq_dim), host_desc(k, BLOCK_N, dq_dim), host_desc(v, BLOCK_N, dv_dim),
+        host_desc(do, BLOCK_M, dv_dim), dk, dv, seq_offsets,
+        num_targets if num_targets is not None else seq_offsets,
+        dk.stride(0), dk.stride(1), dv.stride(0), dv.stride(1), q.stride(1), k.stride(1), v.stride(1), do.stride(1),
         float(alpha), float(inv_scale), int(contextual_seq_len), batch, h, max_seq_len, l2_group,
         HEAD_DQ=dq_dim, HEAD_DV=dv_dim, HAS_CTX=contextual_seq_len > 0, HAS_TARGETS=num_targets is not None,
         FAST_SIGMOID=fast_sigmoid, SCALE_LAST=scale_last, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, STAGES=STAGES,
@@ -316,11 +309,20 @@ def compile_sm90(dq: int = 128, dv: int = 128, dtype: torch.dtype = torch.bfloat
     ty = _g._SIG_DTYPES[dtype]
     bf16 = dtype == torch.bfloat16
     sig = {
-        "Q": f"*{ty}", "K": f"*{ty}", "V": f"*{ty}", "DO": f"*{ty}", "DK": f"*{ty}", "DV": f"*{ty}",
-        "SEQ_OFFSETS": "*i32", "NUM_TARGETS": "*i32",
+        "q_desc": _g.desc_sig(dtype, BLOCK_M, dq), "k_desc": _g.desc_sig(dtype, BLOCK_N, dq),
+        "v_desc": _g.desc_sig(dtype, BLOCK_N, dv), "do_desc": _g.desc_sig(dtype, BLOCK_M, dv),
+        "DK": f"*{ty}", "DV": f"*{ty}", "SEQ_OFFSETS": "*i32", "NUM_TARGETS": "*i32",
     }  # fmt: skip
-    for name in ("stride_dkn", "stride_dkh", "stride_dvn", "stride_dvh", "stride_qm", "stride_kn", "stride_vn",
-                 "stride_dom", "col_qh", "col_kh", "col_vh", "col_doh"):  # fmt: skip
+    for name in (
+        "stride_dkn",
+        "stride_dkh",
+        "stride_dvn",
+        "stride_dvh",
+        "col_qh",
+        "col_kh",
+        "col_vh",
+        "col_doh",
+    ):
         sig[name] = "i32"
     sig["alpha"] = sig["inv_s"] = "fp32"
     for name in ("C", "B", "H", "MAX_ROWS", "L2_GROUP"):
