@@ -1007,23 +1007,3 @@ def attention_bwd(
         tma,
     )  # fmt: skip
     return dq, dk, dvv
-    torch.library.wrap_triton(_attention_bwd_dq_kernel)[grid_q](
-        q, k, v, o, do, lse, dlse_arg, delta, lse2, dq, cu_seqlens_q, cu_seqlens_k,
-        q.stride(0), q.stride(1), k.stride(0), k.stride(1), v.stride(0), v.stride(1),
-        o.stride(0), o.stride(1), do.stride(0), do.stride(1), lse.stride(0), dlse_arg.stride(0),
-        delta.stride(0), dq.stride(0), dq.stride(1),
-        batch, group, wl, wr, scale, qk_scale, softcap_in, softcap_out, bucket,
-        d, dv, bd, bdv, has_left, has_right, has_softcap, has_dlse, prec, ROW_PAD, dq_use_tma(k, v),
-    )  # fmt: skip
-    # DQ_ACC is never touched with ATOMIC_DQ=False: any fp32 tensor will do
-    torch.library.wrap_triton(_attention_bwd_dkdv_kernel)[grid_kv(hkv)](
-        q, k, v, do, lse2, delta, dk, dvv, delta, cu_seqlens_q, cu_seqlens_k,
-        q.stride(0), q.stride(1), k.stride(0), k.stride(1), v.stride(0), v.stride(1),
-        do.stride(0), do.stride(1), delta.stride(0),
-        dk.stride(0), dk.stride(1), dvv.stride(0), dvv.stride(1),
-        0, 0,
-        batch, 0, group, wl, wr, scale, qk_scale, softcap_in, softcap_out, bucket, long_keys,
-        d, dv, bd, bdv, has_left, has_right, has_softcap, False, head_major, prec, ROW_PAD,
-        tma,
-    )  # fmt: skip
-    return dq, dk, dvv

@@ -35,7 +35,7 @@ Taken by ``attention_bwd`` where ``use_gluon`` holds (eager CUDA calls on comput
 Gluon's Hopper API, fp16 / bf16, head dims 64 or 128, no softcap, not ``JAGATTN_ATTN_DQ=atomic``, q / dO / K / V
 loadable by TMA with every head's columns inside one row); ``JAGATTN_ATTN_GLUON=0`` keeps the Triton kernel.
 Gluon's API moves between Triton releases (3.9 renamed the TMA load and the CTA barrier: both spellings are handled);
-``tests/test_attention_triton.py::test_gluon_kernel_compiles_for_sm90`` builds the kernel with the installed Triton in
+``tests/test_gluon.py`` builds the kernel with the installed Triton in
 CI, without a GPU.
 """
 
