@@ -2,22 +2,17 @@
 Triton dK/dV kernel, for ``benchmarks/src_variant_ab.py``. Rounds 11-12 ran with the Gluon kernel as the default
 (``triton_dkdv`` = ``JAGATTN_HSTU_GLUON=0``); it is opt-in since (``gluon_dkdv`` = ``JAGATTN_HSTU_GLUON=1``)."""
 
+import os
+import sys
+
 from jagattn.hstu.triton import bwd_gluon
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from s26_variants import module_setter  # noqa: E402
 
 
 def _set(**values):
-    saved = {}
-
-    def enter():
-        for name, value in values.items():
-            saved[name] = getattr(bwd_gluon, name)
-            setattr(bwd_gluon, name, value)
-
-    def leave():
-        for name, value in saved.items():
-            setattr(bwd_gluon, name, value)
-
-    return [(enter, leave)]
+    return module_setter(bwd_gluon, **values)
 
 
 VARIANTS = {

@@ -18,19 +18,24 @@ def _triton_off():
 VARIANTS = {"triton_dkdv": [(_triton_on, _triton_off)], "triton_all": [(_triton_on, _triton_off)]}
 
 
-def _set(**values):
+def module_setter(module, **values):
+    """A src_variant_ab variant that sets ``module``'s attributes to ``values`` around the run."""
     saved = {}
 
     def enter():
         for name, value in values.items():
-            saved[name] = getattr(bwd_gluon, name)
-            setattr(bwd_gluon, name, value)
+            saved[name] = getattr(module, name)
+            setattr(module, name, value)
 
     def leave():
         for name, value in saved.items():
-            setattr(bwd_gluon, name, value)
+            setattr(module, name, value)
 
     return [(enter, leave)]
+
+
+def _set(**values):
+    return module_setter(bwd_gluon, **values)
 
 
 # round 5 (the Gluon dQ kernel of benchmarks/rounds/s26_round5_gluon_dq.diff, since removed): triton_dq =
@@ -44,7 +49,12 @@ def _tile(bm, bn, stages, warps):
     saved = {}
 
     def enter():
-        saved.update(BLOCK_M=bwd_gluon.BLOCK_M, BLOCK_N=bwd_gluon.BLOCK_N, STAGES=bwd_gluon.STAGES, WARPS=bwd_gluon.WARPS)
+        saved.update(
+            BLOCK_M=bwd_gluon.BLOCK_M,
+            BLOCK_N=bwd_gluon.BLOCK_N,
+            STAGES=bwd_gluon.STAGES,
+            WARPS=bwd_gluon.WARPS,
+        )
         bwd_gluon.BLOCK_M, bwd_gluon.BLOCK_N, bwd_gluon.STAGES, bwd_gluon.WARPS = bm, bn, stages, warps
 
     def leave():
