@@ -20,6 +20,7 @@ from jagattn import testing as T
 from jagattn.attention import backends as attention_backends
 from jagattn.attention.api import make_inputs
 from jagattn.attention.reference import attention_reference
+from jagattn.testing import OnCuda
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 
@@ -475,18 +476,6 @@ def test_gpu_cross_lengths_fp16():
     lens_k = [9, 500, 1000, 0, 7, 4000, 64]
     _compare(lens_q, lens_k, 8, 2, 64, 64, dtype=torch.float16, seed=23, gold_device="cuda", causal=True,
              window=(300, -1))  # fmt: skip
-
-
-class OnCuda:
-    """A CPU tensor as the TMA guards see a CUDA one: its layout, element size and address."""
-
-    is_cuda = True
-
-    def __init__(self, t):
-        self.t, self.shape = t, t.shape
-
-    def __getattr__(self, name):
-        return getattr(self.t, name)
 
 
 def test_tma_only_where_it_applies(monkeypatch):

@@ -27,7 +27,7 @@ from jagattn.hstu.backends import TritonBackend
 from jagattn.hstu.reference import hstu_reference
 from jagattn.hstu.triton.mask import _phases
 from jagattn.hstu.triton.schedule import _grouped
-from jagattn.testing import assert_finite_where, check_close, cu_seqlens, generator, randn
+from jagattn.testing import OnCuda, assert_finite_where, check_close, cu_seqlens, generator, randn
 
 DEV = "cuda" if torch.cuda.is_available() else "cpu"
 CPU_DTYPES = [torch.float32, torch.float16]
@@ -813,18 +813,6 @@ def test_packed_choice_reaches_the_forward_launch(on_launch, monkeypatch):
 # the Gluon dK/dV kernel (hstu/triton/bwd_gluon.py: Hopper, eager, no window)
 
 
-class _OnCuda:
-    """A CPU tensor as the TMA / Gluon guards see a CUDA one: its layout, element size and address."""
-
-    is_cuda = True
-
-    def __init__(self, t):
-        self.t, self.shape = t, t.shape
-
-    def __getattr__(self, name):
-        return getattr(self.t, name)
-
-
 def test_gluon_only_where_it_applies(monkeypatch):
     from jagattn._core import gluon as core_gluon
     from jagattn._core import tma
@@ -841,15 +829,15 @@ def test_gluon_only_where_it_applies(monkeypatch):
     monkeypatch.setattr(core_gluon, "interpreter_enabled", lambda: False)
     monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: (9, 0))
     has_desc = hasattr(tl, "make_tensor_descriptor")
-    ok = _OnCuda(q)
+    ok = OnCuda(q)
     assert bwd_gluon.use_gluon(ok, ok, ok, ok, 0, False) == has_desc
     assert not bwd_gluon.use_gluon(ok, ok, ok, ok, 64, False)  # a window: the Triton kernel
     assert not bwd_gluon.use_gluon(ok, ok, ok, ok, 0, True)  # the compact work list
-    odd = _OnCuda(torch.zeros(8, 4, 96, dtype=q.dtype))
+    odd = OnCuda(torch.zeros(8, 4, 96, dtype=q.dtype))
     assert not bwd_gluon.use_gluon(odd, odd, odd, odd, 0, False)
-    f32 = _OnCuda(q.float())
+    f32 = OnCuda(q.float())
     assert not bwd_gluon.use_gluon(f32, f32, f32, f32, 0, False)
-    v64 = _OnCuda(torch.zeros(8, 4, 64, dtype=q.dtype))
+    v64 = OnCuda(torch.zeros(8, 4, 64, dtype=q.dtype))
     assert bwd_gluon.use_gluon(ok, ok, v64, v64, 0, False) == has_desc  # Dq != Dv
     monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: (10, 0))
     assert not bwd_gluon.use_gluon(ok, ok, ok, ok, 0, False)

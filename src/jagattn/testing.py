@@ -165,3 +165,16 @@ def poisoned_outputs(enabled: bool = True) -> Iterator[None]:
             os.environ.pop("JAGATTN_POISON", None)
         else:
             os.environ["JAGATTN_POISON"] = old
+
+
+class OnCuda:
+    """A CPU tensor as the TMA / Gluon guards see a CUDA one (its layout, element size and address), for testing
+    those guards on machines without a GPU."""
+
+    is_cuda = True
+
+    def __init__(self, t: torch.Tensor):
+        self.t, self.shape = t, t.shape
+
+    def __getattr__(self, name):
+        return getattr(self.t, name)

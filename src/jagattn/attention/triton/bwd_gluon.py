@@ -301,13 +301,10 @@ def launch_dkdv_gluon(
     )  # fmt: skip
 
 
-def compile_sm90(kernel: str = "dkdv", d: int = 128, dv: int = 128, dtype: torch.dtype = torch.bfloat16,
-                 has_left: bool = False, has_right: bool = True, head_major: bool = False, row_pad: int = 64):  # fmt: skip
-    """Compile ``kernel`` (``"dkdv"``, the only one) for sm_90 without a GPU, with the module's current settings
-    (CI checks that the installed Triton's Gluon still builds it; benchmarks read registers and spills). Returns
-    Triton's compiled kernel."""
-    if kernel != "dkdv":
-        raise ValueError(f"kernel must be 'dkdv', got {kernel!r}")
+def compile_sm90(d: int = 128, dv: int = 128, dtype: torch.dtype = torch.bfloat16, has_left: bool = False,
+                 has_right: bool = True, head_major: bool = False, row_pad: int = 64):  # fmt: skip
+    """Compile the kernel for sm_90 without a GPU, with the module's current settings (CI checks that the installed
+    Triton's Gluon still builds it; benchmarks read registers and spills). Returns Triton's compiled kernel."""
     ty = _g._SIG_DTYPES[dtype]
     sig = {
         "q_desc": _g.desc_sig(dtype, BLOCK_M, d), "k_desc": _g.desc_sig(dtype, BLOCK_N, d),
