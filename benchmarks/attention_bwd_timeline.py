@@ -82,10 +82,10 @@ def main() -> None:
         grads = [leaves[n] for n in p.grad_names]
         do = torch.randn_like(fam.call(p, leaves, "triton"))
 
-        def fwd():
+        def fwd(p=p, leaves=leaves):
             return fam.call(p, leaves, "triton")
 
-        def fwdbwd():
+        def fwdbwd(p=p, leaves=leaves, do=do):
             fam.call(p, leaves, "triton").backward(do)
 
         for _ in range(3):
@@ -95,7 +95,10 @@ def main() -> None:
         torch.cuda.synchronize()
         t_f = do_bench(fwd, warmup=25, rep=200, return_mode="median")
         t_fb = do_bench(fwdbwd, warmup=25, rep=200, grad_to_none=grads, return_mode="median")
-        print(f"row {row.name}: do_bench fwd {t_f:.3f} ms, fwdbwd {t_fb:.3f} ms, bwd {t_fb - t_f:.3f} ms", flush=True)
+        print(
+            f"row {row.name}: do_bench fwd {t_f:.3f} ms, fwdbwd {t_fb:.3f} ms, bwd {t_fb - t_f:.3f} ms",
+            flush=True,
+        )
         timeline(fwdbwd, grads, args.reps, os.path.join(args.trace_dir, f"trace_{row.name}.json"))
         torch.cuda.synchronize()
         t0 = time.perf_counter()
@@ -106,7 +109,10 @@ def main() -> None:
         t1 = time.perf_counter()
         torch.cuda.synchronize()
         t2 = time.perf_counter()
-        print(f"  host {1e3 * (t1 - t0) / args.n:.3f} ms/call, wall {1e3 * (t2 - t0) / args.n:.3f} ms/call", flush=True)
+        print(
+            f"  host {1e3 * (t1 - t0) / args.n:.3f} ms/call, wall {1e3 * (t2 - t0) / args.n:.3f} ms/call",
+            flush=True,
+        )
         if args.cprofile:
             pr = cProfile.Profile()
             pr.enable()
