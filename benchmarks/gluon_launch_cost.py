@@ -1,0 +1,113 @@
+"""Host cost of launching the Gluon dK/dV kernels (issues #4 and #5; session 26 measured one attention forward +
+backward call at 1.37 ms of host time with the Gluon dK/dV kernel against 1.08 ms with the Triton one).
+
+On a tiny batch (the GPU never waits for work, the host does), microseconds per call of N calls without a sync:
+
+- ``attention_bwd`` (the backend's launcher, both kernels) with the Triton dK/dV kernel and with the Gluon one;
+- the pieces of the Gluon launch: the shared-memory layout (``get_default_for``), four ``TensorDescriptor`` objects,
+  the kernel call with descriptors built beforehand;
+- the same ``attention_bwd`` with ``_core.gluon.host_desc`` swapped for a candidate (``--variants``).
+
+Usage on the GPU machine: ``PYTHONPATH=src python3 benchmarks/gluon_launch_cost.py [-n 2000]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import os
+import pstats
+import time
+
+os.environ.setdefault("JAGATTN_AUTOTUNE", "0")
+
+import torch  # noqa: E402
+
+from jagattn._core import gluon as _g  # noqa: E402
+from jagattn.attention.triton import bwd as abwd  # noqa: E402
+from jagattn.attention.triton import bwd_gluon as agl  # noqa: E402
+
+
+def per_call_us(fn, n: int) -> float:
+    for _ in range(20):
+        fn()
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(n):
+        fn()
+    t1 = time.perf_counter()
+    torch.cuda.synchronize()
+    return 1e6 * (t1 - t0) / n
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("-n", type=int, default=2000)
+    args = ap.parse_args()
+    dev = torch.device("cuda")
+    lengths = [64, 64, 64, 64]
+    t = sum(lengths)
+    hq, hkv, d = 16, 16, 128
+    cu = torch.tensor([0, 64, 128, 192, 256], dtype=torch.int32, device=dev)
+    q, k, v = (torch.randn(t, h, d, device=dev, dtype=torch.bfloat16) for h in (hq, hkv, hkv))
+    o = torch.randn_like(q)
+    do = torch.randn_like(q)
+    lse = torch.randn(hq, t, device=dev, dtype=torch.float32)
+    bargs = (do, q, k, v, o, lse, None, cu, cu, 64, 64, -1, 0, d**-0.5, 0.0, False)
+
+    def bwd():
+        abwd.attention_bwd(*bargs)
+
+    assert agl.use_gluon(q, k, v, do, 0.0, False), "the Gluon path must apply on this device"
+    res = {}
+    agl.GLUON_SWITCH = "0"
+    res["attention_bwd, Triton dK/dV"] = per_call_us(bwd, args.n)
+    agl.GLUON_SWITCH = "auto"
+    res["attention_bwd, Gluon dK/dV"] = per_call_us(bwd, args.n)
+    res["layout get_default_for x1"] = per_call_us(
+        lambda: _g.gl.NVMMASharedLayout.get_default_for([64, 128], _g.gl.bfloat16), args.n
+    )
+    res["host_desc x4"] = per_call_us(lambda: [_g.host_desc(x, 64, 128) for x in (q, k, v, do)], args.n)
+    res["use_gluon"] = per_call_us(lambda: agl.use_gluon(q, k, v, do, 0.0, False), args.n)
+
+    delta = torch.zeros(hq, abwd.row_stats_rows(t, 4), device=dev)
+    lse2 = torch.zeros_like(delta)
+    dk, dv = torch.empty_like(k), torch.empty_like(v)
+    descs = [_g.host_desc(x, 64, 128) for x in (q, k, v, do)]
+    kern = agl._attention_bwd_dkdv_gluon_kernel
+    slots = abwd.num_slots(t, 4, agl.BLOCK_N)
+
+    def launch_prebuilt():
+        kern[(slots, hkv)](
+            *descs, lse2, delta, dk, dv, cu, cu,
+            dk.stride(0), dk.stride(1), dv.stride(0), dv.stride(1), delta.stride(0),
+            q.stride(1), do.stride(1), k.stride(1), v.stride(1),
+            4, 1, -1, 0, 0.1, 0.1,
+            HEAD_D=d, HEAD_DV=d, HAS_LEFT=False, HAS_RIGHT=True, HEAD_MAJOR=False, ROW_PAD=64,
+            BLOCK_M=agl.BLOCK_M, BLOCK_N=agl.BLOCK_N, STAGES=agl.STAGES, num_warps=agl.WARPS,
+        )  # fmt: skip
+
+    res["Gluon kernel call, descriptors prebuilt"] = per_call_us(launch_prebuilt, args.n)
+    res["launch_dkdv_gluon (descriptors + call)"] = per_call_us(
+        lambda: agl.launch_dkdv_gluon(
+            q, k, v, do, lse2, delta, dk, dv, cu, cu, 4, 1, False, True, -1, 0, 0.1, 0.1, False, 64
+        ),
+        args.n,
+    )
+    for name, us in res.items():
+        print(f"{name:48s} {us:8.1f} us/call", flush=True)
+    for name, fn in (("kernel call, descriptors prebuilt", launch_prebuilt), ("attention_bwd, Gluon", bwd)):
+        pr = cProfile.Profile()
+        pr.enable()
+        for _ in range(500):
+            fn()
+        pr.disable()
+        torch.cuda.synchronize()
+        s = io.StringIO()
+        pstats.Stats(pr, stream=s).sort_stats("tottime").print_stats(25)
+        print(f"== cProfile of 500 calls: {name}\n{s.getvalue()}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
