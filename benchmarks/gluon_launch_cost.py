@@ -23,6 +23,7 @@ import time
 os.environ.setdefault("JAGATTN_AUTOTUNE", "0")
 
 import torch  # noqa: E402
+from torch._library.triton import set_wrap_triton_enabled  # noqa: E402
 
 from jagattn._core import gluon as _g  # noqa: E402
 from jagattn.attention.triton import bwd as abwd  # noqa: E402
@@ -57,10 +58,31 @@ def main() -> None:
     bargs = (do, q, k, v, o, lse, None, cu, cu, 64, 64, -1, 0, d**-0.5, 0.0, False)
 
     def bwd():
-        abwd.attention_bwd(*bargs)
+        with set_wrap_triton_enabled(False):  # as triton_op's body and the eager fast path run it
+            abwd.attention_bwd(*bargs)
+
+    import jagattn
+    from jagattn._core.library import eager_call
+    from jagattn.attention import ops as aops
+
+    qg, kg, vg = (x.clone().requires_grad_() for x in (q, k, v))
+
+    def public_fwd():
+        return jagattn.attention(qg, kg, vg, cu, cu, 64, 64, causal=True, backend="triton")
+
+    def public_fwdbwd():
+        for x in (qg, kg, vg):
+            x.grad = None
+        public_fwd().backward(do)
+
+    def op_bwd():
+        eager_call(aops.attention_bwd, *bargs)
 
     assert agl.use_gluon(q, k, v, do, 0.0, False), "the Gluon path must apply on this device"
     res = {}
+    res["public fwd (inputs require grad)"] = per_call_us(public_fwd, args.n)
+    res["public fwd + bwd"] = per_call_us(public_fwdbwd, args.n)
+    res["eager_call(ops.attention_bwd)"] = per_call_us(op_bwd, args.n)
     agl.GLUON_SWITCH = "0"
     res["attention_bwd, Triton dK/dV"] = per_call_us(bwd, args.n)
     agl.GLUON_SWITCH = "auto"
@@ -89,6 +111,19 @@ def main() -> None:
         )  # fmt: skip
 
     res["Gluon kernel call, descriptors prebuilt"] = per_call_us(launch_prebuilt, args.n)
+
+    def dq_launch():
+        with set_wrap_triton_enabled(False):
+            abwd._attention_bwd_dq_kernel[(abwd.num_slots(t, 4, 128), hq)](
+                q, k, v, o, do, lse, delta, delta, lse2, dk, cu, cu,
+                q.stride(0), q.stride(1), k.stride(0), k.stride(1), v.stride(0), v.stride(1),
+                o.stride(0), o.stride(1), do.stride(0), do.stride(1), lse.stride(0), delta.stride(0),
+                delta.stride(0), dk.stride(0), dk.stride(1),
+                4, 1, -1, 0, 0.1, 0.1, 1.0, 1.0, 0,
+                d, d, d, d, False, True, False, False, "tf32", 64, abwd.dq_use_tma(k, v),
+            )  # fmt: skip
+
+    res["dQ kernel call (autotuner, one config)"] = per_call_us(dq_launch, args.n)
     res["launch_dkdv_gluon (descriptors + call)"] = per_call_us(
         lambda: agl.launch_dkdv_gluon(
             q, k, v, do, lse2, delta, dk, dv, cu, cu, 4, 1, False, True, -1, 0, 0.1, 0.1, False, 64
@@ -97,7 +132,7 @@ def main() -> None:
     )
     for name, us in res.items():
         print(f"{name:48s} {us:8.1f} us/call", flush=True)
-    for name, fn in (("kernel call, descriptors prebuilt", launch_prebuilt), ("attention_bwd, Gluon", bwd)):
+    for name, fn in (("public fwd + bwd", public_fwdbwd), ("attention_bwd, Gluon", bwd)):
         pr = cProfile.Profile()
         pr.enable()
         for _ in range(500):
