@@ -45,6 +45,7 @@ def per_call_us(fn, n: int) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("-n", type=int, default=2000)
+    ap.add_argument("--quick", action="store_true", help="the per-call table only, no cProfile listings")
     args = ap.parse_args()
     dev = torch.device("cuda")
     lengths = [64, 64, 64, 64]
@@ -100,6 +101,25 @@ def main() -> None:
     aops.eager_call = real_eager_call
     res["public fwd + bwd (timed again)"] = total
     res["  of which inside the backward's eager_call"] = 1e6 * inside[0] / inside[1]
+
+    # the backward node's own host time as the autograd engine's thread sees it, by function
+    bprof = cProfile.Profile()
+
+    def profiled_eager_call(*a):
+        bprof.enable()
+        try:
+            return real_eager_call(*a)
+        finally:
+            bprof.disable()
+
+    aops.eager_call = profiled_eager_call
+    for _ in range(500):
+        public_fwdbwd()
+    torch.cuda.synchronize()
+    aops.eager_call = real_eager_call
+    sio = io.StringIO()
+    pstats.Stats(bprof, stream=sio).sort_stats("tottime").print_stats(30)
+    backward_profile = sio.getvalue()
 
     class Trivial(torch.autograd.Function):
         @staticmethod
@@ -165,7 +185,15 @@ def main() -> None:
     )
     for name, us in res.items():
         print(f"{name:48s} {us:8.1f} us/call", flush=True)
-    for name, fn in (("public fwd + bwd", public_fwdbwd), ("attention_bwd, Gluon", bwd)):
+    if args.quick:
+        return
+    print(
+        f"== cProfile of the backward node inside 500 public fwd + bwd calls (autograd's thread)\n{backward_profile}"
+    )
+    for name, fn in (
+        ("public fwd + bwd", public_fwdbwd),
+        ("eager_call(ops.attention_bwd), main thread", op_bwd),
+    ):
         pr = cProfile.Profile()
         pr.enable()
         for _ in range(500):

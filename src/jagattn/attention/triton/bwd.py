@@ -942,9 +942,12 @@ def attention_bwd(
     group = hq // hkv
     dq = new_empty(tuple(q.shape), dtype=q.dtype, device=q.device)
 
-    # the fused dQ-atomics kernel has no TMA path
-    tma = mode != "atomic" and dkdv_use_tma(q, do, d, dv, bd, bdv)
-    long_keys, head_major = dkdv_schedule(tk, batch, hq // hkv, window_left, tma)
+    # Hopper, eager: the hand-scheduled Gluon dK/dV kernel (bwd_gluon.py; same contract, bitwise the same results)
+    # after the dQ kernel; decided first so that its calls skip the Triton launch's schedule work (host time)
+    gluon = mode != "atomic" and use_gluon(q, k, v, do, softcap, False)
+    # the fused dQ-atomics kernel has no TMA path; the Gluon kernel loads q / dO through TMA
+    tma = gluon or (mode != "atomic" and dkdv_use_tma(q, do, d, dv, bd, bdv))
+    long_keys, head_major = dkdv_schedule(tk, batch, group, window_left, tma)
 
     def grid_kv(heads):
         if head_major:
@@ -985,14 +988,13 @@ def attention_bwd(
         o.stride(0), o.stride(1), do.stride(0), do.stride(1), lse.stride(0), dlse_arg.stride(0),
         delta.stride(0), dq.stride(0), dq.stride(1),
         batch, group, wl, wr, scale, qk_scale, softcap_in, softcap_out, bucket,
-        d, dv, bd, bdv, has_left, has_right, has_softcap, has_dlse, prec, ROW_PAD, dq_use_tma(k, v),
+        d, dv, bd, bdv, has_left, has_right, has_softcap, has_dlse, prec, ROW_PAD,
+        (DQ_TMA != "0") if gluon else dq_use_tma(k, v),  # use_gluon checked K / V's TMA conditions already
     )  # fmt: skip
-    # Hopper, eager: the hand-scheduled Gluon dK/dV kernel (bwd_gluon.py; same contract, bitwise the same results)
-    if use_gluon(q, k, v, do, softcap, False):
-        _, gluon_head_major = dkdv_schedule(tk, batch, group, window_left, True)
+    if gluon:
         launch_dkdv_gluon(
             q, k, v, do, lse2, delta, dk, dvv, cu_seqlens_q, cu_seqlens_k, batch, group, has_left, has_right,
-            wl, wr, scale, qk_scale, gluon_head_major, ROW_PAD,
+            wl, wr, scale, qk_scale, head_major, ROW_PAD,
         )  # fmt: skip
         return dq, dk, dvv
     # DQ_ACC is never touched with ATOMIC_DQ=False: any fp32 tensor will do
