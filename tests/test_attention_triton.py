@@ -757,6 +757,38 @@ def test_gpu_gluon_strided_and_deterministic(monkeypatch):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("switch", ["auto", "0"])
+def test_gpu_nonfinite_sequence_isolated(monkeypatch, switch):
+    # inf / NaN in one sequence's q, k, v or dO never reaches another sequence's outputs or gradients: the other
+    # sequences' o, lse, dq, dk, dv are bit for bit those of the same batch with that sequence finite. Kernels that
+    # load a tile past a sequence's end must zero it, not only mask the scores: a masked score times an inf row of
+    # the next sequence is 0 * inf = NaN in the matmul's sum. switch: the Gluon dK/dV kernel (auto) or the Triton one
+    from jagattn.attention.triton import bwd_gluon
+
+    monkeypatch.setattr(bwd_gluon, "GLUON_SWITCH", switch)
+    lens = [100, 77, 130, 64]  # partial blocks on both sides of the poisoned sequence
+    cu = T.cu_seqlens(lens, device="cuda")
+    q, k, v, do, _, _, _ = _inputs(lens, lens, 4, 2, 128, 128, dtype=torch.bfloat16, seed=5, device="cuda")
+    bad = slice(lens[0], lens[0] + lens[1])
+    qb, kb, vb, dob = (t.clone() for t in (q, k, v, do))
+    for t, row, value in ((qb, 3, math.inf), (kb, 70, -math.inf), (vb, 0, math.nan), (dob, 76, math.inf)):
+        t[bad][row, 0, 5] = value
+    keep = torch.ones(sum(lens), dtype=torch.bool, device="cuda")
+    keep[bad] = False
+    for kw in (dict(causal=True), dict(causal=False), dict(window=(40, 8))):
+        runs = []
+        for qq, kk, vv, dd in ((q, k, v, do), (qb, kb, vb, dob)):
+            qq, kk, vv = (t.detach().clone().requires_grad_(True) for t in (qq, kk, vv))
+            o, lse = jagattn.attention(qq, kk, vv, cu, cu, max(lens), max(lens), return_lse=True, backend="triton",
+                                       **kw)  # fmt: skip
+            o.backward(dd)
+            runs.append((o.detach(), lse.detach().t(), qq.grad, kk.grad, vv.grad))
+        for name, a, b in zip(("o", "lse", "dq", "dk", "dv"), *runs, strict=True):
+            assert torch.isfinite(a[keep]).all(), (kw, name)
+            assert torch.equal(a[keep], b[keep]), (kw, name, switch)
+
+
+@pytest.mark.gpu
 def test_gpu_dq_tma_loads(monkeypatch):
     # bwd.dq_use_tma: the dQ kernel's K/V through TMA descriptors on aligned inputs, bitwise the same
     # dq/dk/dv as the pointer loads; also when the backward launches from a fresh thread without Triton's

@@ -1275,3 +1275,47 @@ def test_fp16_launches_take_split_tf32_products(monkeypatch, on_launch, device):
     names = {name for name, _, _ in seen}
     assert len(names) >= 6, names
     assert all(prec == "tf32x3" and not keep for _, prec, keep in seen), seen
+
+
+@pytest.mark.gpu
+def test_gpu_nonfinite_sequence_isolated():
+    # inf / NaN in one sequence's q, k, v, g, beta or dO never reaches another sequence's outputs, final states or
+    # gradients: bit for bit those of the same batch with that sequence finite (chunks never cross sequences; a
+    # kernel that loaded the next sequence's rows past a partial last chunk and only masked them would turn a
+    # 0 * inf into NaN)
+    import math
+
+    lens = [100, 77, 130, 64]
+    t, h, kd, vd = sum(lens), 2, 128, 128
+    cu = torch.tensor([0, 100, 177, 307, 371], dtype=torch.int32, device="cuda")
+    gen = torch.Generator(device="cuda").manual_seed(3)
+
+    def rnd(*shape):
+        return torch.randn(*shape, generator=gen, device="cuda")
+
+    q, k, v = rnd(t, h, kd).bfloat16(), rnd(t, h, kd).bfloat16(), rnd(t, h, vd).bfloat16()
+    g = torch.nn.functional.logsigmoid(rnd(t, h) + 3)
+    beta = torch.rand(t, h, generator=gen, device="cuda")
+    do = rnd(t, h, vd).bfloat16()
+    h0 = rnd(4, h, kd, vd) * 0.1
+    bad = slice(100, 177)
+    poisoned = [x.clone() for x in (q, k, v, g, beta, do)]
+    for x, row, value in zip(poisoned, (3, 70, 0, 40, 11, 76), (math.inf, -math.inf, math.nan, -math.inf, math.nan,
+                                                               math.inf), strict=True):  # fmt: skip
+        x[bad][row, 0, ...] = value
+    keep = torch.ones(t, dtype=torch.bool, device="cuda")
+    keep[bad] = False
+    keep_seq = torch.tensor([True, False, True, True], device="cuda")
+    for l2 in (True, False):
+        runs = []
+        for qq, kk, vv, gg, bb, dd in ((q, k, v, g, beta, do), poisoned):
+            leaves = [x.clone().requires_grad_(True) for x in (qq, kk, vv, gg, bb, h0)]
+            o, ht = jagattn.gated_delta_rule(*leaves[:5], cu_seqlens=cu, initial_state=leaves[5],
+                                             output_final_state=True, use_qk_l2norm=l2, backend="triton")  # fmt: skip
+            torch.autograd.backward((o, ht), (dd, torch.ones_like(ht)))
+            runs.append((o.detach(), ht.detach(), *(x.grad for x in leaves)))
+        names = ("o", "final_state", "dq", "dk", "dv", "dg", "dbeta", "dh0")
+        for name, a, b in zip(names, *runs, strict=True):
+            sel = keep_seq if name in ("final_state", "dh0") else keep
+            assert torch.isfinite(a[sel]).all(), (l2, name)
+            assert torch.equal(a[sel], b[sel]), (l2, name)

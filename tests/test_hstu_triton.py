@@ -885,3 +885,34 @@ def test_gpu_gluon_dkdv(monkeypatch, dtype, dq, dv, C, targets):
     for name, a, b in zip(("dq", "dk", "dv"), got, tri, strict=True):
         diff = (a.float() - b.float()).abs().max().item()
         assert diff <= 2e-2 * b.float().abs().max().item(), (name, diff)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("switch", ["0", "1"])
+def test_gpu_nonfinite_sequence_isolated(monkeypatch, switch):
+    # inf / NaN in one sequence's q, k, v or dO never reaches another sequence's outputs or gradients (bit for bit
+    # those of the same batch with that sequence finite), with the Triton dK/dV kernel and the opt-in Gluon one
+    # (a masked score times an inf row of the next sequence is 0 * inf = NaN in a matmul's sum)
+    from jagattn.hstu.triton import bwd_gluon
+
+    monkeypatch.setattr(bwd_gluon, "GLUON_SWITCH", switch)
+    lens = [100, 77, 130, 64]
+    cu = cu_seqlens(lens, "cuda")
+    q, k, v, do = (t.detach() for t in _make(lens, 2, 128, 128, dtype=torch.bfloat16, seed=5, device="cuda"))
+    bad = slice(lens[0], lens[0] + lens[1])
+    qb, kb, vb, dob = (t.clone() for t in (q, k, v, do))
+    for t, row, value in ((qb, 3, math.inf), (kb, 70, -math.inf), (vb, 0, math.nan), (dob, 76, math.inf)):
+        t[bad][row, 0, 5] = value
+    keep = torch.ones(sum(lens), dtype=torch.bool, device="cuda")
+    keep[bad] = False
+    nt = torch.tensor([5, 3, 9, 1], device="cuda")
+    for kw in (dict(), dict(num_targets=nt, contextual_seq_len=3), dict(max_attn_len=40)):
+        runs = []
+        for qq, kk, vv, dd in ((q, k, v, do), (qb, kb, vb, dob)):
+            qq, kk, vv = (t.clone().requires_grad_(True) for t in (qq, kk, vv))
+            o = jagattn.hstu_attention(qq, kk, vv, cu, 256, alpha=1.0 / 128, backend="triton", **kw)
+            o.backward(dd)
+            runs.append((o.detach(), qq.grad, kk.grad, vv.grad))
+        for name, a, b in zip(("o", "dq", "dk", "dv"), *runs, strict=True):
+            assert torch.isfinite(a[keep]).all(), (kw, name)
+            assert torch.equal(a[keep], b[keep]), (kw, name, switch)
