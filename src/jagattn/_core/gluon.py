@@ -21,6 +21,7 @@ try:  # Gluon's Hopper API (Triton >= 3.5); absent or incomplete elsewhere: the 
     from triton.experimental import gluon
     from triton.experimental.gluon import language as gl
     from triton.experimental.gluon.language.nvidia.hopper import (
+        fence_async_shared,
         mbarrier,
         tma,
         warpgroup_mma,
@@ -34,9 +35,32 @@ try:  # Gluon's Hopper API (Triton >= 3.5); absent or incomplete elsewhere: the 
     cta_barrier = gl.barrier if hasattr(gl, "barrier") else gl.thread_barrier
     GLUON = True
 except (ImportError, AttributeError):  # pragma: no cover - depends on the installed Triton
-    gluon = gl = mbarrier = tma = warpgroup_mma = warpgroup_mma_wait = TensorDescriptor = None
+    gluon = gl = fence_async_shared = mbarrier = tma = warpgroup_mma = warpgroup_mma_wait = (
+        TensorDescriptor
+    ) = None
     tma_load = cta_barrier = None
     GLUON = False
+
+if GLUON:
+
+    @gluon.jit
+    def zero_rows_from(tile, first, ROWS: gl.constexpr, COLS: gl.constexpr, num_warps: gl.constexpr):
+        """Zero rows ``[first, ROWS)`` of the ``[ROWS, COLS]`` shared-memory tile ``tile`` (landed by TMA, not yet read
+        by a wgmma), 16 rows at a time, then make the stores visible to the tensor cores (async proxy) of every warp.
+
+        Why: a host-side descriptor spans the whole packed tensor, so a sequence's last, partial row block holds the
+        next sequence's rows. Masking their scores is not enough where those rows are a product's reduction dim
+        (``dV += P^T dO``, ``dK += dS^T Q``): a masked zero times an inf / NaN row is NaN, and a finite one still
+        adds a signed zero, so one sequence's inputs would reach another's gradients."""
+        layout: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [num_warps, 1], [1, 0])
+        for r in gl.static_range(0, ROWS, 16):
+            part = tile.slice(r, 16)
+            rows = r + gl.arange(0, 16, layout=gl.SliceLayout(1, layout))
+            x = part.load(layout)
+            part.store(gl.where((rows < first)[:, None], x, gl.zeros_like(x)))
+        fence_async_shared()
+        cta_barrier()
+
 
 _GL_DTYPES = {torch.float16: "float16", torch.bfloat16: "bfloat16"}
 _SIG_DTYPES = {torch.float16: "fp16", torch.bfloat16: "bf16"}

@@ -55,6 +55,7 @@ from ..._core.gluon import (
     tma_load,
     warpgroup_mma,
     warpgroup_mma_wait,
+    zero_rows_from,
 )
 from .common import num_slots
 
@@ -215,6 +216,9 @@ if GLUON:
             mbarrier.wait(ready.index(st), (j // STAGES) & 1)
             q_t = q_smem.index(st)
             do_t = do_smem.index(st)
+            if m0 + BLOCK_M > lq:  # the sequence's last, partial block: the next sequence's rows become zeros
+                zero_rows_from(q_t, lq - m0, BLOCK_M, HEAD_D, num_warps)
+                zero_rows_from(do_t, lq - m0, BLOCK_M, HEAD_DV, num_warps)
             sT = warpgroup_mma(k_smem, q_t.permute((1, 0)), s_zero, use_acc=False, is_async=True)
             dpT = warpgroup_mma(v_smem, do_t.permute((1, 0)), s_zero, use_acc=False, is_async=True)
             sT = warpgroup_mma_wait(1, deps=(sT,))  # dP^T may still run

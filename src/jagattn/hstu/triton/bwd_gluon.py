@@ -36,6 +36,7 @@ from ..._core.gluon import (
     tma_load,
     warpgroup_mma,
     warpgroup_mma_wait,
+    zero_rows_from,
 )
 
 BLOCK_M, BLOCK_N, STAGES, WARPS = 64, 64, 2, 4
@@ -195,6 +196,10 @@ if GLUON:
             mbarrier.wait(ready.index(st), (t // STAGES) & 1)
             q_t = q_smem.index(st)
             do_t = do_smem.index(st)
+            # the sequence's last, partial block: the next sequence's rows become zeros
+            if start_m + BLOCK_M > n:
+                zero_rows_from(q_t, n - start_m, BLOCK_M, HEAD_DQ, num_warps)
+                zero_rows_from(do_t, n - start_m, BLOCK_M, HEAD_DV, num_warps)
             qkT = warpgroup_mma(k_smem, q_t.permute((1, 0)), s_zero, use_acc=False, is_async=True)
             dpT = warpgroup_mma(v_smem, do_t.permute((1, 0)), s_zero, use_acc=False, is_async=True)
             qkT = warpgroup_mma_wait(1, deps=(qkT,))  # dp^T may still run

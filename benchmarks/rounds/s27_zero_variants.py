@@ -1,0 +1,23 @@
+"""Session 27 round 10 (issues #4, #5), for ``benchmarks/src_variant_ab.py``: what zeroing the next sequence's rows of
+a partial q / dO block costs the Gluon dK/dV kernels (``_core.gluon.zero_rows_from``; ``no_zero`` compiles the branch
+out: the kernels as in session 26). ``hstu_gluon`` runs the HSTU rows with the opt-in Gluon kernel."""
+
+import os
+import sys
+
+from jagattn.hstu.triton import bwd_gluon as hstu_gluon
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from s26_variants import module_setter  # noqa: E402
+
+ATTN = ("jagattn.attention.triton.bwd_gluon", "_attention_bwd_dkdv_gluon_kernel")
+HSTU = ("jagattn.hstu.triton.bwd_gluon", "_hstu_bwd_dkdv_gluon_kernel")
+
+VARIANTS = {
+    "no_zero": [(*ATTN, "if m0 + BLOCK_M > lq:", "if False:")],
+    "hstu_gluon": module_setter(hstu_gluon, GLUON_SWITCH="1"),
+    "hstu_gluon_no_zero": [
+        *module_setter(hstu_gluon, GLUON_SWITCH="1"),
+        (*HSTU, "if start_m + BLOCK_M > n:", "if False:"),
+    ],
+}
