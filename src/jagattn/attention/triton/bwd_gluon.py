@@ -48,6 +48,7 @@ from ..._core.env import env_choice
 from ..._core.gluon import (
     GLUON,
     cta_barrier,
+    fence_async_shared,
     gl,
     gluon,
     host_desc,
@@ -219,6 +220,8 @@ if GLUON:
             if m0 + BLOCK_M > lq:  # the sequence's last, partial block: the next sequence's rows become zeros
                 zero_rows_from(q_t, lq - m0, BLOCK_M, HEAD_D, num_warps)
                 zero_rows_from(do_t, lq - m0, BLOCK_M, HEAD_DV, num_warps)
+                fence_async_shared()
+                cta_barrier()
             sT = warpgroup_mma(k_smem, q_t.permute((1, 0)), s_zero, use_acc=False, is_async=True)
             dpT = warpgroup_mma(v_smem, do_t.permute((1, 0)), s_zero, use_acc=False, is_async=True)
             sT = warpgroup_mma_wait(1, deps=(sT,))  # dP^T may still run

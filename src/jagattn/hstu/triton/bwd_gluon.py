@@ -29,6 +29,7 @@ from ..._core.env import env_choice
 from ..._core.gluon import (
     GLUON,
     cta_barrier,
+    fence_async_shared,
     gl,
     gluon,
     host_desc,
@@ -200,6 +201,8 @@ if GLUON:
             if start_m + BLOCK_M > n:
                 zero_rows_from(q_t, n - start_m, BLOCK_M, HEAD_DQ, num_warps)
                 zero_rows_from(do_t, n - start_m, BLOCK_M, HEAD_DV, num_warps)
+                fence_async_shared()
+                cta_barrier()
             qkT = warpgroup_mma(k_smem, q_t.permute((1, 0)), s_zero, use_acc=False, is_async=True)
             dpT = warpgroup_mma(v_smem, do_t.permute((1, 0)), s_zero, use_acc=False, is_async=True)
             qkT = warpgroup_mma_wait(1, deps=(qkT,))  # dp^T may still run
