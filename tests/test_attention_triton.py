@@ -757,21 +757,7 @@ def test_gpu_gluon_strided_and_deterministic(monkeypatch):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize(
-    "switch",
-    [
-        pytest.param(
-            "auto",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="known limitation of the Gluon dK/dV kernel (session 27): the next sequence's q / dO rows of a "
-                "partial last block are masked, not zeroed (zeroing cost 3-5% of the backward); an inf / NaN there "
-                "reaches this sequence's dK / dV. JAGATTN_ATTN_GLUON=0 isolates.",
-            ),
-        ),
-        "0",
-    ],
-)
+@pytest.mark.parametrize("switch", ["auto", "0"])
 def test_gpu_nonfinite_sequence_isolated(monkeypatch, switch):
     # inf / NaN in one sequence's q, k, v or dO never reaches another sequence's outputs or gradients: the other
     # sequences' o, lse, dq, dk, dv are bit for bit those of the same batch with that sequence finite. Kernels that
