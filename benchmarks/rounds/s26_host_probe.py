@@ -35,4 +35,7 @@ for name in sys.argv[1].split(","):
     torch.cuda.synchronize()
     t2 = time.perf_counter()
     tag = "triton" if "--triton" in sys.argv else "gluon"
-    print(f"{name} {tag}: host {1e3 * (t1 - t0) / n:.3f} ms/call, wall {1e3 * (t2 - t0) / n:.3f} ms/call", flush=True)
+    print(
+        f"{name} {tag}: host {1e3 * (t1 - t0) / n:.3f} ms/call, wall {1e3 * (t2 - t0) / n:.3f} ms/call",
+        flush=True,
+    )

@@ -14,7 +14,9 @@ def _dq_tile(bm, bn, warps, stages, maxnreg=None):
     def enter():
         tuner = importlib.import_module("jagattn.attention.triton.bwd")._attention_bwd_dq_kernel
         saved[:] = [list(tuner.configs)]
-        cfg = triton.Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_warps=warps, num_stages=stages, maxnreg=maxnreg)
+        cfg = triton.Config(
+            {"BLOCK_M": bm, "BLOCK_N": bn}, num_warps=warps, num_stages=stages, maxnreg=maxnreg
+        )
         tuner.configs = [cfg, *saved[0]]
         tuner.cache.clear()
 

@@ -1,5 +1,6 @@
 """Session 27 rounds 10-11 (issues #4, #5), for ``benchmarks/src_variant_ab.py``: what zeroing the next sequence's rows
-of a partial q / dO block costs the Gluon dK/dV kernels (``_core.gluon.zero_rows_from``). ``no_zero`` compiles the
+of a partial q / dO block costs the Gluon dK/dV kernels (round 12: the attention kernel zeroes the next step's block
+under the current step's products) (``_core.gluon.zero_rows_from``). ``no_zero`` compiles the
 branch out (the kernels as in session 26); ``whole_tile`` zeroes the 64-row tile in one load / store instead of 16-row
 slices; ``no_skip`` also rewrites the slices below the first row to zero. ``hstu_gluon*`` (round 10) ran the HSTU rows
 with the opt-in Gluon kernel."""
@@ -17,7 +18,11 @@ HSTU = ("jagattn.hstu.triton.bwd_gluon", "_hstu_bwd_dkdv_gluon_kernel")
 ZERO = ("jagattn._core.gluon", "zero_rows_from")
 
 VARIANTS = {
-    "no_zero": [(*ATTN, "if m0 + BLOCK_M > lq:", "if False:")],
+    # round 11 (zeroing at the top of the step): "no_zero": [(*ATTN, "if m0 + BLOCK_M > lq:", "if False:")]
+    "no_zero": [
+        (*ATTN, "if (total > 0) & (m_start + BLOCK_M > lq):", "if False:"),
+        (*ATTN, "if (j1 < total) & (m1 + BLOCK_M > lq):", "if False:"),
+    ],
     "whole_tile": [
         (*ZERO, "gl.static_range(0, ROWS, 16)", "gl.static_range(0, ROWS, ROWS)"),
         (*ZERO, "if r + 16 > first:", "if r + ROWS > first:"),

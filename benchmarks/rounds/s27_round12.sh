@@ -1,0 +1,15 @@
+# Session 27 round 12 (issues #4, #5): zero_rows_from in the attention kernel moved to the end of the step before the partial block (under its dV / dK products)
+# after both tiles: (1) the isolation and Gluon gpu tests of both families; (2) its cost in the attention dK/dV kernel
+# against no zeroing and two other forms (benchmarks/rounds/s27_zero_variants.py), same process, three passes.
+# Call: JAGATTN_GIT_SHA=<sha> bash benchmarks/rounds/s27_round12.sh
+export OUT=${OUT:-$PWD/.device-out} JAGATTN_AUTOTUNE=0
+source benchmarks/device_round_env.sh
+PYTHONPATH=src timeout 250 python3 -m pytest -q -m gpu -p no:cacheprovider tests/test_attention_triton.py \
+    -k "nonfinite or gluon" > $OUT/gpu_tests.log 2>&1
+grep -E "passed|failed|^E  .*Error|^FAILED" $OUT/gpu_tests.log | cut -c1-200 | tail -15
+echo "elapsed $((SECONDS - T0)) s"
+PYTHONPATH=src timeout 300 python3 benchmarks/src_variant_ab.py --family attention --repeats 3 --out $OUT \
+    --variants benchmarks/rounds/s27_zero_variants.py --only no_zero \
+    --rows causal-mean8192-hkv16,skewed,causal-mean512-hkv16 2>&1 | grep -v Warn > $OUT/ab_attention.log
+grep -hE "^row|: \{|default:|no_zero:|not applicable" $OUT/ab_attention.log | cut -c1-170
+echo "elapsed $((SECONDS - T0)) s"
