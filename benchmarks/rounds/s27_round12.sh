@@ -1,6 +1,6 @@
-# Session 27 round 12 (issues #4, #5): zero_rows_from in the attention kernel moved to the end of the step before the partial block (under its dV / dK products)
-# after both tiles: (1) the isolation and Gluon gpu tests of both families; (2) its cost in the attention dK/dV kernel
-# against no zeroing and two other forms (benchmarks/rounds/s27_zero_variants.py), same process, three passes.
+# Session 27 round 12 (issue #4): the attention Gluon dK/dV kernel zeroes a partial block at the end of the step before
+# it (under that step's dV / dK products): (1) the isolation and Gluon gpu tests of attention; (2) its cost against no
+# zeroing (benchmarks/rounds/s27_zero_variants.py), same process, three passes.
 # Call: JAGATTN_GIT_SHA=<sha> bash benchmarks/rounds/s27_round12.sh
 export OUT=${OUT:-$PWD/.device-out} JAGATTN_AUTOTUNE=0
 source benchmarks/device_round_env.sh
