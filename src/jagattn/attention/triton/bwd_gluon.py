@@ -15,10 +15,15 @@ non-accumulating wgmma at once, so a step's exp2 and dS work never overlapped it
 
 q / dO come through a ring of ``STAGES`` shared-memory stages filled by TMA (host-side descriptors over the
 packed ``[rows, heads * D]`` views; a stage is refilled once every warp has retired the step that read it),
-K / V through one TMA load per program. Rows of a query block past its sequence's end read the next
-sequence's rows (or TMA's zeros past the tensor): their lse2 is the padding rows' ``+inf`` and their delta
-``0``, so they add exactly nothing, as in the Triton kernel. A key block that runs past its sequence's end
-reads the next sequence's keys, masked out of every query block and never stored.
+K / V through one TMA load per program. A query block that runs past its sequence's end (its last, partial
+block) reads the next sequence's rows (or TMA's zeros past the tensor): they are zeroed in shared memory before
+any product reads them (``_core.gluon.zero_rows_from``, at the end of the step before, under its dV / dK
+products), and their lse2 is the padding rows' ``+inf``, their delta ``0``, so they add exactly nothing. Masking
+their scores alone is not enough: they are the reduction dim of ``dV += P^T dO`` and ``dK += dS^T Q``, and a masked
+zero times an inf / NaN there is NaN (session 27: one sequence's inf reached another's dK; the Triton kernel's
+descriptors are bounded at the sequence's end). The zeroing cost 0-3% of the backward (round 12: mean 8192 Hkv 16
+0.2%, mean 512 Hkv 16 2-3%). A key block that runs past its sequence's end reads the next sequence's keys: those
+rows of dK / dV are never stored and no sum runs over them.
 
 Measured (session 26, H200, torch 2.11, Triton 3.6, bf16, D = 128; ``benchmarks/results/2026-11-26-s26-h200-round*``):
 the dK/dV kernel 1.13-1.24x the Triton kernel's speed on the suite rows (rounds 2-3, 5), the backward 1.06-1.10x (round

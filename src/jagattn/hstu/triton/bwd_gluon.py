@@ -15,7 +15,9 @@ q / dO come through a two-stage ring filled by TMA (host-side descriptors over t
 Unlike the Triton kernel's masked pointer loads, a TMA box reads whole rows: rows of a step outside its row range
 (the contextual block's rows past ``C``, rows past the sequence's end, which belong to the next sequence) are real
 data, so every step whose rows leave its range takes the masked branch, where the row-range test joins the SPEC
-mask. Scope: no window (``max_attn_len == 0``), targets and contextual rows either way, the dense grid (not
+mask; the rows past the sequence's end are also zeroed in shared memory before the products read them
+(``_core.gluon.zero_rows_from``: they are the reduction dim of ``dV += a dO`` and ``dK += ds Q``, where a masked zero
+times an inf / NaN row of the next sequence is NaN; session 27). Scope: no window (``max_attn_len == 0``), targets and contextual rows either way, the dense grid (not
 ``JAGATTN_HSTU_COMPACT=1``), not the atomic dQ path, fp16 / bf16, head dims 64 or 128; the Triton kernel runs
 everything else. Opt-in (``JAGATTN_HSTU_GLUON=1``): see ``GLUON_SWITCH`` for why it is not the default.
 """
