@@ -756,26 +756,16 @@ def test_gpu_gluon_strided_and_deterministic(monkeypatch):
     assert taken == [False, False]
 
 
-@pytest.mark.gpu
-@pytest.mark.parametrize("switch", ["auto", "0"])
-def test_gpu_nonfinite_sequence_isolated(monkeypatch, switch):
-    # inf / NaN in one sequence's q, k, v or dO never reaches another sequence's outputs or gradients: the other
-    # sequences' o, lse, dq, dk, dv are bit for bit those of the same batch with that sequence finite. Kernels that
-    # load a tile past a sequence's end must zero it, not only mask the scores: a masked score times an inf row of
-    # the next sequence is 0 * inf = NaN in the matmul's sum. switch: the Gluon dK/dV kernel (auto) or the Triton one
-    from jagattn.attention.triton import bwd_gluon
-
-    monkeypatch.setattr(bwd_gluon, "GLUON_SWITCH", switch)
-    lens = [100, 77, 130, 64]  # partial blocks on both sides of the poisoned sequence
-    cu = T.cu_seqlens(lens, device="cuda")
-    q, k, v, do, _, _, _ = _inputs(lens, lens, 4, 2, 128, 128, dtype=torch.bfloat16, seed=5, device="cuda")
-    bad = slice(lens[0], lens[0] + lens[1])
-    qb, kb, vb, dob = (t.clone() for t in (q, k, v, do))
-    for t, row, value in ((qb, 3, math.inf), (kb, 70, -math.inf), (vb, 0, math.nan), (dob, 76, math.inf)):
-        t[bad][row, 0, 5] = value
-    keep = torch.ones(sum(lens), dtype=torch.bool, device="cuda")
-    keep[bad] = False
-    for kw in (dict(causal=True), dict(causal=False), dict(window=(40, 8))):
+def _check_isolated(lens, hq, hkv, d, device, tag):
+    # inf / NaN in sequence 1's q, k, v, dO never reaches another sequence's o, lse, dq, dk, dv: bit for bit those of
+    # the same batch with sequence 1 finite (causal, full and windowed)
+    cu = T.cu_seqlens(lens, device=device)
+    q, k, v, do, _, _, _ = _inputs(lens, lens, hq, hkv, d, d, dtype=torch.bfloat16, seed=5, device=device)
+    n1 = lens[1]
+    (qb, kb, vb, dob), keep = T.poison_one_sequence(
+        (q, k, v, do), lens, 1, ((3, math.inf), (n1 - 7, -math.inf), (0, math.nan), (n1 - 1, math.inf))
+    )
+    for kw in (dict(causal=True), dict(causal=False), dict(window=(7, 2))):
         runs = []
         for qq, kk, vv, dd in ((q, k, v, do), (qb, kb, vb, dob)):
             qq, kk, vv = (t.detach().clone().requires_grad_(True) for t in (qq, kk, vv))
@@ -783,9 +773,27 @@ def test_gpu_nonfinite_sequence_isolated(monkeypatch, switch):
                                        **kw)  # fmt: skip
             o.backward(dd)
             runs.append((o.detach(), lse.detach().t(), qq.grad, kk.grad, vv.grad))
+        assert not torch.equal(runs[0][0][~keep], runs[1][0][~keep])  # the poison took
         for name, a, b in zip(("o", "lse", "dq", "dk", "dv"), *runs, strict=True):
-            assert torch.isfinite(a[keep]).all(), (kw, name)
-            assert torch.equal(a[keep], b[keep]), (kw, name, switch)
+            assert torch.isfinite(a[keep]).all(), (kw, name, tag)
+            assert torch.equal(a[keep], b[keep]), (kw, name, tag)
+
+
+def test_triton_nonfinite_sequence_isolated():
+    # the Triton kernels' masked loads (the interpreter here; partial blocks on both sides of the poisoned sequence)
+    _check_isolated([20, 13, 37, 8], 2, 1, 16, DEVICE, "interpreter")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("switch", ["auto", "0"])
+def test_gpu_nonfinite_sequence_isolated(monkeypatch, switch):
+    # on the device: the Gluon dK/dV kernel (auto) or the Triton one (0). The Gluon kernel's host-side descriptors span
+    # the whole tensor, so a sequence's last, partial query block holds the next sequence's rows: masking their
+    # scores is not enough (a masked zero times an inf row is NaN in dV += P^T dO, dK += dS^T Q): they are zeroed
+    from jagattn.attention.triton import bwd_gluon
+
+    monkeypatch.setattr(bwd_gluon, "GLUON_SWITCH", switch)
+    _check_isolated([100, 77, 130, 64], 4, 2, 128, "cuda", switch)
 
 
 @pytest.mark.gpu

@@ -1277,37 +1277,38 @@ def test_fp16_launches_take_split_tf32_products(monkeypatch, on_launch, device):
     assert all(prec == "tf32x3" and not keep for _, prec, keep in seen), seen
 
 
-@pytest.mark.gpu
-def test_gpu_nonfinite_sequence_isolated():
-    # inf / NaN in one sequence's q, k, v, g, beta or dO never reaches another sequence's outputs, final states or
-    # gradients: bit for bit those of the same batch with that sequence finite (chunks never cross sequences; a
-    # kernel that loaded the next sequence's rows past a partial last chunk and only masked them would turn a
-    # 0 * inf into NaN)
+def _check_isolated(lens, h, kd, vd, device, dtype):
+    # inf / NaN in sequence 1's q, k, v, g, beta and dO never reaches another sequence's outputs, final states or
+    # gradients: bit for bit those of the same batch with sequence 1 finite (chunks never cross sequences; a kernel
+    # that loaded the next sequence's rows past a partial last chunk and only masked them would turn a 0 * inf into
+    # NaN); with an initial state and the final state's gradient, l2norm on and off
     import math
 
-    lens = [100, 77, 130, 64]
-    t, h, kd, vd = sum(lens), 2, 128, 128
-    cu = torch.tensor([0, 100, 177, 307, 371], dtype=torch.int32, device="cuda")
-    gen = torch.Generator(device="cuda").manual_seed(3)
+    t = sum(lens)
+    cu = testing.cu_seqlens(lens, device=device)
+    gen = torch.Generator().manual_seed(3)
 
     def rnd(*shape):
-        return torch.randn(*shape, generator=gen, device="cuda")
+        return torch.randn(*shape, generator=gen).to(device)
 
     # unit-norm keys (and queries) so that the run without l2norm is stable too
-    q, k = (F.normalize(rnd(t, h, kd), dim=-1).bfloat16() for _ in range(2))
-    v = rnd(t, h, vd).bfloat16()
-    g = torch.nn.functional.logsigmoid(rnd(t, h) + 3)
-    beta = torch.rand(t, h, generator=gen, device="cuda")
-    do = rnd(t, h, vd).bfloat16()
-    h0 = rnd(4, h, kd, vd) * 0.1
-    bad = slice(100, 177)
-    poisoned = [x.clone() for x in (q, k, v, g, beta, do)]
-    for x, row, value in zip(poisoned, (3, 70, 0, 40, 11, 76), (math.inf, -math.inf, math.nan, -math.inf, math.nan,
-                                                               math.inf), strict=True):  # fmt: skip
-        x[bad][row, 0, ...] = value
-    keep = torch.ones(t, dtype=torch.bool, device="cuda")
-    keep[bad] = False
-    keep_seq = torch.tensor([True, False, True, True], device="cuda")
+    q, k = (F.normalize(rnd(t, h, kd), dim=-1).to(dtype) for _ in range(2))
+    v = rnd(t, h, vd).to(dtype)
+    g = F.logsigmoid(rnd(t, h) + 3)
+    beta = torch.rand(t, h, generator=gen).to(device)
+    do = rnd(t, h, vd).to(dtype)
+    h0 = rnd(len(lens), h, kd, vd) * 0.1
+    n1 = lens[1]
+    cells = (
+        (3, math.inf),
+        (n1 - 7, -math.inf),
+        (0, math.nan),
+        (n1 - 2, -math.inf),
+        (5, math.nan),
+        (n1 - 1, math.inf),
+    )
+    poisoned, keep = testing.poison_one_sequence((q, k, v, g, beta, do), lens, 1, cells)
+    keep_seq = torch.tensor([i != 1 for i in range(len(lens))], device=device)
     for l2 in (True, False):
         runs = []
         for qq, kk, vv, gg, bb, dd in ((q, k, v, g, beta, do), poisoned):
@@ -1316,8 +1317,63 @@ def test_gpu_nonfinite_sequence_isolated():
                                              output_final_state=True, use_qk_l2norm=l2, backend="triton")  # fmt: skip
             torch.autograd.backward((o, ht), (dd, torch.ones_like(ht)))
             runs.append((o.detach(), ht.detach(), *(x.grad for x in leaves)))
+        assert not torch.equal(runs[0][0][~keep], runs[1][0][~keep])  # the poison took
         names = ("o", "final_state", "dq", "dk", "dv", "dg", "dbeta", "dh0")
         for name, a, b in zip(names, *runs, strict=True):
             sel = keep_seq if name in ("final_state", "dh0") else keep
             assert torch.isfinite(a[sel]).all(), (l2, name)
             assert torch.equal(a[sel], b[sel]), (l2, name)
+
+
+def test_triton_nonfinite_sequence_isolated(device):
+    # every sequence shorter than a chunk (partial chunks on both sides of the poisoned one); fp16 (bf16 of this size
+    # takes the precise path, which the interpreter gets wrong: test_interpreter_bf16_precise_path)
+    _check_isolated([20, 13, 37, 8], 2, 16, 16, device, torch.float16)
+
+
+@pytest.mark.gpu
+def test_gpu_nonfinite_sequence_isolated():
+    # production head dims; partial last chunks (lengths 100, 77, 130, 64)
+    _check_isolated([100, 77, 130, 64], 2, 128, 128, "cuda", torch.bfloat16)
+
+
+def _bf16_precise_case():
+    case = make_case([20, 13], 1, 1, 16, 16, dtype=torch.bfloat16, with_init=False, l2=True, seed=3)
+    return [case[n].detach() for n in ("q", "k", "v", "g", "beta")], case["cu_seqlens"]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known defect (session 27): under the Triton interpreter the bf16 precise path (fp32 intermediates, "
+    "bf16 q/k) returns NaN, first from the solve kernel; the GPU runs it within the SPEC rule. The backend refuses "
+    "those inputs on the CPU (test_interpreter_bf16_precise_refused)",
+)
+def test_interpreter_bf16_precise_path(monkeypatch):
+    from jagattn.gated_delta.triton import common
+
+    if torch.cuda.is_available():
+        pytest.skip("an interpreter defect: CPU only")
+    monkeypatch.setattr(common, "BF16_PRECISE", "on")
+    monkeypatch.setattr(jagattn.gated_delta.backends, "SMALL_FP32_MAX_TOKEN_HEADS", 0)
+    (q, k, v, g, beta), cu = _bf16_precise_case()
+    with torch.no_grad():
+        o, fs = triton_call(q, k, v, g, beta, cu_seqlens=cu, output_final_state=True, use_qk_l2norm=True)
+    assert torch.isfinite(o).all() and torch.isfinite(fs).all()
+
+
+def test_interpreter_bf16_precise_refused(monkeypatch):
+    # until the defect above is understood, the Triton backend refuses those inputs on the CPU with a reason and
+    # auto runs the reference (no silent NaN); the speed path and the fp32 route still run on triton
+    from jagattn.gated_delta.triton import common
+
+    if torch.cuda.is_available():
+        pytest.skip("an interpreter defect: CPU only")
+    monkeypatch.setattr(jagattn.gated_delta.backends, "SMALL_FP32_MAX_TOKEN_HEADS", 0)
+    (q, k, v, g, beta), cu = _bf16_precise_case()
+    text = str(jagattn.explain("gated_delta", q, k, v, g, beta, cu_seqlens=cu, use_qk_l2norm=True))
+    assert "precise path" in text and "interpreter" in text
+    o, _ = jagattn.gated_delta_rule(q, k, v, g, beta, cu_seqlens=cu, use_qk_l2norm=True)
+    assert torch.isfinite(o).all()
+    monkeypatch.setattr(common, "BF16_PRECISE", "off")
+    assert "precise path" not in str(jagattn.explain("gated_delta", q, k, v, g, beta, cu_seqlens=cu,
+                                                     use_qk_l2norm=True))  # fmt: skip

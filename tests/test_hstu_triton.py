@@ -27,7 +27,15 @@ from jagattn.hstu.backends import TritonBackend
 from jagattn.hstu.reference import hstu_reference
 from jagattn.hstu.triton.mask import _phases
 from jagattn.hstu.triton.schedule import _grouped
-from jagattn.testing import OnCuda, assert_finite_where, check_close, cu_seqlens, generator, randn
+from jagattn.testing import (
+    OnCuda,
+    assert_finite_where,
+    check_close,
+    cu_seqlens,
+    generator,
+    poison_one_sequence,
+    randn,
+)
 
 DEV = "cuda" if torch.cuda.is_available() else "cpu"
 CPU_DTYPES = [torch.float32, torch.float16]
@@ -887,32 +895,40 @@ def test_gpu_gluon_dkdv(monkeypatch, dtype, dq, dv, C, targets):
         assert diff <= 2e-2 * b.float().abs().max().item(), (name, diff)
 
 
-@pytest.mark.gpu
-@pytest.mark.parametrize("switch", ["0", "1"])
-def test_gpu_nonfinite_sequence_isolated(monkeypatch, switch):
-    # inf / NaN in one sequence's q, k, v or dO never reaches another sequence's outputs or gradients (bit for bit
-    # those of the same batch with that sequence finite), with the Triton dK/dV kernel and the opt-in Gluon one
-    # (a masked score times an inf row of the next sequence is 0 * inf = NaN in a matmul's sum)
-    from jagattn.hstu.triton import bwd_gluon
-
-    monkeypatch.setattr(bwd_gluon, "GLUON_SWITCH", switch)
-    lens = [100, 77, 130, 64]
-    cu = cu_seqlens(lens, "cuda")
-    q, k, v, do = (t.detach() for t in _make(lens, 2, 128, 128, dtype=torch.bfloat16, seed=5, device="cuda"))
-    bad = slice(lens[0], lens[0] + lens[1])
-    qb, kb, vb, dob = (t.clone() for t in (q, k, v, do))
-    for t, row, value in ((qb, 3, math.inf), (kb, 70, -math.inf), (vb, 0, math.nan), (dob, 76, math.inf)):
-        t[bad][row, 0, 5] = value
-    keep = torch.ones(sum(lens), dtype=torch.bool, device="cuda")
-    keep[bad] = False
-    nt = torch.tensor([5, 3, 9, 1], device="cuda")
-    for kw in (dict(), dict(num_targets=nt, contextual_seq_len=3), dict(max_attn_len=40)):
+def _check_isolated(lens, h, d, max_len, device, tag):
+    # inf / NaN in sequence 1's q, k, v, dO never reaches another sequence's o, dq, dk, dv: bit for bit those of the
+    # same batch with sequence 1 finite (plain, targets + contextual rows, a window)
+    cu = cu_seqlens(lens, device)
+    q, k, v, do = (t.detach() for t in _make(lens, h, d, d, dtype=torch.bfloat16, seed=5, device=device))
+    n1 = lens[1]
+    (qb, kb, vb, dob), keep = poison_one_sequence(
+        (q, k, v, do), lens, 1, ((3, math.inf), (n1 - 7, -math.inf), (0, math.nan), (n1 - 1, math.inf))
+    )
+    nt = torch.tensor([5, 3, 9, 1], device=device)
+    for kw in (dict(), dict(num_targets=nt, contextual_seq_len=3), dict(max_attn_len=9)):
         runs = []
         for qq, kk, vv, dd in ((q, k, v, do), (qb, kb, vb, dob)):
             qq, kk, vv = (t.clone().requires_grad_(True) for t in (qq, kk, vv))
-            o = jagattn.hstu_attention(qq, kk, vv, cu, 256, alpha=1.0 / 128, backend="triton", **kw)
+            o = jagattn.hstu_attention(qq, kk, vv, cu, max_len, alpha=1.0 / d, backend="triton", **kw)
             o.backward(dd)
             runs.append((o.detach(), qq.grad, kk.grad, vv.grad))
+        assert not torch.equal(runs[0][2][~keep], runs[1][2][~keep])  # the poison took
         for name, a, b in zip(("o", "dq", "dk", "dv"), *runs, strict=True):
-            assert torch.isfinite(a[keep]).all(), (kw, name)
-            assert torch.equal(a[keep], b[keep]), (kw, name, switch)
+            assert torch.isfinite(a[keep]).all(), (kw, name, tag)
+            assert torch.equal(a[keep], b[keep]), (kw, name, tag)
+
+
+def test_triton_nonfinite_sequence_isolated():
+    # the Triton kernels' masked loads (the interpreter here; partial blocks on both sides of the poisoned sequence)
+    _check_isolated([20, 13, 37, 8], 1, 16, 64, DEV, "interpreter")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("switch", ["0", "1"])
+def test_gpu_nonfinite_sequence_isolated(monkeypatch, switch):
+    # on the device, the Triton dK/dV kernel and the opt-in Gluon one (whose TMA boxes past a sequence's end hold the
+    # next sequence's rows: zeroed before its products read them)
+    from jagattn.hstu.triton import bwd_gluon
+
+    monkeypatch.setattr(bwd_gluon, "GLUON_SWITCH", switch)
+    _check_isolated([100, 77, 130, 64], 2, 128, 256, "cuda", switch)

@@ -167,6 +167,24 @@ def poisoned_outputs(enabled: bool = True) -> Iterator[None]:
             os.environ["JAGATTN_POISON"] = old
 
 
+def poison_one_sequence(
+    tensors: Sequence[torch.Tensor], lengths: Sequence[int], index: int, cells: Sequence[tuple[int, float]]
+) -> tuple[list[torch.Tensor], torch.Tensor]:
+    """Copies of the packed ``tensors`` (sequences along dim 0, lengths ``lengths``) in which sequence ``index`` holds a
+    non-finite value: for the i-th tensor, ``cells[i] = (row, value)`` sets element ``[row, 0, ...]`` (the first head,
+    every trailing index at 0; ``row`` counts from the sequence's start) to ``value``. Also returns the boolean mask of
+    the rows of every other sequence: what an isolation test compares bit for bit against a finite run."""
+    start = sum(lengths[:index])
+    out = []
+    for t, (row, value) in zip(tensors, cells, strict=True):
+        c = t.detach().clone()
+        c[(start + row, 0) + (0,) * (c.dim() - 2)] = value
+        out.append(c)
+    keep = torch.ones(sum(lengths), dtype=torch.bool, device=tensors[0].device)
+    keep[start : start + lengths[index]] = False
+    return out, keep
+
+
 class OnCuda:
     """A CPU tensor as the TMA / Gluon guards see a CUDA one (its layout, element size and address), for testing
     those guards on machines without a GPU."""
