@@ -1326,8 +1326,8 @@ def _check_isolated(lens, h, kd, vd, device, dtype):
 
 
 def test_triton_nonfinite_sequence_isolated(device):
-    # every sequence shorter than a chunk (partial chunks on both sides of the poisoned one); fp16 (bf16 of this size
-    # takes the precise path, which the interpreter gets wrong: test_interpreter_bf16_precise_path)
+    # every sequence shorter than a chunk (partial chunks on both sides of the poisoned one); fp16, whose half-precision
+    # kernels the interpreter runs (bf16 always takes the fp32 route there: _core/precision.fp32_route)
     _check_isolated([20, 13, 37, 8], 2, 16, 16, device, torch.float16)
 
 
@@ -1335,45 +1335,3 @@ def test_triton_nonfinite_sequence_isolated(device):
 def test_gpu_nonfinite_sequence_isolated():
     # production head dims; partial last chunks (lengths 100, 77, 130, 64)
     _check_isolated([100, 77, 130, 64], 2, 128, 128, "cuda", torch.bfloat16)
-
-
-def _bf16_precise_case():
-    case = make_case([20, 13], 1, 1, 16, 16, dtype=torch.bfloat16, with_init=False, l2=True, seed=3)
-    return [case[n].detach() for n in ("q", "k", "v", "g", "beta")], case["cu_seqlens"]
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="known defect (session 27): under the Triton interpreter the bf16 precise path (fp32 intermediates, "
-    "bf16 q/k) returns NaN, first from the solve kernel; the GPU runs it within the SPEC rule. The backend refuses "
-    "those inputs on the CPU (test_interpreter_bf16_precise_refused)",
-)
-def test_interpreter_bf16_precise_path(monkeypatch):
-    from jagattn.gated_delta.triton import common
-
-    if torch.cuda.is_available():
-        pytest.skip("an interpreter defect: CPU only")
-    monkeypatch.setattr(common, "BF16_PRECISE", "on")
-    monkeypatch.setattr(jagattn.gated_delta.backends, "SMALL_FP32_MAX_TOKEN_HEADS", 0)
-    (q, k, v, g, beta), cu = _bf16_precise_case()
-    with torch.no_grad():
-        o, fs = triton_call(q, k, v, g, beta, cu_seqlens=cu, output_final_state=True, use_qk_l2norm=True)
-    assert torch.isfinite(o).all() and torch.isfinite(fs).all()
-
-
-def test_interpreter_bf16_precise_refused(monkeypatch):
-    # until the defect above is understood, the Triton backend refuses those inputs on the CPU with a reason and
-    # auto runs the reference (no silent NaN); the speed path and the fp32 route still run on triton
-    from jagattn.gated_delta.triton import common
-
-    if torch.cuda.is_available():
-        pytest.skip("an interpreter defect: CPU only")
-    monkeypatch.setattr(jagattn.gated_delta.backends, "SMALL_FP32_MAX_TOKEN_HEADS", 0)
-    (q, k, v, g, beta), cu = _bf16_precise_case()
-    text = str(jagattn.explain("gated_delta", q, k, v, g, beta, cu_seqlens=cu, use_qk_l2norm=True))
-    assert "precise path" in text and "interpreter" in text
-    o, _ = jagattn.gated_delta_rule(q, k, v, g, beta, cu_seqlens=cu, use_qk_l2norm=True)
-    assert torch.isfinite(o).all()
-    monkeypatch.setattr(common, "BF16_PRECISE", "off")
-    assert "precise path" not in str(jagattn.explain("gated_delta", q, k, v, g, beta, cu_seqlens=cu,
-                                                     use_qk_l2norm=True))  # fmt: skip

@@ -32,7 +32,8 @@ HSTU 1335 vs 1082 us (launch-bound both ways), gated delta [3, 2, 1] 3834 vs 210
 kernels are slower and compile far longer); every family's limit is 1024. Symbolic sizes
 (torch.compile / export with dynamic shapes) never take it: a size test there would become a guard.
 ``JAGATTN_SMALL_FP32=off`` disables the route, ``on`` takes it for every fp16/bf16 call (tests and
-experiments; slow on large batches).
+experiments; slow on large batches). Under Triton's interpreter bf16 takes it at every size, whatever the setting
+(``fp32_route``).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from __future__ import annotations
 import torch
 
 from .env import env_choice
+from .triton_utils import interpreter_enabled
 
 SMALL_FP32 = env_choice("JAGATTN_SMALL_FP32", ("auto", "on", "off"), "auto")
 _HALF = (torch.float16, torch.bfloat16)
@@ -47,8 +49,14 @@ _HALF = (torch.float16, torch.bfloat16)
 
 def fp32_route(dtype: torch.dtype, sizes, limit: int) -> bool:
     """True when an op on ``dtype`` inputs whose tensors hold ``sizes`` (``tokens x heads`` each: ints,
-    or symbolic) runs on the fp32 route (module docstring)."""
-    if dtype not in _HALF or SMALL_FP32 == "off":
+    or symbolic) runs on the fp32 route (module docstring). bf16 under Triton's interpreter always does: the
+    interpreter computes ``tl.dot`` on bf16 operands wrongly (Triton 3.9: errors of ~1e9 on unit-normal
+    inputs; session 27 found the public ops returning that on CPU batches past the small-batch limit)."""
+    if dtype not in _HALF:
+        return False
+    if dtype == torch.bfloat16 and interpreter_enabled():
+        return True
+    if SMALL_FP32 == "off":
         return False
     if SMALL_FP32 == "on":
         return True

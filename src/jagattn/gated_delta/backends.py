@@ -13,7 +13,7 @@ import torch
 from .._core.dispatch import Backend, register_family
 from .._core.library import eager_call
 from .._core.precision import fp32_route, upcast
-from .._core.triton_utils import backend_unavailable_reason, device_reasons, interpreter_enabled
+from .._core.triton_utils import backend_unavailable_reason, device_reasons
 from .reference import gated_delta_reference
 
 if TYPE_CHECKING:
@@ -61,14 +61,6 @@ class TritonBackend(Backend):
             reasons.append(
                 f"q/k/v dtype {inputs.dtype} is not supported (fp16, bf16, fp32; fp64 is reference-only)"
             )
-        if self._interpreter_bf16_precise(inputs):
-            # Found in session 27, not yet explained: under the Triton interpreter the bf16 precise path (fp32
-            # intermediates with bf16 q/k) returns NaN from the solve kernel on every input tried; on the GPU the
-            # same path meets the SPEC rule (gpu tests). tests/test_gated_delta_triton.py keeps a strict xfail on it.
-            reasons.append(
-                "bf16 of this size takes the precise path (fp32 intermediates), which returns NaN under the "
-                "Triton interpreter (a known defect, GPU unaffected); the reference runs on the CPU"
-            )
         if inputs.dtype == torch.float32 and inputs.requires_grad:
             # The chunked backward (WY solve, gate gradients by identities) rounds differently from the
             # token loop; in fp32 the SPEC section 5 yardstick (2x an fp32 token loop's error) is tight
@@ -82,18 +74,6 @@ class TritonBackend(Backend):
                 "gradients, run on triton"
             )
         return reasons
-
-    @staticmethod
-    def _interpreter_bf16_precise(inputs: GatedDeltaInputs) -> bool:
-        """bf16 inputs on the CPU (Triton interpreter) that neither the fp32 route nor the speed path takes."""
-        t, hv = inputs.total_tokens, inputs.num_value_heads
-        if inputs.dtype != torch.bfloat16 or inputs.device_type != "cpu" or not interpreter_enabled():
-            return False
-        if not isinstance(t, int) or fp32_route(inputs.dtype, (t * hv,), SMALL_FP32_MAX_TOKEN_HEADS):
-            return False
-        from .triton.common import bf16_precise
-
-        return bf16_precise(inputs.dtype, t, hv)
 
     @staticmethod
     def use_recurrent(inputs: GatedDeltaInputs) -> bool:
