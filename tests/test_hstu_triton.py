@@ -895,11 +895,11 @@ def test_gpu_gluon_dkdv(monkeypatch, dtype, dq, dv, C, targets):
         assert diff <= 2e-2 * b.float().abs().max().item(), (name, diff)
 
 
-def _check_isolated(lens, h, d, max_len, device, tag):
+def _check_isolated(lens, h, d, max_len, device, tag, dtype=torch.bfloat16):
     # inf / NaN in sequence 1's q, k, v, dO never reaches another sequence's o, dq, dk, dv: bit for bit those of the
     # same batch with sequence 1 finite (plain, targets + contextual rows, a window)
     cu = cu_seqlens(lens, device)
-    q, k, v, do = (t.detach() for t in _make(lens, h, d, d, dtype=torch.bfloat16, seed=5, device=device))
+    q, k, v, do = (t.detach() for t in _make(lens, h, d, d, dtype=dtype, seed=5, device=device))
     n1 = lens[1]
     (qb, kb, vb, dob), keep = poison_one_sequence(
         (q, k, v, do), lens, 1, ((3, math.inf), (n1 - 7, -math.inf), (0, math.nan), (n1 - 1, math.inf))
@@ -919,8 +919,9 @@ def _check_isolated(lens, h, d, max_len, device, tag):
 
 
 def test_triton_nonfinite_sequence_isolated():
-    # the Triton kernels' masked loads (the interpreter here; partial blocks on both sides of the poisoned sequence)
-    _check_isolated([20, 13, 37, 8], 1, 16, 64, DEV, "interpreter")
+    # the Triton kernels' masked loads (partial blocks on both sides of the poisoned sequence); fp16: under the
+    # interpreter bf16 runs the fp32 kernels (_core/precision.fp32_route)
+    _check_isolated([20, 13, 37, 8], 1, 16, 64, DEV, "small", torch.float16)
 
 
 @pytest.mark.gpu
