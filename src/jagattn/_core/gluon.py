@@ -44,15 +44,7 @@ except (ImportError, AttributeError):  # pragma: no cover - depends on the insta
 if GLUON:
 
     @gluon.jit
-    def zero_rows_from(tile, first, ROWS: gl.constexpr, COLS: gl.constexpr, num_warps: gl.constexpr):
-        """Zero rows ``[first, ROWS)`` of the ``[ROWS, COLS]`` shared-memory tile ``tile`` (landed by TMA, not yet read
-        by a wgmma), in 16-row slices, skipping the slices below ``first``. The caller then makes the stores visible to
-        the tensor cores of every warp: ``fence_async_shared()`` and ``cta_barrier()``.
-
-        Why: a host-side descriptor spans the whole packed tensor, so a sequence's last, partial row block holds the
-        next sequence's rows. Masking their scores is not enough where those rows are a product's reduction dim
-        (``dV += P^T dO``, ``dK += dS^T Q``): a masked zero times an inf / NaN row is NaN, so one sequence's inputs
-        would reach another's gradients."""
+    def _zero_rows_of(tile, first, ROWS: gl.constexpr, num_warps: gl.constexpr):
         layout: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [num_warps, 1], [1, 0])
         for r in gl.static_range(0, ROWS, 16):
             if r + 16 > first:
@@ -60,6 +52,21 @@ if GLUON:
                 rows = r + gl.arange(0, 16, layout=gl.SliceLayout(1, layout))
                 x = part.load(layout)
                 part.store(gl.where((rows < first)[:, None], x, gl.zeros_like(x)))
+
+    @gluon.jit
+    def zero_rows_from(q_tile, do_tile, first, ROWS: gl.constexpr, num_warps: gl.constexpr):
+        """Zero rows ``[first, ROWS)`` of the ``[ROWS, *]`` shared-memory tiles ``q_tile`` and ``do_tile`` (landed by
+        TMA, not yet read by a wgmma), in 16-row slices, skipping the slices below ``first``, and make the stores
+        visible to the tensor cores of every warp (fence, then a CTA barrier).
+
+        Why: a host-side descriptor spans the whole packed tensor, so a sequence's last, partial row block holds the
+        next sequence's rows. Masking their scores is not enough where those rows are a product's reduction dim
+        (``dV += P^T dO``, ``dK += dS^T Q``): a masked zero times an inf / NaN row is NaN, so one sequence's inputs
+        would reach another's gradients."""
+        _zero_rows_of(q_tile, first, ROWS, num_warps)
+        _zero_rows_of(do_tile, first, ROWS, num_warps)
+        fence_async_shared()
+        cta_barrier()
 
 
 _GL_DTYPES = {torch.float16: "float16", torch.bfloat16: "bfloat16"}

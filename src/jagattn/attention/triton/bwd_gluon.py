@@ -21,9 +21,9 @@ any product reads them (``_core.gluon.zero_rows_from``, at the end of the step b
 products), and their lse2 is the padding rows' ``+inf``, their delta ``0``, so they add exactly nothing. Masking
 their scores alone is not enough: they are the reduction dim of ``dV += P^T dO`` and ``dK += dS^T Q``, and a masked
 zero times an inf / NaN there is NaN (session 27: one sequence's inf reached another's dK; the Triton kernel's
-descriptors are bounded at the sequence's end). The zeroing cost 0-3% of the backward (round 12: mean 8192 Hkv 16
-0.2%, mean 512 Hkv 16 2-3%). A key block that runs past its sequence's end reads the next sequence's keys: those
-rows of dK / dV are never stored and no sum runs over them.
+descriptors are bounded at the sequence's end). The zeroing cost of the backward (round 12, same process): mean 8192
+Hkv 16 0.2%, mean 512 Hkv 16 2-3%, skewed 1-6% (noisy). A key block that runs past its sequence's end reads the
+next sequence's keys: those rows of dK / dV are never stored and no sum runs over them.
 
 Measured (session 26, H200, torch 2.11, Triton 3.6, bf16, D = 128; ``benchmarks/results/2026-11-26-s26-h200-round*``):
 the dK/dV kernel 1.13-1.24x the Triton kernel's speed on the suite rows (rounds 2-3, 5), the backward 1.06-1.10x (round
@@ -53,7 +53,6 @@ from ..._core.env import env_choice
 from ..._core.gluon import (
     GLUON,
     cta_barrier,
-    fence_async_shared,
     gl,
     gluon,
     host_desc,
@@ -214,10 +213,7 @@ if GLUON:
         # longer than without zeroing: session 27 round 11).
         if (total > 0) & (m_start + BLOCK_M > lq):
             mbarrier.wait(ready.index(0), 0)
-            zero_rows_from(q_smem.index(0), lq - m_start, BLOCK_M, HEAD_D, num_warps)
-            zero_rows_from(do_smem.index(0), lq - m_start, BLOCK_M, HEAD_DV, num_warps)
-            fence_async_shared()
-            cta_barrier()
+            zero_rows_from(q_smem.index(0), do_smem.index(0), lq - m_start, BLOCK_M, num_warps)
 
         for j in range(total):
             st = j % STAGES
@@ -269,10 +265,7 @@ if GLUON:
             if (j1 < total) & (m1 + BLOCK_M > lq):
                 st1 = j1 % STAGES
                 mbarrier.wait(ready.index(st1), (j1 // STAGES) & 1)
-                zero_rows_from(q_smem.index(st1), lq - m1, BLOCK_M, HEAD_D, num_warps)
-                zero_rows_from(do_smem.index(st1), lq - m1, BLOCK_M, HEAD_DV, num_warps)
-                fence_async_shared()
-                cta_barrier()
+                zero_rows_from(q_smem.index(st1), do_smem.index(st1), lq - m1, BLOCK_M, num_warps)
             dv, dk, a, ds = warpgroup_mma_wait(0, deps=(dv, dk, a, ds))
 
         for s in gl.static_range(STAGES):

@@ -17,9 +17,10 @@ Unlike the Triton kernel's masked pointer loads, a TMA box reads whole rows: row
 data, so every step whose rows leave its range takes the masked branch, where the row-range test joins the SPEC
 mask; the rows past the sequence's end are also zeroed in shared memory before the products read them
 (``_core.gluon.zero_rows_from``: they are the reduction dim of ``dV += a dO`` and ``dK += ds Q``, where a masked zero
-times an inf / NaN row of the next sequence is NaN; session 27). Scope: no window (``max_attn_len == 0``), targets and contextual rows either way, the dense grid (not
-``JAGATTN_HSTU_COMPACT=1``), not the atomic dQ path, fp16 / bf16, head dims 64 or 128; the Triton kernel runs
-everything else. Opt-in (``JAGATTN_HSTU_GLUON=1``): see ``GLUON_SWITCH`` for why it is not the default.
+times an inf / NaN row of the next sequence is NaN; session 27). Scope: no window (``max_attn_len == 0``), targets
+and contextual rows either way, the dense grid (not ``JAGATTN_HSTU_COMPACT=1``), not the atomic dQ path, fp16 /
+bf16, head dims 64 or 128; the Triton kernel runs everything else. Opt-in (``JAGATTN_HSTU_GLUON=1``): see
+``GLUON_SWITCH`` for why it is not the default.
 """
 
 from __future__ import annotations
@@ -31,7 +32,6 @@ from ..._core.env import env_choice
 from ..._core.gluon import (
     GLUON,
     cta_barrier,
-    fence_async_shared,
     gl,
     gluon,
     host_desc,
@@ -201,10 +201,7 @@ if GLUON:
             do_t = do_smem.index(st)
             # the sequence's last, partial block: the next sequence's rows become zeros
             if start_m + BLOCK_M > n:
-                zero_rows_from(q_t, n - start_m, BLOCK_M, HEAD_DQ, num_warps)
-                zero_rows_from(do_t, n - start_m, BLOCK_M, HEAD_DV, num_warps)
-                fence_async_shared()
-                cta_barrier()
+                zero_rows_from(q_t, do_t, n - start_m, BLOCK_M, num_warps)
             qkT = warpgroup_mma(k_smem, q_t.permute((1, 0)), s_zero, use_acc=False, is_async=True)
             dpT = warpgroup_mma(v_smem, do_t.permute((1, 0)), s_zero, use_acc=False, is_async=True)
             qkT = warpgroup_mma_wait(1, deps=(qkT,))  # dp^T may still run
