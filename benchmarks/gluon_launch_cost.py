@@ -1,14 +1,19 @@
-"""Host cost of launching the Gluon dK/dV kernels (issues #4 and #5; session 26 measured one attention forward +
-backward call at 1.37 ms of host time with the Gluon dK/dV kernel against 1.08 ms with the Triton one).
+"""Host cost of the attention forward + backward and of the Gluon dK/dV launch (issues #4 and #5; session 27 round 1
+measured one forward + backward call at 1.37 ms of host time with the Gluon dK/dV kernel against 1.08 ms with the
+Triton one).
 
 On a tiny batch (the GPU never waits for work, the host does), microseconds per call of N calls without a sync:
 
-- ``attention_bwd`` (the backend's launcher, both kernels) with the Triton dK/dV kernel and with the Gluon one;
+- the public forward (inputs requiring grad) and forward + backward, and how much of the latter runs inside the
+  backward node (autograd's device thread); a trivial ``autograd.Function`` for the engine's own cost;
+- ``eager_call`` of the backward op, and the backend's ``attention_bwd`` (both kernels) with the Triton dK/dV kernel
+  and with the Gluon one, as real calls run it (``wrap_triton`` off);
 - the pieces of the Gluon launch: the shared-memory layout (``get_default_for``), four ``TensorDescriptor`` objects,
-  the kernel call with descriptors built beforehand;
-- the same ``attention_bwd`` with ``_core.gluon.host_desc`` swapped for a candidate (``--variants``).
+  the kernel call with descriptors built beforehand, ``launch_dkdv_gluon``; the autotuned dQ kernel's launch;
+- unless ``--quick``: cProfiles of the backward node in autograd's thread, of forward + backward and of the backward
+  op from the main thread.
 
-Usage on the GPU machine: ``PYTHONPATH=src python3 benchmarks/gluon_launch_cost.py [-n 2000]``.
+Usage on the GPU machine: ``PYTHONPATH=src python3 benchmarks/gluon_launch_cost.py [-n 2000] [--quick]``.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from s26_variants import module_setter  # noqa: E402
 
 ATTN = ("jagattn.attention.triton.bwd_gluon", "_attention_bwd_dkdv_gluon_kernel")
 HSTU = ("jagattn.hstu.triton.bwd_gluon", "_hstu_bwd_dkdv_gluon_kernel")
-ZERO = ("jagattn._core.gluon", "zero_rows_from")
+ZERO = ("jagattn._core.gluon", "_zero_rows_of")  # round 11 ran them on zero_rows_from, before its body moved
 
 VARIANTS = {
     # round 11 (zeroing at the top of the step): "no_zero": [(*ATTN, "if m0 + BLOCK_M > lq:", "if False:")]

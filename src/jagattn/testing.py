@@ -185,6 +185,28 @@ def poison_one_sequence(
     return out, keep
 
 
+def assert_isolated(
+    clean: Sequence[torch.Tensor],
+    poisoned: Sequence[torch.Tensor],
+    names: Sequence[str],
+    keep: torch.Tensor,
+    probe: str,
+    context=None,
+    masks: dict[str, torch.Tensor] | None = None,
+) -> None:
+    """The isolation check after ``poison_one_sequence``: ``clean`` and ``poisoned`` are one op's outputs / gradients
+    (named ``names``) from the finite batch and from the poisoned one. Output ``probe`` must differ on the poisoned
+    sequence's rows (the poison took); every output must be finite and bit for bit equal on the rows of ``keep`` (or
+    on ``masks[name]`` for outputs indexed otherwise, e.g. per-sequence states)."""
+    masks = masks or {}
+    i = list(names).index(probe)
+    assert not torch.equal(clean[i][~keep], poisoned[i][~keep]), ("the poison did not reach", probe, context)
+    for name, a, b in zip(names, clean, poisoned, strict=True):
+        sel = masks.get(name, keep)
+        assert torch.isfinite(a[sel]).all(), (context, name)
+        assert torch.equal(a[sel], b[sel]), (context, name)
+
+
 class OnCuda:
     """A CPU tensor as the TMA / Gluon guards see a CUDA one (its layout, element size and address), for testing
     those guards on machines without a GPU."""
