@@ -177,6 +177,29 @@ def test_triton_backward_tiles_and_key_blocks(device):
         common.CONFIG_OVERRIDE.clear()
 
 
+@pytest.mark.parametrize("seg", ["1", "2"])
+@pytest.mark.parametrize("name", ["odd-l2-init-gva2", "gva3-init-raw-vblocks"])
+def test_triton_segment_recompute(name, seg, monkeypatch, device):
+    """The backward's recompute of the per-chunk states in segments of 1 or 2 chunks (``chunk_fwd.seg_chunks``;
+    on the GPU "auto" takes 8-64 chunks, and only for few long sequences): the forward stores the fp32 state
+    entering each segment, the recompute runs one chain per segment from it (sequences of 65, 70, 130 tokens: two
+    or three segments, a partial last one). Against the reference, and the segment path did run."""
+    from jagattn.gated_delta.triton import chunk_bwd, chunk_fwd
+
+    monkeypatch.setattr(chunk_fwd, "SEG", seg)
+    seen = []
+    inner = chunk_bwd._state_pass
+
+    def spy(*args, **kwargs):
+        seen.append((kwargs.get("seg"), kwargs.get("hseg") is not None))
+        return inner(*args, **kwargs)
+
+    monkeypatch.setattr(chunk_bwd, "_state_pass", spy)
+    case = make_case(dtype=torch.float16, seed=zlib.crc32(name.encode()) % 1000, device=device, **CASES[name])
+    check_against_reference(case, torch.float16)
+    assert seen == [(int(seg), True)]
+
+
 def test_triton_no_tokens_keeps_state(device):
     case = make_case(
         [0, 0, 0], 1, 2, 16, 16, dtype=torch.float32, with_init=True, l2=True, seed=1, device=device
@@ -755,9 +778,10 @@ def test_triton_norm_on_load_is_bitwise_the_normalised_copies(dtype, save_t, mon
             o, fs = ops.gated_delta_fwd(*args, 32**-0.5, True)
             grads = ops.gated_delta_bwd(*args, do, dht, 32**-0.5, True)
         else:
-            o, fs, gc, ainv, rq, rk, _, _ = ops.gated_delta_fwd_keep_t(*args, 32**-0.5, True, False)
+            o, fs, gc, ainv, rq, rk, _, _, hseg = ops.gated_delta_fwd_keep_t(*args, 32**-0.5, True, False)
             assert (rq.numel() > 0) == (ops.NORM_ON_LOAD != "off")  # the factors kept for the backward
-            grads = ops.gated_delta_bwd_keep_t(*args, gc, ainv, rq, rk, do, dht, 32**-0.5, True)
+            seg = (hseg, ops._seg_of(args[2], args[6])) if hseg.numel() > 0 else ()
+            grads = ops.gated_delta_bwd_keep_t(*args, gc, ainv, rq, rk, do, dht, 32**-0.5, True, False, *seg)
         return (o, fs, *grads)
 
     monkeypatch.setattr(
@@ -1024,14 +1048,17 @@ def test_triton_keep_t_ops_opcheck_cpu(norm, dtype, monkeypatch, device):
     args = (*(case[n] for n in names), 16**-0.5, True, False)
     torch.library.opcheck(ops.gated_delta_fwd_keep_t, args, test_utils=checks)
     with torch.no_grad():
-        _, _, gc, ainv, rq, rk, qn, kn = ops.gated_delta_fwd_keep_t(*args)
+        _, _, gc, ainv, rq, rk, qn, kn, hseg = ops.gated_delta_fwd_keep_t(*args)
+    # the states entering each segment (chunk_fwd.seg_chunks: "auto" segments two short sequences x 2 heads)
+    seg = ops._seg_of(case["v"], case["cu_seqlens"])
+    assert seg > 0 and hseg.shape == (80 // (64 * seg) + 2, 2, 16, 16)
     kept = dtype == torch.float32
     assert rq.shape == ((80, 1) if norm == "all" or kept else (0,)) and rk.shape == rq.shape
     assert qn.shape == ((80, 1, 16) if kept else (0,)) and kn.shape == qn.shape
     plain = tuple(case[n].detach() for n in names)
     if kept:
         plain = (qn, kn, *plain[2:])
-    bwd_args = (*plain, gc, ainv, rq, rk, case["do"], case["dht"], 16**-0.5, True, kept)
+    bwd_args = (*plain, gc, ainv, rq, rk, case["do"], case["dht"], 16**-0.5, True, kept, hseg, seg)
     torch.library.opcheck(ops.gated_delta_bwd_keep_t, bwd_args, test_utils=checks)
 
 
@@ -1164,13 +1191,15 @@ def test_gpu_opcheck_keep_t(t_in_input_dtype, norm, monkeypatch):
     args = (*(case[n] for n in names), 32**-0.5, True, t_in_input_dtype)
     torch.library.opcheck(ops.gated_delta_fwd_keep_t, args)
     with torch.no_grad():
-        _, _, gc, ainv, rq, rk, qn, kn = ops.gated_delta_fwd_keep_t(*args)
+        _, _, gc, ainv, rq, rk, qn, kn, hseg = ops.gated_delta_fwd_keep_t(*args)
+    seg = ops._seg_of(case["v"], case["cu_seqlens"])
+    assert seg > 0 and hseg.numel() > 0  # two short sequences x 2 heads: "auto" segments
     plain = tuple(case[n].detach() for n in names)
     kept = qn.numel() > 0  # bf16 copies: kept in place of q, k unless normalised on load
     assert kept == (norm == "off")
     if kept:
         plain = (qn, kn, *plain[2:])
-    bwd_args = (*plain, gc, ainv, rq, rk, case["do"], case["dht"], 32**-0.5, True, kept)
+    bwd_args = (*plain, gc, ainv, rq, rk, case["do"], case["dht"], 32**-0.5, True, kept, hseg, seg)
     torch.library.opcheck(ops.gated_delta_bwd_keep_t, bwd_args)
 
 

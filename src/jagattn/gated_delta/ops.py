@@ -230,11 +230,12 @@ def gated_delta_bwd(
 
 def _bwd_scalar(
     q, k, v, g, beta, initial_state, cu_seqlens, do, dht, scale, use_qk_l2norm, saved, kept_rstd=None,
-    qk_normalized=False,
+    qk_normalized=False, seg=None,
 ):  # fmt: skip
     """Body of ``gated_delta_bwd`` / ``gated_delta_bwd_keep_t`` (``saved``: the forward's G and T;
     ``kept_rstd``: its q/k l2norm factors when it normalised on load, or with ``qk_normalized`` the
-    factors of the normalised copies that it kept and passes as ``q``, ``k``)."""
+    factors of the normalised copies that it kept and passes as ``q``, ``k``; ``seg``: ``(chunks per
+    segment, the forward's segment states)`` for the segment-parallel recompute)."""
     if qk_normalized:
         qn, kn, rstd = q.contiguous(), k.contiguous(), None
     else:
@@ -254,6 +255,7 @@ def _bwd_scalar(
         saved=saved,
         rstd=rstd,
         k_l2n_rstd=kept_rstd[1] if fuse_k else None,
+        seg=seg,
     )
     if qk_normalized:
         dq = l2norm_bwd_from_y(qn, kept_rstd[0], dq)
@@ -458,12 +460,15 @@ def gated_delta_fwd_keep_t(
     torch.Tensor,
     torch.Tensor,
     torch.Tensor,
+    torch.Tensor,
 ]:
-    """``(o, final_state, gc [T, HV] fp32, T^-1 [T, HV, 64] fp32 or q.dtype, rq, rk, qn, kn)``; o and
+    """``(o, final_state, gc [T, HV] fp32, T^-1 [T, HV, 64] fp32 or q.dtype, rq, rk, qn, kn, hseg)``; o and
     final_state as ``gated_delta_fwd`` (the same kernels: bitwise the same values); ``rq``, ``rk``
     ``[T, H]`` fp32: q's and k's l2norm factors when the kernels normalised on load
     (``NORM_ON_LOAD``) or when the normalised copies ``qn``, ``kn`` (``[T, H, K]`` in q's dtype) are kept
-    (``_keeps_qk``), for the backward; unused ones are empty ``[0]``."""
+    (``_keeps_qk``), for the backward; ``hseg``: the fp32 states entering each segment of
+    ``_seg_of(...)`` chunks (``chunk_fwd.seg_chunks``) for the backward's segment-parallel recompute; unused
+    ones are empty ``[0]``."""
     norm_k_out = None
     if _keeps_qk(q.dtype, use_qk_l2norm) and _kkt_norm(q.dtype, use_qk_l2norm):
         qn, rq = l2norm_fwd_rstd(q.contiguous())
@@ -478,7 +483,7 @@ def gated_delta_fwd_keep_t(
         # (distinct empty tensors: a custom op's outputs may not alias each other)
         none = tuple(q.new_empty((0,), dtype=torch.float32) for _ in range(2))
         kept = (*(rstd if rstd is not None else none), q.new_empty((0,)), k.new_empty((0,)))
-    o, final, gc, ainv = chunk_fwd(
+    o, final, gc, ainv, hseg = chunk_fwd(
         qn,
         kn,
         v.contiguous(),
@@ -490,8 +495,9 @@ def gated_delta_fwd_keep_t(
         keep_t="input" if t_in_input_dtype else "fp32",
         rstd=rstd,
         norm_k_out=norm_k_out,
+        seg=_seg_of(v, cu_seqlens),
     )
-    return o, final, gc, ainv, *kept
+    return o, final, gc, ainv, *kept, hseg
 
 
 @gated_delta_fwd_keep_t.register_fake
@@ -508,7 +514,23 @@ def _(q, k, v, g, beta, initial_state, cu_seqlens, scale, use_qk_l2norm, t_in_in
         k.new_empty(rshape, dtype=torch.float32),
         q.new_empty(q.shape if keep_qk else (0,)),
         k.new_empty(k.shape if keep_qk else (0,)),
+        _seg_states_like(q, v, cu_seqlens),
     )
+
+
+def _seg_of(v: torch.Tensor, cu_seqlens: torch.Tensor) -> int:
+    """Chunks per segment of the backward's recompute for these shapes (``chunk_fwd.seg_chunks``)."""
+    index = v.device.index if v.device.type == "cuda" and v.device.index is not None else 0
+    return _chunk_fwd_module.seg_chunks(v.shape[0], cu_seqlens.shape[0] - 1, v.shape[1], v.shape[2], index)
+
+
+def _seg_states_like(q: torch.Tensor, v: torch.Tensor, cu_seqlens: torch.Tensor) -> torch.Tensor:
+    """An empty segment-state buffer of the keep-T forward's shape (``[0]`` without segments)."""
+    seg = _seg_of(v, cu_seqlens)
+    if seg == 0:
+        return v.new_empty((0,), dtype=torch.float32)
+    slots = _chunk_fwd_module.num_seg_slots(v.shape[0], cu_seqlens.shape[0] - 1, seg)
+    return v.new_empty((slots, v.shape[1], q.shape[2], v.shape[2]), dtype=torch.float32)
 
 
 @triton_op(qualname("gated_delta_bwd_keep_t"), mutates_args=())
@@ -529,21 +551,24 @@ def gated_delta_bwd_keep_t(
     scale: float,
     use_qk_l2norm: bool,
     qk_normalized: bool = False,
+    seg_states: torch.Tensor | None = None,
+    seg_chunks: int = 0,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """``gated_delta_bwd`` with the forward's ``gc`` and ``T^-1`` (no ``kkt_solve``) and its q/k l2norm
     factors ``rq``, ``rk`` (empty when it made normalised copies: recomputed as needed). With
     ``qk_normalized``, ``q`` and ``k`` are the forward's kept normalised copies and ``rq``, ``rk`` their
-    factors; dq, dk are still the gradients w.r.t. the un-normalised q, k."""
+    factors; dq, dk are still the gradients w.r.t. the un-normalised q, k. ``seg_states`` (the forward's
+    ``hseg``, with ``seg_chunks`` > 0): the recompute of the per-chunk states runs in segments from them."""
     return _bwd_scalar(
         q, k, v, g, beta, initial_state, cu_seqlens, do, dht, scale, use_qk_l2norm, (gc, ainv), (rq, rk),
-        qk_normalized,
+        qk_normalized, (seg_chunks, seg_states) if seg_chunks > 0 else None,
     )  # fmt: skip
 
 
 @gated_delta_bwd_keep_t.register_fake
 def _(
     q, k, v, g, beta, initial_state, cu_seqlens, gc, ainv, rq, rk, do, dht, scale, use_qk_l2norm,
-    qk_normalized=False,
+    qk_normalized=False, seg_states=None, seg_chunks=0,
 ):  # fmt: skip
     return (*(x.new_empty(x.shape) for x in (q, k, v, g, beta)), _dh0_like(q, v, cu_seqlens, initial_state))
 
@@ -551,22 +576,25 @@ def _(
 def _setup_context_keep_t(ctx, inputs, output) -> None:
     _no_materialized_grads(ctx)
     q, k, v, g, beta, initial_state, cu_seqlens, scale, use_qk_l2norm, _ = inputs
-    _, _, gc, ainv, rq, rk, qn, kn = output
+    _, _, gc, ainv, rq, rk, qn, kn, hseg = output
+    ctx.seg_chunks = _seg_of(v, cu_seqlens) if hseg.numel() > 0 else 0
     ctx.qk_normalized = _keeps_qk(q.dtype, use_qk_l2norm)
     if ctx.qk_normalized:  # the normalised copies stand in for q, k (the originals are not kept)
         q, k = qn, kn
-    ctx.save_for_backward(q, k, v, g, beta, initial_state, cu_seqlens, gc, ainv, rq, rk)
+    ctx.save_for_backward(q, k, v, g, beta, initial_state, cu_seqlens, gc, ainv, rq, rk, hseg)
     ctx.scale = scale
     ctx.use_qk_l2norm = use_qk_l2norm
     ctx.has_initial_state = initial_state is not None
 
 
-def _backward_keep_t(ctx, do, dht, _dgc, _dainv, _drq, _drk, _dqn, _dkn):
-    saved = ctx.saved_tensors  # q (or qn), k (or kn), v, g, beta, initial_state, cu_seqlens, gc, ainv, rq, rk
+def _backward_keep_t(ctx, do, dht, _dgc, _dainv, _drq, _drk, _dqn, _dkn, _dhseg):
+    # q (or qn), k (or kn), v, g, beta, initial_state, cu_seqlens, gc, ainv, rq, rk, hseg
+    *saved, hseg = ctx.saved_tensors
     do = _do_or_zeros(do, saved[0], saved[2])
     dq, dk, dv, dg, db, dh0 = eager_call(
-        gated_delta_bwd_keep_t, *saved, do, dht, ctx.scale, ctx.use_qk_l2norm, ctx.qk_normalized
-    )
+        gated_delta_bwd_keep_t, *saved, do, dht, ctx.scale, ctx.use_qk_l2norm, ctx.qk_normalized,
+        hseg if ctx.seg_chunks > 0 else None, ctx.seg_chunks,
+    )  # fmt: skip
     return dq, dk, dv, dg, db, (dh0 if ctx.has_initial_state else None), None, None, None, None
 
 

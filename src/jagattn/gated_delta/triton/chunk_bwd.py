@@ -640,7 +640,20 @@ def _dh_split(q_dtype, in_dtype, t, hv) -> tuple[bool, torch.dtype]:
 
 
 def chunk_bwd(
-    q, k, v, g, beta, initial_state, cu, scale: float, do, dht, saved=None, rstd=None, k_l2n_rstd=None
+    q,
+    k,
+    v,
+    g,
+    beta,
+    initial_state,
+    cu,
+    scale: float,
+    do,
+    dht,
+    saved=None,
+    rstd=None,
+    k_l2n_rstd=None,
+    seg=None,
 ):
     """Gradients of the chunked gated delta rule on prepared inputs (l2norm already applied, or
     ``rstd = (rq, rk)`` applied on load as in ``chunk_fwd``; dq, dk are then still the gradients
@@ -653,6 +666,9 @@ def chunk_bwd(
     ``saved``: ``(gc [T, HV] fp32, T^-1 [T, HV, BT] fp32 or input dtype)`` kept by the forward
     (``ops.SAVE_T``, by default whenever a backward follows); ``kkt_solve`` is then skipped and only
     W, U~ are recomputed.
+
+    ``seg``: ``(chunks per segment, [segment slots, HV, K, V] fp32 states)`` kept by the forward
+    (``chunk_fwd.seg_chunks``): the recompute of the per-chunk states runs one chain per segment from them.
 
     Returns ``(dq [T, H, K] fp32 (bf16 for bf16 inputs without GVA), dk [T, H, K] fp32, dv [T, HV, V]
     v.dtype, dg [T, HV] fp32, dbeta [T, HV] fp32, dh0 [N, HV, K, V] fp32, or ``[0]`` without
@@ -793,9 +809,10 @@ def chunk_bwd(
         )
     del du_local
     # the state pass runs after dhu so it can form sum(S0 * dS) from its exact fp32 state
+    seg_n, hseg = seg if seg is not None else (0, None)
     hbuf, vnew, _, gh = _state_pass(
         k, None if fuse_h else w, u, gc, initial_state, cu, in_dtype=v.dtype, store_final=False, dhbuf=dhbuf,
-        rk=rk, dhlo=dhlo if dh_split else None, fused=(v, beta, ainv) if fuse_h else None,
+        rk=rk, dhlo=dhlo if dh_split else None, fused=(v, beta, ainv) if fuse_h else None, seg=seg_n, hseg=hseg,
     )  # fmt: skip
     del dhlo
     del w, u  # free before the per-chunk gradient buffers are allocated (peak memory)

@@ -34,6 +34,7 @@ from .common import (
     _exp,
     _inv16,
     _l2n,
+    _num_sms,
     _seq_of_slot,
     block_k,
     dot_precision,
@@ -564,11 +565,14 @@ def _h_chain(
     BV: tl.constexpr, NG: tl.constexpr, USE_INITIAL_STATE: tl.constexpr, STORE_FINAL_STATE: tl.constexpr,
     COMPUTE_GH: tl.constexpr, DOT_PREC: tl.constexpr, KEEP: tl.constexpr, EXACT_EXP: tl.constexpr,
     NORM: tl.constexpr, PREFETCH: tl.constexpr, DH_SPLIT: tl.constexpr, FUSE_WU: tl.constexpr, WU_PREC: tl.constexpr,
-    WITH_O: tl.constexpr, O_PREC: tl.constexpr, O_KEEP: tl.constexpr, LOOP_STAGES: tl.constexpr,
+    WITH_O: tl.constexpr, O_PREC: tl.constexpr, O_KEEP: tl.constexpr, LOOP_STAGES: tl.constexpr, HSEG, i_state,
+    SEG: tl.constexpr, SEG_STORE: tl.constexpr,
 ):  # fmt: skip
-    """The chain of ``_gated_delta_fwd_h_kernel`` for one (sequence ``i_n``, value head, V block): the initial
-    state, the chunk loop, the final state. ``WITH_O``: each step forms the chunk's output (``FUSE_O``) instead of
-    storing its state and v_new. ``LOOP_STAGES``: the loop's software-pipeline depth."""
+    """The chain of ``_gated_delta_fwd_h_kernel`` over the chunks of rows ``[bos, eos)`` of sequence ``i_n`` (the
+    whole sequence, or one segment of it), value head, V block: the initial state (H0 at state index ``i_state``),
+    the chunk loop, the final state. ``WITH_O``: each step forms the chunk's output (``FUSE_O``) instead of storing
+    its state and v_new. ``LOOP_STAGES``: the loop's software-pipeline depth. ``SEG_STORE``: the fp32 state
+    entering every ``SEG``-th chunk goes to HSEG at its segment slot (``seg_chunks``)."""
     n_chunks = tl.cdiv(eos - bos, BT)
     slot0 = bos // BT + i_n
     o_k = tl.arange(0, BK)
@@ -579,7 +583,7 @@ def _h_chain(
     o_kv = o_k[:, None] * V + o_v[None, :]
 
     # [BK, BV] fp32 running state of this sequence and value head
-    p_state = (i_n * HV + i_hv).to(tl.int64) * K * V
+    p_state = (i_state * HV + i_hv).to(tl.int64) * K * V
     if USE_INITIAL_STATE:
         b_h = tl.load(H0 + p_state + o_kv, mask=m_kv, other=0.0).to(tl.float32)
     else:
@@ -606,6 +610,11 @@ def _h_chain(
         p_slot = ((slot0 + i_t).to(tl.int64) * HV + i_hv) * K * V
         if not WITH_O:
             tl.store(HBUF + p_slot + o_kv, b_h.to(HBUF.dtype.element_ty), mask=m_kv)
+        if SEG_STORE:
+            # the exact fp32 state at each segment start, for the backward's segment-parallel recompute (a
+            # predicated store, no branch in the step; its slot: the slot schedule with segments for chunks)
+            p_seg = ((bos // (BT * SEG) + i_n + i_t // SEG).to(tl.int64) * HV + i_hv) * K * V
+            tl.store(HSEG + p_seg + o_kv, b_h, mask=m_kv & (i_t % SEG == 0))
         if PREFETCH:
             b_g = b_g_nx
             g_last = g_last_nx
@@ -734,6 +743,9 @@ def _gated_delta_fwd_h_kernel(
     O_KEEP: tl.constexpr,
     O_STAGES: tl.constexpr,
     STAGES: tl.constexpr,
+    HSEG=None,
+    SEG: tl.constexpr = 0,
+    SEG_MODE: tl.constexpr = 0,
 ):
     """The sequential state pass over the chunks of one (sequence, value head, V block): stores each
     chunk's starting state (HBUF) and ``v_new = U~ - W S`` (VNEW), steps ``S``; the final state (HT),
@@ -748,39 +760,60 @@ def _gated_delta_fwd_h_kernel(
     forms the chunk's output for its V block,
     ``o = scale (exp(G) q S0 + P v_new)`` with ``P = (q k^T) * exp(G_t - G_s)`` (causal), by ``_gated_delta_fwd_o_kernel``'s
     arithmetic on the same roundings (S0 to HBUF's dtype, v_new to VNEW's; ``O_PREC``, ``O_KEEP`` are that
-    kernel's), so that sequence's per-chunk states and v_new are not stored (the output kernel skips it)."""
+    kernel's), so that sequence's per-chunk states and v_new are not stored (the output kernel skips it).
+
+    Segments of ``SEG`` chunks (``seg_chunks``): ``SEG_MODE == 1`` (the forward) also stores the fp32 state
+    entering each segment in HSEG ``[segment slots, HV, K, V]``; ``SEG_MODE == 2`` (the backward's recompute)
+    runs one program per (segment slot, value head, V block) instead of per sequence, each starting from the
+    forward's stored state: the same chain, cut into independent pieces."""
     scale = tl.cast(scale, tl.float32)  # Inductor passes Python floats as fp64 scalars
     i_v = tl.program_id(0)
     i_nh = tl.program_id(1)
-    i_n = i_nh // HV
     i_hv = i_nh % HV
     i_h = i_hv // (HV // H)
-    bos = tl.load(CU + i_n).to(tl.int32)
-    eos = tl.load(CU + i_n + 1).to(tl.int32)
-    if FUSE_O:
-        # two loops, each without a runtime branch in its step (one inside the loop made both slower: session
-        # 23 round 4): a sequence of at most o_max_len tokens forms its output here at O_STAGES pipeline stages
-        # (one: what the extra tiles leave room for), a longer one stores its states and v_new at STAGES (the
-        # unfused pass's, = the launch's num_stages) for the output kernel. Nothing tile-sized is computed
-        # before the branch (live across it, such tiles cost the fused loop registers: 248 -> 320 B of spill)
-        if eos - bos <= o_max_len:
-            _h_chain(
-                K_, RK, W, U, V_, BETA, AINV, GC, H0, HT, HBUF, VNEW, DHBUF, DHLO, GH, Q, RQ, O, bos, eos, i_n, i_v, i_hv,
-                i_h, scale, H, HV, K, V, BT, BK, BV, NG, USE_INITIAL_STATE, STORE_FINAL_STATE, COMPUTE_GH, DOT_PREC,
-                KEEP, EXACT_EXP, NORM, PREFETCH, DH_SPLIT, FUSE_WU, WU_PREC, True, O_PREC, O_KEEP, O_STAGES,
-            )  # fmt: skip
+    if SEG_MODE == 2:
+        i_seg = i_nh // HV  # the segment slot
+        i_sn, i_s = _seq_of_slot(CU, i_seg, N, BT * SEG)
+        s_bos = tl.load(CU + i_sn).to(tl.int32) + i_s * (BT * SEG)
+        s_eos = tl.minimum(tl.load(CU + i_sn + 1).to(tl.int32), s_bos + BT * SEG)
+        # (a slot past its sequence's last segment: no chunk; the state it loads, from a slot nothing wrote,
+        # is unused)
+        _h_chain(
+            K_, RK, W, U, V_, BETA, AINV, GC, HSEG, HT, HBUF, VNEW, DHBUF, DHLO, GH, Q, RQ, O, s_bos, s_eos, i_sn,
+            i_v, i_hv, i_h, scale, H, HV, K, V, BT, BK, BV, NG, True, False, COMPUTE_GH, DOT_PREC, KEEP, EXACT_EXP,
+            NORM, PREFETCH, DH_SPLIT, FUSE_WU, WU_PREC, False, O_PREC, O_KEEP, STAGES, HSEG, i_seg, SEG, False,
+        )  # fmt: skip
+    else:
+        i_n = i_nh // HV
+        bos = tl.load(CU + i_n).to(tl.int32)
+        eos = tl.load(CU + i_n + 1).to(tl.int32)
+        if FUSE_O:
+            # two loops, each without a runtime branch in its step (one inside the loop made both slower: session
+            # 23 round 4): a sequence of at most o_max_len tokens forms its output here at O_STAGES pipeline stages
+            # (one: what the extra tiles leave room for), a longer one stores its states and v_new at STAGES (the
+            # unfused pass's, = the launch's num_stages) for the output kernel. Nothing tile-sized is computed
+            # before the branch (live across it, such tiles cost the fused loop registers: 248 -> 320 B of spill)
+            if eos - bos <= o_max_len:
+                _h_chain(
+                    K_, RK, W, U, V_, BETA, AINV, GC, H0, HT, HBUF, VNEW, DHBUF, DHLO, GH, Q, RQ, O, bos, eos, i_n, i_v, i_hv,
+                    i_h, scale, H, HV, K, V, BT, BK, BV, NG, USE_INITIAL_STATE, STORE_FINAL_STATE, COMPUTE_GH, DOT_PREC,
+                    KEEP, EXACT_EXP, NORM, PREFETCH, DH_SPLIT, FUSE_WU, WU_PREC, True, O_PREC, O_KEEP, O_STAGES, HSEG,
+                    i_n, SEG, SEG_MODE == 1,
+                )  # fmt: skip
+            else:
+                _h_chain(
+                    K_, RK, W, U, V_, BETA, AINV, GC, H0, HT, HBUF, VNEW, DHBUF, DHLO, GH, Q, RQ, O, bos, eos, i_n, i_v, i_hv,
+                    i_h, scale, H, HV, K, V, BT, BK, BV, NG, USE_INITIAL_STATE, STORE_FINAL_STATE, COMPUTE_GH, DOT_PREC,
+                    KEEP, EXACT_EXP, NORM, PREFETCH, DH_SPLIT, FUSE_WU, WU_PREC, False, O_PREC, O_KEEP, STAGES, HSEG,
+                    i_n, SEG, SEG_MODE == 1,
+                )  # fmt: skip
         else:
             _h_chain(
                 K_, RK, W, U, V_, BETA, AINV, GC, H0, HT, HBUF, VNEW, DHBUF, DHLO, GH, Q, RQ, O, bos, eos, i_n, i_v, i_hv,
                 i_h, scale, H, HV, K, V, BT, BK, BV, NG, USE_INITIAL_STATE, STORE_FINAL_STATE, COMPUTE_GH, DOT_PREC,
-                KEEP, EXACT_EXP, NORM, PREFETCH, DH_SPLIT, FUSE_WU, WU_PREC, False, O_PREC, O_KEEP, STAGES,
+                KEEP, EXACT_EXP, NORM, PREFETCH, DH_SPLIT, FUSE_WU, WU_PREC, False, O_PREC, O_KEEP, STAGES, HSEG, i_n,
+                SEG, SEG_MODE == 1,
             )  # fmt: skip
-    else:
-        _h_chain(
-            K_, RK, W, U, V_, BETA, AINV, GC, H0, HT, HBUF, VNEW, DHBUF, DHLO, GH, Q, RQ, O, bos, eos, i_n, i_v, i_hv,
-            i_h, scale, H, HV, K, V, BT, BK, BV, NG, USE_INITIAL_STATE, STORE_FINAL_STATE, COMPUTE_GH, DOT_PREC,
-            KEEP, EXACT_EXP, NORM, PREFETCH, DH_SPLIT, FUSE_WU, WU_PREC, False, O_PREC, O_KEEP, STAGES,
-        )  # fmt: skip
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1071,6 +1104,46 @@ def fuse_o(n_chains, v, k: int, k_row_bytes: int) -> bool:
     return launch_config("fwd_h", n_programs=n_chains, v=v, k_row_bytes=k_row_bytes)[0] >= FUSE_MIN_BV
 
 
+# The backward's recompute of the per-chunk states in segments (``SEG_MODE`` of ``_gated_delta_fwd_h_kernel``):
+# the forward (when a backward follows: ``ops.gated_delta_fwd_keep_t``) stores the exact fp32 state entering every
+# ``seg_chunks`` -th chunk of each sequence, and the recompute runs one chain per segment instead of per sequence,
+# starting from those states. It is the same chain cut into pieces, so the states it recomputes are the ones the
+# sequential recompute would get up to rounding (the forward may form v_new in another order, ``FUSE_WU``).
+# Where the (sequence, value head) chains leave the GPU short of programs (one 32k-token sequence x 16 heads:
+# 32 chains of V blocks of 64), the recompute of the sequential pass starves it; segments give it
+# ``T / (64 SEG)`` chains per head. Memory: ``(T // (64 SEG) + N) x HV x K x V`` fp32 kept from the forward to
+# the backward (H16, 32k tokens in 1 to 8 sequences, SEG = 32: 17-24 MiB). "auto": ``seg_chunks``' rule; "off";
+# or a fixed number of chunks per segment (a power of two up to 64: device A/Bs, and 1-4 for the CPU tests' short
+# sequences).
+SEG_CHOICES = ("auto", "off", "1", "2", "4", "8", "16", "32", "64")
+SEG = env_choice("JAGATTN_GD_SEG", SEG_CHOICES, "auto")
+
+
+def seg_chunks(t, n, hv, v, device_index: int = 0) -> int:
+    """Chunks per segment of the backward's recompute (0: whole sequences), from shapes only (the forward's op,
+    its fake and the backward call it with the same ints): "auto" segments only where the sequence chains give
+    fewer than two V-block-64 programs per SM, and then takes the longest power-of-two segment (8 to 64 chunks)
+    whose segment chains (about ``T / (64 seg) x HV``) reach that many programs. 0 for symbolic shapes."""
+    if SEG == "off" or not all(isinstance(x, int) for x in (t, n, hv, v)) or t == 0:
+        return 0
+    if SEG != "auto":
+        return int(SEG)
+    vb = triton.cdiv(v, 64)
+    target = 2 * _num_sms(device_index)
+    if n * hv * vb >= target:
+        return 0
+    seg = 64
+    while seg > 8 and (t // (BT * seg)) * hv * vb < target:
+        seg //= 2
+    return seg
+
+
+def num_seg_slots(t: int, n: int, seg: int) -> int:
+    """Entries of the segment-state buffer: the slot schedule (``common.num_slots``) with segments of ``seg``
+    chunks for chunks; 0 without segments."""
+    return t // (BT * seg) + n if seg > 0 else 0
+
+
 def _h_row_bytes(k, v) -> int:
     """``k_row_bytes`` of the state pass's ``launch_config`` (K times the wider of k's and the states' sizes)."""
     return k.shape[2] * max(k.element_size(), inter_dtype(k.dtype, "h", k.shape[0], v.shape[1]).itemsize)
@@ -1078,13 +1151,18 @@ def _h_row_bytes(k, v) -> int:
 
 def _state_pass(
     k, w, u, gc, initial_state, cu, *, in_dtype, store_final: bool, dhbuf=None, rk=None, dhlo=None,
-    fused=None, out=None,
+    fused=None, out=None, seg: int = 0, hseg=None,
 ):  # fmt: skip
     """The state pass (``_gated_delta_fwd_h_kernel``) over ``w``, ``u`` from ``_prepare``, or with ``fused =
     (v, beta, T^-1)`` and ``w = u = None`` forming v_new from T per chunk itself (``FUSE_WU``). ``out = (q, rq, o,
     scale, max_len)`` (``FUSE_O``, forward only; ``rq`` None or q's l2norm factors): the pass writes the output
     ``o`` of the sequences of at most ``max_len`` tokens itself and stores per-chunk states and v_new only for the
-    others."""
+    others.
+
+    ``seg > 0`` (``seg_chunks``): without ``hseg`` (the forward) the pass also stores the fp32 state entering every
+    ``seg``-th chunk into a new ``[num_seg_slots, HV, K, V]`` buffer, returned as a fifth value; with ``hseg``
+    (the backward's recompute, ``initial_state`` unused) it runs one chain per segment from those states.
+    Returns ``(hbuf, vnew, final, gh)`` or ``(hbuf, vnew, final, gh, hseg)``."""
     t, h, dk = k.shape
     if fused is not None:
         v, beta, ainv = fused
@@ -1105,14 +1183,25 @@ def _state_pass(
     vnew = new_empty((t, hv, dv), dtype=inter_dtype(k.dtype, "vnew", t, hv), device=dev)
     q_o, rq_o, o_o, scale_o, o_max_len = out if out is not None else (gc, None, gc, 1.0, -1)
     final = new_empty((n, hv, dk, dv) if store_final else (0,), dtype=torch.float32, device=dev)
+    seg_mode = 0 if seg == 0 else 2 if hseg is not None else 1
+    if seg_mode == 1:
+        hseg = new_empty((num_seg_slots(t, n, seg), hv, dk, dv), dtype=torch.float32, device=dev)
+    elif seg_mode == 2 and (
+        hseg.shape[0] != num_seg_slots(t, n, seg) or tuple(hseg.shape[1:]) != (hv, dk, dv)
+    ):
+        raise ValueError(
+            f"_state_pass: the segment states have shape {tuple(hseg.shape)}, expected "
+            f"{(num_seg_slots(t, n, seg), hv, dk, dv)} for {seg} chunks per segment"
+        )
+    chains = num_seg_slots(t, n, seg) if seg_mode == 2 else n
     if n > 0:
         row_bytes = _h_row_bytes(k, u if fused is None else fused[0])
-        bv, warps, stages = launch_config("fwd_h", n_programs=n * hv, v=dv, k_row_bytes=row_bytes)
+        bv, warps, stages = launch_config("fwd_h", n_programs=chains * hv, v=dv, k_row_bytes=row_bytes)
         o_stages = stages
         if out is not None:
             # the fused output's (BV, warps, stages); the long sequences' loop keeps ``stages``
             bv, warps, o_stages = launch_config("fwd_h_o", n_programs=n * hv, v=dv, k_row_bytes=row_bytes)
-        torch.library.wrap_triton(_gated_delta_fwd_h_kernel)[(triton.cdiv(dv, bv), n * hv)](
+        torch.library.wrap_triton(_gated_delta_fwd_h_kernel)[(triton.cdiv(dv, bv), chains * hv)](
             k,
             k if rk is None else rk,
             w,
@@ -1159,15 +1248,21 @@ def _state_pass(
             O_KEEP=keep_fp32(in_dtype, "fwd_o", t, hv),
             O_STAGES=o_stages,
             STAGES=stages,
+            HSEG=hseg if hseg is not None else gc,
+            SEG=seg,
+            SEG_MODE=seg_mode,
             num_warps=warps,
             num_stages=stages,
         )
+    if seg_mode == 1:
+        return hbuf, vnew, final, gh, hseg
     return hbuf, vnew, final, gh
 
 
 def chunk_fwd(
-    q, k, v, g, beta, initial_state, cu, scale: float, keep_t: str | None = None, rstd=None, norm_k_out=None
-):
+    q, k, v, g, beta, initial_state, cu, scale: float, keep_t: str | None = None, rstd=None, norm_k_out=None,
+    seg: int = 0,
+):  # fmt: skip
     """Forward of the chunked gated delta rule on prepared inputs (l2norm already applied, or
     ``rstd = (rq, rk)``: q's and k's ``[T, H]`` fp32 l2norm factors, applied on load).
 
@@ -1175,7 +1270,8 @@ def chunk_fwd(
     ``[N, HV, K, V]`` fp32 or None; cu ``[N+1]``. ``norm_k_out = (kn, rk)``: k arrives raw and the solve
     kernel L2-normalises it into these buffers (``_prepare``; ops ``KKT_NORM``), q arrives normalised. Returns ``(o [T, HV, V], final [N, HV, K, V] fp32)``;
     with ``keep_t`` ("fp32" or "input", opt-in ``ops.SAVE_T``) also ``(gc [T, HV] fp32, T^-1
-    [T, HV, BT])`` for the backward, T^-1 in fp32 or rounded to k's dtype.
+    [T, HV, BT])`` for the backward, T^-1 in fp32 or rounded to k's dtype, and (with ``keep_t``) the segment
+    states of ``seg`` chunks per segment (``seg_chunks``; ``[0]`` when ``seg`` is 0) for the backward's recompute.
     """
     t, h, dk = q.shape
     hv, dv = v.shape[1], v.shape[2]
@@ -1188,10 +1284,12 @@ def chunk_fwd(
     o = new_empty((t, hv, dv), dtype=v.dtype, device=v.device)
     with_o = fuse_o(n * hv, dv, dk, _h_row_bytes(k, v))
     o_max_len = fuse_o_max_len(t, n) if with_o else -1
-    hbuf, vnew, final, _ = _state_pass(
+    seg = seg if keep_t is not None else 0
+    hbuf, vnew, final, _, *hseg = _state_pass(
         k, w, u, gc, initial_state, cu, in_dtype=v.dtype, store_final=True, rk=rk,
-        fused=(v, beta, ainv) if fuse else None, out=(q, rq, o, scale, o_max_len) if with_o else None,
+        fused=(v, beta, ainv) if fuse else None, out=(q, rq, o, scale, o_max_len) if with_o else None, seg=seg,
     )  # fmt: skip
+    hseg = hseg[0] if hseg else new_empty((0,), dtype=torch.float32, device=v.device)
     if keep_t == "input":
         ainv = ainv.to(k.dtype)
     ns = num_slots(t, n)
@@ -1227,5 +1325,5 @@ def chunk_fwd(
             num_stages=stages,
         )
     if keep_t is not None:
-        return o, final, gc, ainv
+        return o, final, gc, ainv, hseg
     return o, final
