@@ -778,10 +778,14 @@ def test_triton_norm_on_load_is_bitwise_the_normalised_copies(dtype, save_t, mon
             o, fs = ops.gated_delta_fwd(*args, 32**-0.5, True)
             grads = ops.gated_delta_bwd(*args, do, dht, 32**-0.5, True)
         else:
-            o, fs, gc, ainv, rq, rk, _, _, hseg = ops.gated_delta_fwd_keep_t(*args, 32**-0.5, True, False)
+            seg = ops._seg_of(args[2], args[6])
+            o, fs, gc, ainv, rq, rk, _, _, hseg = ops.gated_delta_fwd_keep_t(
+                *args, 32**-0.5, True, False, seg
+            )
             assert (rq.numel() > 0) == (ops.NORM_ON_LOAD != "off")  # the factors kept for the backward
-            seg = (hseg, ops._seg_of(args[2], args[6])) if hseg.numel() > 0 else ()
-            grads = ops.gated_delta_bwd_keep_t(*args, gc, ainv, rq, rk, do, dht, 32**-0.5, True, False, *seg)
+            grads = ops.gated_delta_bwd_keep_t(
+                *args, gc, ainv, rq, rk, do, dht, 32**-0.5, True, False, hseg, seg
+            )
         return (o, fs, *grads)
 
     monkeypatch.setattr(
@@ -1045,13 +1049,14 @@ def test_triton_keep_t_ops_opcheck_cpu(norm, dtype, monkeypatch, device):
     case = make_case([10, 0, 70], 1, 2, 16, 16, dtype=dtype, with_init=True, l2=True, seed=5,
                      device=device)  # fmt: skip
     names = ("q", "k", "v", "g", "beta", "initial_state", "cu_seqlens")
-    args = (*(case[n] for n in names), 16**-0.5, True, False)
+    # the states entering each segment (chunk_fwd.seg_chunks: "auto" segments two short sequences x 2 heads)
+    seg = ops._seg_of(case["v"], case["cu_seqlens"])
+    assert seg > 0
+    args = (*(case[n] for n in names), 16**-0.5, True, False, seg)
     torch.library.opcheck(ops.gated_delta_fwd_keep_t, args, test_utils=checks)
     with torch.no_grad():
         _, _, gc, ainv, rq, rk, qn, kn, hseg = ops.gated_delta_fwd_keep_t(*args)
-    # the states entering each segment (chunk_fwd.seg_chunks: "auto" segments two short sequences x 2 heads)
-    seg = ops._seg_of(case["v"], case["cu_seqlens"])
-    assert seg > 0 and hseg.shape == (80 // (64 * seg) + 2, 2, 16, 16)
+    assert hseg.shape == (80 // (64 * seg) + 3, 2, 16, 16)  # 3 sequences
     kept = dtype == torch.float32
     assert rq.shape == ((80, 1) if norm == "all" or kept else (0,)) and rk.shape == rq.shape
     assert qn.shape == ((80, 1, 16) if kept else (0,)) and kn.shape == qn.shape
@@ -1188,12 +1193,13 @@ def test_gpu_opcheck_keep_t(t_in_input_dtype, norm, monkeypatch):
         [10, 0, 70], 1, 2, 32, 32, dtype=torch.bfloat16, with_init=True, l2=True, seed=5, device="cuda"
     )
     names = ("q", "k", "v", "g", "beta", "initial_state", "cu_seqlens")
-    args = (*(case[n] for n in names), 32**-0.5, True, t_in_input_dtype)
+    seg = ops._seg_of(case["v"], case["cu_seqlens"])
+    assert seg > 0  # two short sequences x 2 heads: "auto" segments
+    args = (*(case[n] for n in names), 32**-0.5, True, t_in_input_dtype, seg)
     torch.library.opcheck(ops.gated_delta_fwd_keep_t, args)
     with torch.no_grad():
         _, _, gc, ainv, rq, rk, qn, kn, hseg = ops.gated_delta_fwd_keep_t(*args)
-    seg = ops._seg_of(case["v"], case["cu_seqlens"])
-    assert seg > 0 and hseg.numel() > 0  # two short sequences x 2 heads: "auto" segments
+    assert hseg.numel() > 0
     plain = tuple(case[n].detach() for n in names)
     kept = qn.numel() > 0  # bf16 copies: kept in place of q, k unless normalised on load
     assert kept == (norm == "off")

@@ -451,6 +451,7 @@ def gated_delta_fwd_keep_t(
     scale: float,
     use_qk_l2norm: bool,
     t_in_input_dtype: bool,
+    seg_chunks: int = 0,
 ) -> tuple[
     torch.Tensor,
     torch.Tensor,
@@ -466,9 +467,9 @@ def gated_delta_fwd_keep_t(
     final_state as ``gated_delta_fwd`` (the same kernels: bitwise the same values); ``rq``, ``rk``
     ``[T, H]`` fp32: q's and k's l2norm factors when the kernels normalised on load
     (``NORM_ON_LOAD``) or when the normalised copies ``qn``, ``kn`` (``[T, H, K]`` in q's dtype) are kept
-    (``_keeps_qk``), for the backward; ``hseg``: the fp32 states entering each segment of
-    ``_seg_of(...)`` chunks (``chunk_fwd.seg_chunks``) for the backward's segment-parallel recompute; unused
-    ones are empty ``[0]``."""
+    (``_keeps_qk``), for the backward; ``hseg``: the fp32 states entering each segment of ``seg_chunks``
+    chunks (``[T // (64 seg_chunks) + N, HV, K, V]``; the caller's choice, ``_seg_of``) for the backward's
+    segment-parallel recompute; unused ones are empty ``[0]``."""
     norm_k_out = None
     if _keeps_qk(q.dtype, use_qk_l2norm) and _kkt_norm(q.dtype, use_qk_l2norm):
         qn, rq = l2norm_fwd_rstd(q.contiguous())
@@ -495,13 +496,13 @@ def gated_delta_fwd_keep_t(
         keep_t="input" if t_in_input_dtype else "fp32",
         rstd=rstd,
         norm_k_out=norm_k_out,
-        seg=_seg_of(v, cu_seqlens),
+        seg=seg_chunks,
     )
     return o, final, gc, ainv, *kept, hseg
 
 
 @gated_delta_fwd_keep_t.register_fake
-def _(q, k, v, g, beta, initial_state, cu_seqlens, scale, use_qk_l2norm, t_in_input_dtype):
+def _(q, k, v, g, beta, initial_state, cu_seqlens, scale, use_qk_l2norm, t_in_input_dtype, seg_chunks=0):
     t, hv = v.shape[0], v.shape[1]
     keep_qk = _keeps_qk(q.dtype, use_qk_l2norm)
     rshape = q.shape[:2] if keep_qk or _norm_on_load(q.dtype, use_qk_l2norm) else (0,)
@@ -514,19 +515,20 @@ def _(q, k, v, g, beta, initial_state, cu_seqlens, scale, use_qk_l2norm, t_in_in
         k.new_empty(rshape, dtype=torch.float32),
         q.new_empty(q.shape if keep_qk else (0,)),
         k.new_empty(k.shape if keep_qk else (0,)),
-        _seg_states_like(q, v, cu_seqlens),
+        _seg_states_like(q, v, cu_seqlens, seg_chunks),
     )
 
 
 def _seg_of(v: torch.Tensor, cu_seqlens: torch.Tensor) -> int:
-    """Chunks per segment of the backward's recompute for these shapes (``chunk_fwd.seg_chunks``)."""
+    """Chunks per segment of the backward's recompute for these shapes (``chunk_fwd.seg_chunks``; 0 for symbolic
+    sizes), an argument of the keep-T forward op: its fake impl then gives the real op's shapes under
+    ``torch.compile`` with dynamic sizes too."""
     index = v.device.index if v.device.type == "cuda" and v.device.index is not None else 0
     return _chunk_fwd_module.seg_chunks(v.shape[0], cu_seqlens.shape[0] - 1, v.shape[1], v.shape[2], index)
 
 
-def _seg_states_like(q: torch.Tensor, v: torch.Tensor, cu_seqlens: torch.Tensor) -> torch.Tensor:
+def _seg_states_like(q: torch.Tensor, v: torch.Tensor, cu_seqlens: torch.Tensor, seg: int) -> torch.Tensor:
     """An empty segment-state buffer of the keep-T forward's shape (``[0]`` without segments)."""
-    seg = _seg_of(v, cu_seqlens)
     if seg == 0:
         return v.new_empty((0,), dtype=torch.float32)
     slots = _chunk_fwd_module.num_seg_slots(v.shape[0], cu_seqlens.shape[0] - 1, seg)
@@ -575,9 +577,9 @@ def _(
 
 def _setup_context_keep_t(ctx, inputs, output) -> None:
     _no_materialized_grads(ctx)
-    q, k, v, g, beta, initial_state, cu_seqlens, scale, use_qk_l2norm, _ = inputs
+    q, k, v, g, beta, initial_state, cu_seqlens, scale, use_qk_l2norm, _, *seg = inputs
     _, _, gc, ainv, rq, rk, qn, kn, hseg = output
-    ctx.seg_chunks = _seg_of(v, cu_seqlens) if hseg.numel() > 0 else 0
+    ctx.seg_chunks = seg[0] if seg else 0
     ctx.qk_normalized = _keeps_qk(q.dtype, use_qk_l2norm)
     if ctx.qk_normalized:  # the normalised copies stand in for q, k (the originals are not kept)
         q, k = qn, kn
@@ -595,7 +597,7 @@ def _backward_keep_t(ctx, do, dht, _dgc, _dainv, _drq, _drk, _dqn, _dkn, _dhseg)
         gated_delta_bwd_keep_t, *saved, do, dht, ctx.scale, ctx.use_qk_l2norm, ctx.qk_normalized,
         hseg if ctx.seg_chunks > 0 else None, ctx.seg_chunks,
     )  # fmt: skip
-    return dq, dk, dv, dg, db, (dh0 if ctx.has_initial_state else None), None, None, None, None
+    return dq, dk, dv, dg, db, (dh0 if ctx.has_initial_state else None), None, None, None, None, None
 
 
 gated_delta_fwd_keep_t.register_autograd(_backward_keep_t, setup_context=_setup_context_keep_t)
@@ -627,6 +629,8 @@ def chunked_fwd(q, k, v, g, beta, initial_state, cu_seqlens, scale: float, use_q
     args = (q, k, v, g, beta, initial_state, cu_seqlens, scale, use_qk_l2norm)
     mode = keep_t_mode(q, k, v, g, beta, initial_state)
     if mode != "off":
-        o, final_state, *_ = eager_call(gated_delta_fwd_keep_t, *args, mode == "input")
+        o, final_state, *_ = eager_call(
+            gated_delta_fwd_keep_t, *args, mode == "input", _seg_of(v, cu_seqlens)
+        )
         return o, final_state
     return eager_call(gated_delta_fwd, *args)

@@ -610,11 +610,14 @@ def _h_chain(
         p_slot = ((slot0 + i_t).to(tl.int64) * HV + i_hv) * K * V
         if not WITH_O:
             tl.store(HBUF + p_slot + o_kv, b_h.to(HBUF.dtype.element_ty), mask=m_kv)
-        if SEG_STORE:
-            # the exact fp32 state at each segment start, for the backward's segment-parallel recompute (a
-            # predicated store, no branch in the step; its slot: the slot schedule with segments for chunks)
-            p_seg = ((bos // (BT * SEG) + i_n + i_t // SEG).to(tl.int64) * HV + i_hv) * K * V
-            tl.store(HSEG + p_seg + o_kv, b_h, mask=m_kv & (i_t % SEG == 0))
+        if SEG_STORE:  # noqa: SIM102 (constexpr first: SEG is 0 without segments)
+            # the exact fp32 state at each segment start, for the backward's segment-parallel recompute (its slot:
+            # the slot schedule with segments for chunks). A branch, not a predicated store: the store's layout
+            # conversion of the state tile would run every step (H200, session 28 round 1: the forward's pass
+            # 0.483 -> 0.646 ms on H16-8seqs with the predicated store)
+            if i_t % SEG == 0:
+                p_seg = ((bos // (BT * SEG) + i_n + i_t // SEG).to(tl.int64) * HV + i_hv) * K * V
+                tl.store(HSEG + p_seg + o_kv, b_h, mask=m_kv)
         if PREFETCH:
             b_g = b_g_nx
             g_last = g_last_nx
@@ -1120,16 +1123,21 @@ SEG = env_choice("JAGATTN_GD_SEG", SEG_CHOICES, "auto")
 
 
 def seg_chunks(t, n, hv, v, device_index: int = 0) -> int:
-    """Chunks per segment of the backward's recompute (0: whole sequences), from shapes only (the forward's op,
-    its fake and the backward call it with the same ints): "auto" segments only where the sequence chains give
-    fewer than two V-block-64 programs per SM, and then takes the longest power-of-two segment (8 to 64 chunks)
-    whose segment chains (about ``T / (64 seg) x HV``) reach that many programs. 0 for symbolic shapes."""
+    """Chunks per segment of the backward's recompute (0: whole sequences), from shapes only; the caller passes it
+    to the keep-T forward op as an argument (``ops.chunked_fwd``), so that its fake and the backward agree. "auto"
+    segments only where the sequence chains give fewer V-block-64 programs than SMs, and then takes the longest
+    power-of-two segment (8 to 64 chunks) whose segment chains (about ``T / (64 seg) x HV``) reach one per SM.
+    0 for symbolic shapes (no guard on the sizes).
+
+    H200, session 28 round 1 (``benchmarks/gd_switch_ab.py``, the recompute kernel's ms, off -> 64 / 32 / 16
+    chunks): H16-1seq (32 chains) 0.945 -> 0.378 / 0.383 / 0.388, backward 4.205 -> 3.70 ms; H16-8seqs (256
+    chains) 0.373 -> 0.444 / 0.439 / 0.451 and H16-ragged 0.485 -> 0.511 at 32: slower, so not segmented."""
     if SEG == "off" or not all(isinstance(x, int) for x in (t, n, hv, v)) or t == 0:
         return 0
     if SEG != "auto":
         return int(SEG)
     vb = triton.cdiv(v, 64)
-    target = 2 * _num_sms(device_index)
+    target = _num_sms(device_index)
     if n * hv * vb >= target:
         return 0
     seg = 64
