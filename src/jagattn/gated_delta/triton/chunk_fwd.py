@@ -1193,7 +1193,9 @@ def _state_pass(
     final = new_empty((n, hv, dk, dv) if store_final else (0,), dtype=torch.float32, device=dev)
     seg_mode = 0 if seg == 0 else 2 if hseg is not None else 1
     if seg_mode == 1:
-        hseg = new_empty((num_seg_slots(t, n, seg), hv, dk, dv), dtype=torch.float32, device=dev)
+        # zeros: the slots past a sequence's last segment are never written (nor read), and a custom op's output
+        # must not depend on uninitialised memory (opcheck compares two runs; round 2: it differed)
+        hseg = torch.zeros((num_seg_slots(t, n, seg), hv, dk, dv), dtype=torch.float32, device=dev)
     elif seg_mode == 2 and (
         hseg.shape[0] != num_seg_slots(t, n, seg) or tuple(hseg.shape[1:]) != (hv, dk, dv)
     ):
