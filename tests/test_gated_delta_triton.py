@@ -1067,6 +1067,26 @@ def test_triton_keep_t_ops_opcheck_cpu(norm, dtype, monkeypatch, device):
     torch.library.opcheck(ops.gated_delta_bwd_keep_t, bwd_args, test_utils=checks)
 
 
+def test_triton_keep_t_ops_reject_bad_segments(device):
+    # the keep-T ops' segment arguments: a negative seg_chunks, segments without the forward's states, states of
+    # another segment length each raise a ValueError naming the argument (not an unpacking error or a bad launch)
+    from jagattn.gated_delta import ops
+
+    case = make_case([10, 70], 1, 1, 16, 16, dtype=torch.float32, with_init=False, l2=False, seed=6,
+                     device=device)  # fmt: skip
+    plain = tuple(case[n].detach() if case[n] is not None else None for n in
+                  ("q", "k", "v", "g", "beta", "initial_state", "cu_seqlens"))  # fmt: skip
+    with pytest.raises(ValueError, match="seg_chunks"):
+        ops.gated_delta_fwd_keep_t(*plain, 0.25, False, False, -1)
+    with torch.no_grad():
+        _, _, gc, ainv, rq, rk, _, _, hseg = ops.gated_delta_fwd_keep_t(*plain, 0.25, False, False, 1)
+    head = (*plain, gc, ainv, rq, rk, case["do"], None, 0.25, False, False)
+    with pytest.raises(ValueError, match="seg_states"):
+        ops.gated_delta_bwd_keep_t(*head, None, 1)
+    with pytest.raises(ValueError, match="seg_states"):
+        ops.gated_delta_bwd_keep_t(*head, hseg, 2)  # states of 1-chunk segments read as 2-chunk ones
+
+
 _LEAVES = ("q", "k", "v", "g", "beta", "initial_state")
 
 

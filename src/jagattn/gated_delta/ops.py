@@ -470,6 +470,7 @@ def gated_delta_fwd_keep_t(
     (``_keeps_qk``), for the backward; ``hseg``: the fp32 states entering each segment of ``seg_chunks``
     chunks (``[T // (64 seg_chunks) + N, HV, K, V]``; the caller's choice, ``_seg_of``) for the backward's
     segment-parallel recompute; unused ones are empty ``[0]``."""
+    _check_seg_chunks("gated_delta_fwd_keep_t", seg_chunks)
     norm_k_out = None
     if _keeps_qk(q.dtype, use_qk_l2norm) and _kkt_norm(q.dtype, use_qk_l2norm):
         qn, rq = l2norm_fwd_rstd(q.contiguous())
@@ -519,6 +520,19 @@ def _(q, k, v, g, beta, initial_state, cu_seqlens, scale, use_qk_l2norm, t_in_in
     )
 
 
+def _check_seg_chunks(
+    op: str, seg_chunks, seg_states: torch.Tensor | None = None, backward: bool = False
+) -> None:
+    """``seg_chunks`` of the keep-T ops: 0 (no segments) or a positive int; the backward also needs the forward's
+    ``seg_states`` with it (their shape is checked against it by ``chunk_fwd._state_pass``)."""
+    if isinstance(seg_chunks, bool) or not isinstance(seg_chunks, int) or seg_chunks < 0:
+        raise ValueError(f"{op}: seg_chunks must be a non-negative int (0: no segments), got {seg_chunks!r}")
+    if backward and seg_chunks > 0 and seg_states is None:
+        raise ValueError(
+            f"{op}: seg_chunks={seg_chunks} needs seg_states (the forward's segment states, hseg)"
+        )
+
+
 def _seg_of(v: torch.Tensor, cu_seqlens: torch.Tensor) -> int:
     """Chunks per segment of the backward's recompute for these shapes (``chunk_fwd.seg_chunks``; 0 for symbolic
     sizes), an argument of the keep-T forward op: its fake impl then gives the real op's shapes under
@@ -561,6 +575,7 @@ def gated_delta_bwd_keep_t(
     ``qk_normalized``, ``q`` and ``k`` are the forward's kept normalised copies and ``rq``, ``rk`` their
     factors; dq, dk are still the gradients w.r.t. the un-normalised q, k. ``seg_states`` (the forward's
     ``hseg``, with ``seg_chunks`` > 0): the recompute of the per-chunk states runs in segments from them."""
+    _check_seg_chunks("gated_delta_bwd_keep_t", seg_chunks, seg_states, backward=True)
     return _bwd_scalar(
         q, k, v, g, beta, initial_state, cu_seqlens, do, dht, scale, use_qk_l2norm, (gc, ainv), (rq, rk),
         qk_normalized, (seg_chunks, seg_states) if seg_chunks > 0 else None,

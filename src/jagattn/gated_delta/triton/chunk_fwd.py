@@ -1200,7 +1200,7 @@ def _state_pass(
         hseg.shape[0] != num_seg_slots(t, n, seg) or tuple(hseg.shape[1:]) != (hv, dk, dv)
     ):
         raise ValueError(
-            f"_state_pass: the segment states have shape {tuple(hseg.shape)}, expected "
+            f"seg_states: the segment states have shape {tuple(hseg.shape)}, expected "
             f"{(num_seg_slots(t, n, seg), hv, dk, dv)} for {seg} chunks per segment"
         )
     chains = num_seg_slots(t, n, seg) if seg_mode == 2 else n
