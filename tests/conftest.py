@@ -20,6 +20,66 @@ os.environ.setdefault("JAGATTN_SMALL_FP32", "off")
 import pytest  # noqa: E402
 
 
+def _skip_nested_interpreter_patching() -> bool:
+    """Speed up the Triton interpreter (CI time only; what it computes is unchanged).
+
+    The interpreter patches ``triton.language`` (``inspect.getmembers`` over the modules) at every launch,
+    which is right, and again at every call of a nested ``@triton.jit`` helper (``_c``, ``_exp``, ``_l2n``,
+    ... inside the chunk loops), where the launch's patch is still in place: profiled on a gated delta gk
+    test (Triton 3.9), those repeats were ~30% of the run. While a launch's patch scope is open, a nested
+    call whose language modules that launch already patched gets an empty scope instead. Installed only
+    for the interpreter layout this was written against (``_patch_lang`` returning a scope with
+    ``restore``, Triton >= 3.7); otherwise the interpreter is left alone. Launches run one at a time
+    (the interpreter is not reentrant across threads either: one grid index for the process)."""
+    try:
+        from triton.runtime import interpreter as ti
+    except ImportError:
+        return False
+    orig = getattr(ti, "_patch_lang", None)
+    if orig is None or not hasattr(ti, "_LangPatchScope") or getattr(orig, "_jagattn_fast", False):
+        return False
+    import inspect
+    import threading
+
+    import triton.language as tl
+
+    active: list[set[int]] = []  # the language modules patched by each open launch scope
+    owner: list[int] = []  # the thread that opened them
+
+    class _Empty:
+        def restore(self) -> None:
+            pass
+
+    def _langs(fn) -> set[int]:
+        return {id(v) for v in fn.__globals__.values() if inspect.ismodule(v) and v in (tl, tl.core)}
+
+    def patch_lang(fn):
+        me = threading.get_ident()
+        if active and owner[-1] == me:  # a nested helper call inside this thread's launch
+            # (a nested call's scope is never restored by the interpreter: not tracked)
+            return _Empty() if _langs(fn) <= active[-1] else orig(fn)
+        scope = orig(fn)  # a launch: its GridExecutor restores the scope when the grid is done
+        restore = scope.restore
+        active.append(_langs(fn))
+        owner.append(me)
+
+        def close() -> None:
+            active.pop()
+            owner.pop()
+            restore()
+
+        scope.restore = close
+        return scope
+
+    patch_lang._jagattn_fast = True
+    ti._patch_lang = patch_lang
+    return True
+
+
+if os.environ.get("TRITON_INTERPRET") == "1" and os.environ.get("JAGATTN_TEST_FAST_INTERPRETER", "1") == "1":
+    _skip_nested_interpreter_patching()
+
+
 def pytest_collection_modifyitems(config, items):
     if torch.cuda.is_available():
         return

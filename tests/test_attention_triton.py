@@ -1025,7 +1025,8 @@ def test_forward_schedules_same_result(schedule, monkeypatch):
         if DEVICE == "cpu":
             assert torch.equal(o0, o1), name
             assert torch.equal(lse0, lse1), name
-        _compare(lens_q, lens_k, hq, hkv, d, dv, dtype=torch.float16, seed=32, **opts)
+        else:  # (on CPU bitwise the default schedule, which the reference tests check: CI time)
+            _compare(lens_q, lens_k, hq, hkv, d, dv, dtype=torch.float16, seed=32, **opts)
 
 
 def test_fwd_schedule_by_shape(monkeypatch):

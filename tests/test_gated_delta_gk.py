@@ -140,8 +140,9 @@ CASES = {
         lengths=[40, 90], h=1, hv=1, dk=24, dv=8, with_init=True, l2=True, with_g=True, strong=False
     ),
 }
-# fp16 on the cases where half-precision rounding differs most from fp32 (kept few: interpreter time)
-FP16_CASES = ("odd-l2-init-gva2", "strong-gva3-vblocks")
+# fp16 on the case where half-precision rounding differs most from fp32 (kept few: interpreter time; the
+# random batches run fp16 on odd lengths with GVA)
+FP16_CASES = ("strong-gva3-vblocks",)
 
 
 @pytest.mark.parametrize(
@@ -185,7 +186,7 @@ def test_chunked_gk_single_token_without_state(dtype, device):
     check_against_reference(case, dtype)
 
 
-@pytest.mark.parametrize("strong", [False, True], ids=["mild", "strong"])
+@pytest.mark.parametrize("strong", [True], ids=["strong"])  # (mild gates: the reference tests' forward)
 def test_chunked_gk_equals_recurrent_forward(strong, device):
     case = make_case(
         [63, 0, 65, 1, 130], 1, 2, 32, 16, dtype=torch.float32, with_init=True, l2=True, with_g=True,
