@@ -56,8 +56,14 @@ def _skip_nested_interpreter_patching() -> bool:
     def patch_lang(fn):
         me = threading.get_ident()
         if active and owner[-1] == me:  # a nested helper call inside this thread's launch
-            # (a nested call's scope is never restored by the interpreter: not tracked)
-            return _Empty() if _langs(fn) <= active[-1] else orig(fn)
+            langs = _langs(fn)
+            if langs <= active[-1]:
+                return _Empty()
+            # e.g. tl.sum (triton.language.standard sees tl.core, which a kernel module's launch did not
+            # patch): the interpreter never restores a nested call's scope, so its patch holds for the rest
+            # of the launch (and after it, as without this wrapper)
+            active[-1] |= langs
+            return orig(fn)
         scope = orig(fn)  # a launch: its GridExecutor restores the scope when the grid is done
         restore = scope.restore
         active.append(_langs(fn))

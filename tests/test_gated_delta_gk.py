@@ -140,9 +140,9 @@ CASES = {
         lengths=[40, 90], h=1, hv=1, dk=24, dv=8, with_init=True, l2=True, with_g=True, strong=False
     ),
 }
-# fp16 on the case where half-precision rounding differs most from fp32 (kept few: interpreter time; the
-# random batches run fp16 on odd lengths with GVA)
-FP16_CASES = ("strong-gva3-vblocks",)
+# fp16: the random batches (odd lengths, GVA, random flags incl. strong gates), the single-token case and
+# the fp16 runs of test_fp32_route / test_api_fuzz (interpreter time: the gk kernels are its slowest)
+FP16_CASES = ()
 
 
 @pytest.mark.parametrize(
