@@ -26,10 +26,12 @@ def _skip_nested_interpreter_patching() -> bool:
     The interpreter patches ``triton.language`` (``inspect.getmembers`` over the modules) at every launch,
     which is right, and again at every call of a nested ``@triton.jit`` helper (``_c``, ``_exp``, ``_l2n``,
     ... inside the chunk loops), where the launch's patch is still in place: profiled on a gated delta gk
-    test (Triton 3.9), those repeats were ~30% of the run. While a launch's patch scope is open, a nested
-    call whose language modules that launch already patched gets an empty scope instead. Installed only
-    for the interpreter layout this was written against (``_patch_lang`` returning a scope with
-    ``restore``, Triton >= 3.7); otherwise the interpreter is left alone. Launches run one at a time
+    test (Triton 3.9), those repeats were ~30% of the run; two gated delta tests run serially took 50.7 s
+    without this and 32.5 s with it (session 29). While a launch's patch scope is open, a nested call whose
+    language modules that launch already patched gets an empty scope instead; a wrong skip would fail
+    loudly (an unpatched builtin raises "_semantic argument must be provided"). Installed only for the
+    interpreter layout this was written against (``_patch_lang`` returning a ``_LangPatchScope``, as in
+    Triton 3.6-3.9); otherwise the interpreter is left alone; JAGATTN_TEST_FAST_INTERPRETER=0 turns it off. Launches run one at a time
     (the interpreter is not reentrant across threads either: one grid index for the process)."""
     try:
         from triton.runtime import interpreter as ti
