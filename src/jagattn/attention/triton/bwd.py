@@ -55,7 +55,8 @@ from ..._core.alloc import new_empty
 from ..._core.env import env_choice, env_flag, env_positive_int
 from ..._core.tma import tma_loads_ok
 from ..._core.triton_utils import configs
-from .bwd_gluon import launch_dkdv_gluon, use_gluon
+from . import bwd_gluon
+from .bwd_gluon import launch_dkdv_gluon, launch_dq_gluon, use_gluon
 from .common import (
     SMEM_LIMIT,
     _block_ranges,
@@ -982,15 +983,21 @@ def attention_bwd(
     def grid_q(meta):
         return (num_slots(tq, batch, meta["BLOCK_M"]), hq)
 
-    torch.library.wrap_triton(_attention_bwd_dq_kernel)[grid_q](
-        q, k, v, o, do, lse, dlse_arg, delta, lse2, dq, cu_seqlens_q, cu_seqlens_k,
-        q.stride(0), q.stride(1), k.stride(0), k.stride(1), v.stride(0), v.stride(1),
-        o.stride(0), o.stride(1), do.stride(0), do.stride(1), lse.stride(0), dlse_arg.stride(0),
-        delta.stride(0), dq.stride(0), dq.stride(1),
-        batch, group, wl, wr, scale, qk_scale, softcap_in, softcap_out, bucket,
-        d, dv, bd, bdv, has_left, has_right, has_softcap, has_dlse, prec, ROW_PAD,
-        (DQ_TMA != "0") if gluon else dq_use_tma(k, v),  # use_gluon checked K / V's TMA conditions already
-    )  # fmt: skip
+    if gluon and bwd_gluon.DQ_GLUON:
+        launch_dq_gluon(
+            q, k, v, o, do, lse, dlse, delta, lse2, dq, cu_seqlens_q, cu_seqlens_k, batch, group, has_left,
+            has_right, wl, wr, scale, qk_scale, ROW_PAD,
+        )  # fmt: skip
+    else:
+        torch.library.wrap_triton(_attention_bwd_dq_kernel)[grid_q](
+            q, k, v, o, do, lse, dlse_arg, delta, lse2, dq, cu_seqlens_q, cu_seqlens_k,
+            q.stride(0), q.stride(1), k.stride(0), k.stride(1), v.stride(0), v.stride(1),
+            o.stride(0), o.stride(1), do.stride(0), do.stride(1), lse.stride(0), dlse_arg.stride(0),
+            delta.stride(0), dq.stride(0), dq.stride(1),
+            batch, group, wl, wr, scale, qk_scale, softcap_in, softcap_out, bucket,
+            d, dv, bd, bdv, has_left, has_right, has_softcap, has_dlse, prec, ROW_PAD,
+            (DQ_TMA != "0") if gluon else dq_use_tma(k, v),  # use_gluon checked K / V's TMA conditions already
+        )  # fmt: skip
     if gluon:
         launch_dkdv_gluon(
             q, k, v, do, lse2, delta, dk, dvv, cu_seqlens_q, cu_seqlens_k, batch, group, has_left, has_right,

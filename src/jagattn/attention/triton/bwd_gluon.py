@@ -68,6 +68,10 @@ from .common import num_slots
 # session 26 round 4: BLOCK_M 32 with 3 / 4 stages (no spill) 0.84-0.93x, 32x128 on 8 warps 0.73-0.84x
 BLOCK_M, BLOCK_N, STAGES, WARPS = 64, 64, 2, 4
 HEAD_DIMS = (64, 128)
+# dQ (BLOCK_M, BLOCK_N, STAGES, warps, DEFER: dQ's product left in flight into the next step, DELTA_TPW: lanes per
+# row of delta's o / dO tile); DQ_GLUON False: the Triton dQ kernel (session 30 measurement switch)
+DQ_BLOCK_M, DQ_BLOCK_N, DQ_STAGES, DQ_WARPS, DQ_DEFER, DQ_DELTA_TPW = 64, 64, 2, 4, False, 16
+DQ_GLUON = False
 GLUON_SWITCH = env_choice(
     "JAGATTN_ATTN_GLUON", ("auto", "0"), "auto"
 )  # read at import: 0 = the Triton kernel
@@ -286,6 +290,213 @@ if GLUON:
         gl.store(p_dv, dv.to(DV_OUT.dtype.element_ty), mask=(o_nv < lk)[:, None] & (o_dv < HEAD_DV)[None, :])
 
 
+    @gluon.jit
+    def _attention_bwd_dq_gluon_kernel(
+        q_desc,
+        k_desc,
+        v_desc,
+        do_desc,
+        O,
+        LSE,
+        DLSE,
+        DELTA,
+        LSE2,
+        DQ,
+        CU_Q,
+        CU_K,
+        stride_ot,
+        stride_oh,
+        stride_lse_h,
+        stride_dlse_h,
+        stride_pad_h,
+        stride_dqt,
+        stride_dqh,
+        col_qh,
+        col_doh,
+        col_kh,
+        col_vh,
+        B,
+        GROUP,
+        window_left,
+        window_right,
+        scale,
+        qk_scale,
+        HEAD_D: gl.constexpr,
+        HEAD_DV: gl.constexpr,
+        HAS_LEFT: gl.constexpr,
+        HAS_RIGHT: gl.constexpr,
+        HAS_DLSE: gl.constexpr,
+        ROW_PAD: gl.constexpr,
+        BLOCK_M: gl.constexpr,
+        BLOCK_N: gl.constexpr,
+        STAGES: gl.constexpr,
+        DEFER: gl.constexpr,
+        DELTA_TPW: gl.constexpr,
+        num_warps: gl.constexpr,
+    ):
+        """dQ of one (query block, query head), and delta / lse2 of its rows in the row-padded layout for the
+        dK/dV kernel (the Triton dQ kernel's contract, ``bwd._attention_bwd_dq_kernel``). A partial last key
+        block's rows past the sequence (the next sequence's keys) are zeroed in shared memory before any product
+        reads them (they are dQ's reduction dim)."""
+        gl.static_assert(STAGES >= 2)
+        scale = scale.to(gl.float32)
+        qk_scale = qk_scale.to(gl.float32)
+        i_slot = gl.num_programs(0) - 1 - gl.program_id(0)  # the last (heaviest when causal) blocks first
+        i_h = gl.program_id(1)
+        i_b = i_slot * 0
+        hi_b = i_b + B
+        while hi_b - i_b > 1:
+            mid = (i_b + hi_b) // 2
+            go_right = gl.load(CU_Q + mid).to(gl.int32) // BLOCK_M + mid <= i_slot
+            i_b = gl.where(go_right, mid, i_b)
+            hi_b = gl.where(go_right, hi_b, mid)
+        bos_q = gl.load(CU_Q + i_b).to(gl.int32)
+        m0 = (i_slot - (bos_q // BLOCK_M + i_b)) * BLOCK_M
+        lq = gl.load(CU_Q + i_b + 1).to(gl.int32) - bos_q
+        if m0 >= lq:
+            return
+        bos_k = gl.load(CU_K + i_b).to(gl.int32)
+        lk = gl.load(CU_K + i_b + 1).to(gl.int32) - bos_k
+        i_hk = i_h // GROUP
+        diag = lk - lq
+
+        s_layout: gl.constexpr = gl.NVMMADistributedLayout(
+            version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, BLOCK_N, 16]
+        )
+        q_layout: gl.constexpr = gl.NVMMADistributedLayout(
+            version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, HEAD_D, 16]
+        )
+        dsa_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=q_layout, k_width=2)
+        row_layout: gl.constexpr = gl.SliceLayout(1, s_layout)
+        col_layout: gl.constexpr = gl.SliceLayout(0, s_layout)
+        # o / dO rows for delta: 16-byte vectors along the head dim, DELTA_TPW lanes per row
+        blk: gl.constexpr = gl.BlockedLayout([1, 8], [32 // DELTA_TPW, DELTA_TPW], [num_warps, 1], [1, 0])
+
+        q_smem = gl.allocate_shared_memory(q_desc.dtype, [BLOCK_M, HEAD_D], q_desc.layout)
+        do_smem = gl.allocate_shared_memory(do_desc.dtype, [BLOCK_M, HEAD_DV], do_desc.layout)
+        k_smem = gl.allocate_shared_memory(k_desc.dtype, [STAGES, BLOCK_N, HEAD_D], k_desc.layout)
+        v_smem = gl.allocate_shared_memory(v_desc.dtype, [STAGES, BLOCK_N, HEAD_DV], v_desc.layout)
+        qdo_bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+        ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+        mbarrier.init(qdo_bar, count=1)
+        for s in gl.static_range(STAGES):
+            mbarrier.init(ready.index(s), count=1)
+        mbarrier.expect(qdo_bar, q_desc.block_type.nbytes + do_desc.block_type.nbytes)
+        tma_load(q_desc, [bos_q + m0, i_h * col_qh], qdo_bar, q_smem)
+        tma_load(do_desc, [bos_q + m0, i_h * col_doh], qdo_bar, do_smem)
+
+        # key blocks that some row of the block sees: [lo, hi); that every row sees: [full_lo, full_hi)
+        m_last = gl.minimum(m0 + BLOCK_M, lq) - 1
+        lo = m0 * 0
+        full_lo = lo
+        hi = lk
+        full_hi = lk
+        if HAS_LEFT:
+            lo = gl.maximum(m0 + diag - window_left, 0)
+            full_lo = gl.maximum(m_last + diag - window_left, 0)
+        if HAS_RIGHT:
+            hi = gl.minimum(m_last + diag + window_right + 1, lk)
+            full_hi = gl.minimum(m0 + diag + window_right + 1, lk)
+        n_start = (lo // BLOCK_N) * BLOCK_N
+        n_stop = n_start + gl.cdiv(gl.maximum(hi - n_start, 0), BLOCK_N) * BLOCK_N
+        n_a = gl.minimum(n_start + gl.cdiv(gl.maximum(full_lo - n_start, 0), BLOCK_N) * BLOCK_N, n_stop)
+        n_b = gl.minimum(n_a + (gl.maximum(full_hi - n_a, 0) // BLOCK_N) * BLOCK_N, n_stop)
+        total = (n_stop - n_start) // BLOCK_N
+        kv_bytes: gl.constexpr = k_desc.block_type.nbytes + v_desc.block_type.nbytes
+        for s in gl.static_range(STAGES - 1):
+            pred = s < total
+            mbarrier.expect(ready.index(s), kv_bytes, pred=pred)
+            tma_load(k_desc, [bos_k + n_start + s * BLOCK_N, i_hk * col_kh], ready.index(s), k_smem.index(s),
+                     pred=pred)  # fmt: skip
+            tma_load(v_desc, [bos_k + n_start + s * BLOCK_N, i_hk * col_vh], ready.index(s), v_smem.index(s),
+                     pred=pred)  # fmt: skip
+
+        # lse2 (+inf where no key is visible, and past the sequence) and delta = rowsum(o * dO) - dlse
+        o_mb = m0 + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(1, blk))
+        m_mb = o_mb < lq
+        o_cb = gl.arange(0, HEAD_DV, layout=gl.SliceLayout(0, blk))
+        rows_o = (bos_q + o_mb).to(gl.int64)
+        b_o = gl.load(O + rows_o[:, None] * stride_ot + i_h * stride_oh + o_cb[None, :], mask=m_mb[:, None],
+                      other=0.0)  # fmt: skip
+        lse_row = i_h.to(gl.int64) * stride_lse_h + bos_q + o_mb
+        b_lse = gl.load(LSE + lse_row, mask=m_mb, other=float("inf"))
+        b_lse = gl.where(b_lse == float("-inf"), float("inf"), b_lse * 1.4426950408889634)
+        mbarrier.wait(qdo_bar, 0)
+        b_do = do_smem.load(blk)
+        b_delta = gl.sum(b_o.to(gl.float32) * b_do.to(gl.float32), axis=1)
+        if HAS_DLSE:
+            b_delta -= gl.load(DLSE + i_h.to(gl.int64) * stride_dlse_h + bos_q + o_mb, mask=m_mb, other=0.0)
+        pad_row0 = i_h.to(gl.int64) * stride_pad_h + (bos_q // ROW_PAD + i_b) * ROW_PAD
+        gl.store(DELTA + pad_row0 + o_mb, b_delta, mask=m_mb)
+        gl.store(LSE2 + pad_row0 + o_mb, b_lse, mask=m_mb)
+        if m0 + BLOCK_M >= lq:
+            # the last block also fills the padding rows [lq, ROW_PAD-aligned end): lse2 = +inf, delta = 0
+            pad_layout: gl.constexpr = gl.BlockedLayout([1], [32], [num_warps], [0])
+            o_p = (lq // ROW_PAD) * ROW_PAD + gl.arange(0, ROW_PAD, layout=pad_layout)
+            gl.store(DELTA + pad_row0 + o_p, gl.zeros([ROW_PAD], gl.float32, pad_layout), mask=o_p >= lq)
+            gl.store(
+                LSE2 + pad_row0 + o_p,
+                gl.full([ROW_PAD], float("inf"), gl.float32, pad_layout),
+                mask=o_p >= lq,
+            )
+        lse_s = gl.convert_layout(b_lse, row_layout)
+        delta_s = gl.convert_layout(b_delta, row_layout)
+
+        dq = gl.zeros([BLOCK_M, HEAD_D], gl.float32, q_layout)
+        s_zero = gl.zeros([BLOCK_M, BLOCK_N], gl.float32, s_layout)
+        o_m = m0 + gl.arange(0, BLOCK_M, layout=row_layout)
+        o_n0 = gl.arange(0, BLOCK_N, layout=col_layout)
+        ds = gl.zeros([BLOCK_M, BLOCK_N], q_desc.dtype, dsa_layout)
+        for j in range(total):
+            st = j % STAGES
+            n0 = n_start + j * BLOCK_N
+            mbarrier.wait(ready.index(st), (j // STAGES) & 1)
+            k_t = k_smem.index(st)
+            v_t = v_smem.index(st)
+            if n0 + BLOCK_N > lk:  # the next sequence's keys: zeros before any product reads them
+                zero_rows_from(k_t, v_t, lk - n0, BLOCK_N, num_warps)
+            sc = warpgroup_mma(q_smem, k_t.permute((1, 0)), s_zero, use_acc=False, is_async=True)
+            dp = warpgroup_mma(do_smem, v_t.permute((1, 0)), s_zero, use_acc=False, is_async=True)
+            sc, dq, ds = warpgroup_mma_wait(1, deps=(sc, dq, ds))  # retires dQ_{j-1} (in order); dP may run
+            cta_barrier()  # every warp has retired step j - 1: refill its stage with step j + STAGES - 1
+            nxt = j + STAGES - 1
+            pred = nxt < total
+            st2 = nxt % STAGES
+            mbarrier.expect(ready.index(st2), kv_bytes, pred=pred)
+            tma_load(k_desc, [bos_k + n_start + nxt * BLOCK_N, i_hk * col_kh], ready.index(st2),
+                     k_smem.index(st2), pred=pred)  # fmt: skip
+            tma_load(v_desc, [bos_k + n_start + nxt * BLOCK_N, i_hk * col_vh], ready.index(st2),
+                     v_smem.index(st2), pred=pred)  # fmt: skip
+            p = gl.exp2(sc * qk_scale - lse_s[:, None])
+            if (n0 < n_a) | (n0 >= n_b):
+                o_n = n0 + o_n0
+                vis = (o_n < lk)[None, :]
+                if HAS_LEFT:
+                    vis = vis & (o_n[None, :] >= o_m[:, None] + (diag - window_left))
+                if HAS_RIGHT:
+                    vis = vis & (o_n[None, :] <= o_m[:, None] + (diag + window_right))
+                p = gl.where(vis, p, 0.0)
+            dp = warpgroup_mma_wait(0, deps=(dp,))
+            ds = gl.convert_layout((p * (dp - delta_s[:, None])).to(q_desc.dtype), dsa_layout)
+            dq = warpgroup_mma(ds, k_t, dq, is_async=True)
+            if DEFER:  # dQ_j stays in flight into the next step, whose first wait retires it
+                dq, ds = warpgroup_mma_wait(1, deps=(dq, ds))
+            else:
+                dq, ds = warpgroup_mma_wait(0, deps=(dq, ds))
+        dq, ds = warpgroup_mma_wait(0, deps=(dq, ds))
+        for s in gl.static_range(STAGES):
+            mbarrier.invalidate(ready.index(s))
+        mbarrier.invalidate(qdo_bar)
+
+        o_mq = m0 + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(1, q_layout))
+        o_d = gl.arange(0, HEAD_D, layout=gl.SliceLayout(0, q_layout))
+        rows_q = (bos_q + o_mq).to(gl.int64)
+        p_dq = DQ + rows_q[:, None] * stride_dqt + i_h * stride_dqh + o_d[None, :]
+        gl.store(
+            p_dq, (dq * scale).to(DQ.dtype.element_ty), mask=(o_mq < lq)[:, None] & (o_d < HEAD_D)[None, :]
+        )
+
+
 def use_gluon(
     q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, do: torch.Tensor, softcap: float, atomic_dq: bool
 ) -> bool:
@@ -341,3 +552,49 @@ def compile_sm90(d: int = 128, dv: int = 128, dtype: torch.dtype = torch.bfloat1
         "ROW_PAD": row_pad, "BLOCK_M": BLOCK_M, "BLOCK_N": BLOCK_N, "STAGES": STAGES,
     }  # fmt: skip
     return _g.compile_sm90(_attention_bwd_dkdv_gluon_kernel, sig, constexprs, WARPS)
+
+
+def launch_dq_gluon(
+    q, k, v, o, do, lse, dlse, delta, lse2, dq, cu_seqlens_q, cu_seqlens_k, batch, group, has_left, has_right,
+    window_left, window_right, scale, qk_scale, row_pad,
+) -> None:  # fmt: skip
+    """dQ into ``dq`` and delta / lse2 into their row-padded buffers (``dlse`` may be None)."""
+    tq, hq = q.shape[0], q.shape[1]
+    d, dv = q.shape[-1], v.shape[-1]
+    has_dlse = dlse is not None
+    dlse_arg = dlse if has_dlse else delta
+    grid = (num_slots(tq, batch, DQ_BLOCK_M), hq)
+    _attention_bwd_dq_gluon_kernel[grid](
+        host_desc(q, DQ_BLOCK_M, d), host_desc(k, DQ_BLOCK_N, d), host_desc(v, DQ_BLOCK_N, dv),
+        host_desc(do, DQ_BLOCK_M, dv),
+        o, lse, dlse_arg, delta, lse2, dq, cu_seqlens_q, cu_seqlens_k,
+        o.stride(0), o.stride(1), lse.stride(0), dlse_arg.stride(0), delta.stride(0), dq.stride(0), dq.stride(1),
+        q.stride(1), do.stride(1), k.stride(1), v.stride(1),
+        batch, group, window_left, window_right, float(scale), float(qk_scale),
+        HEAD_D=d, HEAD_DV=dv, HAS_LEFT=has_left, HAS_RIGHT=has_right, HAS_DLSE=has_dlse, ROW_PAD=row_pad,
+        BLOCK_M=DQ_BLOCK_M, BLOCK_N=DQ_BLOCK_N, STAGES=DQ_STAGES, DEFER=DQ_DEFER,
+        DELTA_TPW=min(DQ_DELTA_TPW, dv // 8), num_warps=DQ_WARPS,
+    )  # fmt: skip
+
+
+def compile_dq_sm90(d: int = 128, dv: int = 128, dtype: torch.dtype = torch.bfloat16, has_left: bool = False,
+                    has_right: bool = True, has_dlse: bool = False, row_pad: int = 64):  # fmt: skip
+    """Compile the dQ kernel for sm_90 without a GPU with the module's current dQ settings."""
+    ty = _g._SIG_DTYPES[dtype]
+    sig = {
+        "q_desc": _g.desc_sig(dtype, DQ_BLOCK_M, d), "k_desc": _g.desc_sig(dtype, DQ_BLOCK_N, d),
+        "v_desc": _g.desc_sig(dtype, DQ_BLOCK_N, dv), "do_desc": _g.desc_sig(dtype, DQ_BLOCK_M, dv),
+        "O": f"*{ty}", "LSE": "*fp32", "DLSE": "*fp32", "DELTA": "*fp32", "LSE2": "*fp32", "DQ": f"*{ty}",
+        "CU_Q": "*i32", "CU_K": "*i32",
+    }  # fmt: skip
+    for name in ("stride_ot", "stride_oh", "stride_lse_h", "stride_dlse_h", "stride_pad_h", "stride_dqt",
+                 "stride_dqh", "col_qh", "col_doh", "col_kh", "col_vh", "B", "GROUP", "window_left",
+                 "window_right"):  # fmt: skip
+        sig[name] = "i32"
+    sig["scale"] = sig["qk_scale"] = "fp32"
+    constexprs = {
+        "HEAD_D": d, "HEAD_DV": dv, "HAS_LEFT": has_left, "HAS_RIGHT": has_right, "HAS_DLSE": has_dlse,
+        "ROW_PAD": row_pad, "BLOCK_M": DQ_BLOCK_M, "BLOCK_N": DQ_BLOCK_N, "STAGES": DQ_STAGES, "DEFER": DQ_DEFER,
+        "DELTA_TPW": min(DQ_DELTA_TPW, dv // 8),
+    }  # fmt: skip
+    return _g.compile_sm90(_attention_bwd_dq_gluon_kernel, sig, constexprs, DQ_WARPS)

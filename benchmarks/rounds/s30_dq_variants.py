@@ -1,0 +1,54 @@
+"""Session 30 (issue #4), for ``benchmarks/src_variant_ab.py``: the Gluon dQ kernel (``bwd_gluon.DQ_GLUON``) at
+several tiles against the default Triton dQ kernel, and the Triton dQ kernel's 64x64 / 4-warp tile. The idea: the
+dQ kernel runs at ~85% of the Gluon dK/dV kernel's per-product rate with 128 query rows on 8 warps (one program
+per SM, both warpgroups in the same phase); 64 rows on 4 warps with 2 stages fit two programs per SM, whose
+phases interleave like the dK/dV kernel's."""
+
+import importlib
+
+import triton
+
+
+def _gluon_dq(bm, bn, stages, warps, defer=False, tpw=16):
+    saved = []
+
+    def enter():
+        g = importlib.import_module("jagattn.attention.triton.bwd_gluon")
+        saved[:] = [(g.DQ_GLUON, g.DQ_BLOCK_M, g.DQ_BLOCK_N, g.DQ_STAGES, g.DQ_WARPS, g.DQ_DEFER, g.DQ_DELTA_TPW)]
+        g.DQ_GLUON, g.DQ_BLOCK_M, g.DQ_BLOCK_N, g.DQ_STAGES, g.DQ_WARPS, g.DQ_DEFER, g.DQ_DELTA_TPW = (
+            True, bm, bn, stages, warps, defer, tpw)
+
+    def leave():
+        g = importlib.import_module("jagattn.attention.triton.bwd_gluon")
+        g.DQ_GLUON, g.DQ_BLOCK_M, g.DQ_BLOCK_N, g.DQ_STAGES, g.DQ_WARPS, g.DQ_DEFER, g.DQ_DELTA_TPW = saved[0]
+
+    return (enter, leave)
+
+
+def _triton_dq(bm, bn, warps, stages, maxnreg=None):
+    saved = []
+
+    def enter():
+        tuner = importlib.import_module("jagattn.attention.triton.bwd")._attention_bwd_dq_kernel
+        saved[:] = [list(tuner.configs)]
+        cfg = triton.Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_warps=warps, num_stages=stages, maxnreg=maxnreg)
+        tuner.configs = [cfg, *saved[0]]
+        tuner.cache.clear()
+
+    def leave():
+        tuner = importlib.import_module("jagattn.attention.triton.bwd")._attention_bwd_dq_kernel
+        tuner.configs = saved[0]
+        tuner.cache.clear()
+
+    return (enter, leave)
+
+
+VARIANTS = {
+    "g128x64s3w8": [_gluon_dq(128, 64, 3, 8)],
+    "g128x128s2w8": [_gluon_dq(128, 128, 2, 8)],
+    "g64x64s2w4": [_gluon_dq(64, 64, 2, 4)],
+    "g64x64s2w4_defer": [_gluon_dq(64, 64, 2, 4, defer=True)],
+    "g64x64s2w4_tpw8": [_gluon_dq(64, 64, 2, 4, tpw=8)],
+    "g64x128s2w4": [_gluon_dq(64, 128, 2, 4)],
+    "t64x64s2w4": [_triton_dq(64, 64, 4, 2)],
+}
