@@ -14,9 +14,18 @@ def _gluon_dq(bm, bn, stages, warps, defer=False, tpw=16):
 
     def enter():
         g = importlib.import_module("jagattn.attention.triton.bwd_gluon")
-        saved[:] = [(g.DQ_GLUON, g.DQ_BLOCK_M, g.DQ_BLOCK_N, g.DQ_STAGES, g.DQ_WARPS, g.DQ_DEFER, g.DQ_DELTA_TPW)]
+        saved[:] = [
+            (g.DQ_GLUON, g.DQ_BLOCK_M, g.DQ_BLOCK_N, g.DQ_STAGES, g.DQ_WARPS, g.DQ_DEFER, g.DQ_DELTA_TPW)
+        ]
         g.DQ_GLUON, g.DQ_BLOCK_M, g.DQ_BLOCK_N, g.DQ_STAGES, g.DQ_WARPS, g.DQ_DEFER, g.DQ_DELTA_TPW = (
-            True, bm, bn, stages, warps, defer, tpw)
+            True,
+            bm,
+            bn,
+            stages,
+            warps,
+            defer,
+            tpw,
+        )
 
     def leave():
         g = importlib.import_module("jagattn.attention.triton.bwd_gluon")
@@ -31,7 +40,9 @@ def _triton_dq(bm, bn, warps, stages, maxnreg=None):
     def enter():
         tuner = importlib.import_module("jagattn.attention.triton.bwd")._attention_bwd_dq_kernel
         saved[:] = [list(tuner.configs)]
-        cfg = triton.Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_warps=warps, num_stages=stages, maxnreg=maxnreg)
+        cfg = triton.Config(
+            {"BLOCK_M": bm, "BLOCK_N": bn}, num_warps=warps, num_stages=stages, maxnreg=maxnreg
+        )
         tuner.configs = [cfg, *saved[0]]
         tuner.cache.clear()
 

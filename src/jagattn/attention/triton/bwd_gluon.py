@@ -289,7 +289,6 @@ if GLUON:
         p_dv = DV_OUT + rows_v[:, None] * stride_dvt + i_hk * stride_dvh + o_dv[None, :]
         gl.store(p_dv, dv.to(DV_OUT.dtype.element_ty), mask=(o_nv < lk)[:, None] & (o_dv < HEAD_DV)[None, :])
 
-
     @gluon.jit
     def _attention_bwd_dq_gluon_kernel(
         q_desc,
