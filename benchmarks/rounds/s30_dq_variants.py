@@ -9,7 +9,7 @@ import importlib
 import triton
 
 
-def _gluon_dq(bm, bn, stages, warps, defer=False, tpw=16):
+def _gluon_dq(bm, bn, stages, warps, defer=False, tpw=16, on=True):
     saved = []
 
     def enter():
@@ -18,7 +18,7 @@ def _gluon_dq(bm, bn, stages, warps, defer=False, tpw=16):
             (g.DQ_GLUON, g.DQ_BLOCK_M, g.DQ_BLOCK_N, g.DQ_STAGES, g.DQ_WARPS, g.DQ_DEFER, g.DQ_DELTA_TPW)
         ]
         g.DQ_GLUON, g.DQ_BLOCK_M, g.DQ_BLOCK_N, g.DQ_STAGES, g.DQ_WARPS, g.DQ_DEFER, g.DQ_DELTA_TPW = (
-            True,
+            on,
             bm,
             bn,
             stages,
@@ -55,6 +55,7 @@ def _triton_dq(bm, bn, warps, stages, maxnreg=None):
 
 
 VARIANTS = {
+    # round 1 (default: the Triton dQ kernel)
     "g128x64s3w8": [_gluon_dq(128, 64, 3, 8)],
     "g128x128s2w8": [_gluon_dq(128, 128, 2, 8)],
     "g64x64s2w4": [_gluon_dq(64, 64, 2, 4)],
@@ -62,4 +63,9 @@ VARIANTS = {
     "g64x64s2w4_tpw8": [_gluon_dq(64, 64, 2, 4, tpw=8)],
     "g64x128s2w4": [_gluon_dq(64, 128, 2, 4)],
     "t64x64s2w4": [_triton_dq(64, 64, 4, 2)],
+    # round 2 (default: the Gluon dQ kernel 64x64 / 2 stages / 4 warps, deferred dQ wait)
+    "triton_dq": [_gluon_dq(64, 64, 2, 4, defer=True, on=False)],
+    "nodefer": [_gluon_dq(64, 64, 2, 4)],
+    "g64x32s2w4": [_gluon_dq(64, 32, 2, 4, defer=True)],
+    "g64x32s3w4": [_gluon_dq(64, 32, 3, 4, defer=True)],
 }

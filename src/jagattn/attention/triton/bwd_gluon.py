@@ -69,9 +69,11 @@ from .common import num_slots
 BLOCK_M, BLOCK_N, STAGES, WARPS = 64, 64, 2, 4
 HEAD_DIMS = (64, 128)
 # dQ (BLOCK_M, BLOCK_N, STAGES, warps, DEFER: dQ's product left in flight into the next step, DELTA_TPW: lanes per
-# row of delta's o / dO tile); DQ_GLUON False: the Triton dQ kernel (session 30 measurement switch)
-DQ_BLOCK_M, DQ_BLOCK_N, DQ_STAGES, DQ_WARPS, DQ_DEFER, DQ_DELTA_TPW = 64, 64, 2, 4, False, 16
-DQ_GLUON = False
+# row of delta's o / dO tile, 16 = the Triton dQ kernel's summation order): 64 query rows on 4 warps, two programs
+# per SM (session 30 round 1: dQ kernel 15-32% faster than the Triton kernel's 128x64 / 8 warps; the Gluon kernel at
+# that tile 0.95-1.04x the backward, 64x128 0.94-1.00x). DQ_GLUON False: the Triton dQ kernel (measurements).
+DQ_BLOCK_M, DQ_BLOCK_N, DQ_STAGES, DQ_WARPS, DQ_DEFER, DQ_DELTA_TPW = 64, 64, 2, 4, True, 16
+DQ_GLUON = True
 GLUON_SWITCH = env_choice(
     "JAGATTN_ATTN_GLUON", ("auto", "0"), "auto"
 )  # read at import: 0 = the Triton kernel
