@@ -983,6 +983,7 @@ def attention_bwd(
     def grid_q(meta):
         return (num_slots(tq, batch, meta["BLOCK_M"]), hq)
 
+    # Hopper, eager: the Gluon dQ kernel (bwd_gluon.py; same contract, bitwise the same dq / delta / lse2)
     if gluon and bwd_gluon.DQ_GLUON:
         launch_dq_gluon(
             q, k, v, o, do, lse, dlse, delta, lse2, dq, cu_seqlens_q, cu_seqlens_k, batch, group, has_left,

@@ -1,4 +1,4 @@
-"""The dK/dV kernel of the attention backward written in Gluon (Hopper only), and when to take it.
+"""The attention backward's dK/dV and dQ kernels written in Gluon (Hopper only), and when to take them.
 
 Same work, inputs and outputs as ``bwd._attention_bwd_dkdv_kernel`` (one program per (key block, kv head),
 dK/dV in fp32 registers over one flat loop of (query head of the GQA group, query block), lse2 / delta from
@@ -33,15 +33,40 @@ step (round 7: loading delta after the dV issue cost 3-11% on the GQA rows' dK/d
 not taken: dK kept in flight into the next step (0.90-0.98x, more spill), 3 stages (one program per SM: 0.53-0.58x),
 128 key rows on 8 warps (0.73-0.92x), 32 query rows (no spill, 0.84-0.93x), the q / dO refill at the top of the step
 (neutral), a heaviest-first launch order by a device-side argsort (0.81-1.0x: its launches cost more than the tail
-saved; ``benchmarks/rounds/s26_round7_lpt_order.diff``), and a Gluon dQ kernel (0.96-1.05x the backward, and its own
-delta rounding broke the bitwise equality: ``benchmarks/rounds/s26_round5_gluon_dq.diff``).
+saved; ``benchmarks/rounds/s26_round7_lpt_order.diff``), and session 26's Gluon dQ kernel (128 rows on 8 warps:
+0.96-1.05x the backward, and its delta, summed over 8 lanes per row, broke the bitwise equality:
+``benchmarks/rounds/s26_round5_gluon_dq.diff``; see the dQ kernel below for what session 30 changed).
+
+**The dQ kernel** (``_attention_bwd_dq_gluon_kernel``, session 30) has the Triton dQ kernel's contract
+(``bwd._attention_bwd_dq_kernel``: one program per (query block, query head), delta = rowsum(o * dO) - dlse and the
+base-2 lse of its rows written to the row-padded buffers the dK/dV kernel reads, dQ in fp32 registers over the
+visible key blocks) on 64 query rows and 64-key K / V tiles, 4 warps, 2 stages, so two programs share an SM and one's
+exp2 work runs under the other's products (the Triton kernel's 128 rows on 8 warps keep both warpgroups in the same
+phase, one program per SM). One step::
+
+    S = Q K^T, dP = dO V^T                issued together; the wait for S also retires the previous step's dQ
+    refill the stage the previous step read (every warp has retired it)
+    P = exp2(S * qk_scale - lse2), masks  (dP still running)
+    wait dP -> dS = P (dP - delta)
+    dQ += dS K                            issued, left in flight into the next step (DEFER)
+
+A partial last key block's rows past the sequence (the next sequence's keys and values, as the descriptor spans the
+tensor) are zeroed in shared memory before that step's products: they are dQ's reduction dim. delta is summed over a
+row in the Triton kernel's order (16 lanes of 8 elements per row, ``DELTA_TPW``), so dQ, and through delta dK, are
+**bit for bit** the Triton kernels' (session 30 round 1; 8 lanes per row differed in the last bits, which is what
+session 26's Gluon dQ kernel ran into). Measured (session 30, H200, same process,
+``benchmarks/rounds/s30_dq_variants.py``): the dQ kernel 15-32% faster than the Triton kernel (mean 8192 Hkv 16
+2.42 -> 2.05 ms, skewed 2.07 -> 1.68, mean 512 Hkv 16 0.54 -> 0.37), the backward 1.07-1.11x (round 2). Not taken:
+the same tile without the deferred wait (0.96-0.99x the chosen one), 64x32 with 2 / 3 stages (0.93-1.02x; round 2);
+128x64 on 8 warps, 128x128, 64x128 (0.94-1.05x the Triton dQ kernel's backward), the Triton kernel itself at 64x64
+on 4 warps (0.94-1.06x; round 1). ``DQ_GLUON = False`` keeps the Triton dQ kernel (measurements).
 
 Taken by ``attention_bwd`` where ``use_gluon`` holds (eager CUDA calls on compute capability 9.0, a Triton with
 Gluon's Hopper API, fp16 / bf16, head dims 64 or 128, no softcap, not ``JAGATTN_ATTN_DQ=atomic``, q / dO / K / V
-loadable by TMA with every head's columns inside one row); ``JAGATTN_ATTN_GLUON=0`` keeps the Triton kernel.
-Gluon's API moves between Triton releases (3.9 renamed the TMA load and the CTA barrier: both spellings are handled);
-``tests/test_gluon.py`` builds the kernel with the installed Triton in
-CI, without a GPU.
+loadable by TMA with every head's columns inside one row); ``JAGATTN_ATTN_GLUON=0`` keeps both Triton kernels.
+Under torch.compile / export the Triton kernels run; their results are the same bits. Gluon's API moves between
+Triton releases (3.9 renamed the TMA load and the CTA barrier: both spellings are handled); ``tests/test_gluon.py``
+builds both kernels with the installed Triton in CI, without a GPU.
 """
 
 from __future__ import annotations
@@ -501,7 +526,7 @@ if GLUON:
 def use_gluon(
     q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, do: torch.Tensor, softcap: float, atomic_dq: bool
 ) -> bool:
-    """Whether ``attention_bwd`` runs the Gluon dK/dV kernel: a Triton with Gluon's Hopper API, eager calls
+    """Whether ``attention_bwd`` runs the Gluon dK/dV and dQ kernels: a Triton with Gluon's Hopper API, eager calls
     on a compute capability 9.0 device (wgmma), fp16 / bf16, D and Dv in ``HEAD_DIMS``, no softcap, the
     separate dQ kernel (not ``JAGATTN_ATTN_DQ=atomic``), q / dO / K / V loadable by TMA
     (``_core.tma.tma_loads_ok``: 16-byte aligned, contiguous last dim; never under torch.compile, export or
