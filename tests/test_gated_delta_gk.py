@@ -112,11 +112,12 @@ def check_against_reference(case, dtype, run=run_chunked):
 
 
 CASES = {
-    # partial chunks (63/65/130), an empty and a length-1 sequence, GVA 2, g and gk together
-    "odd-l2-init-gva2": dict(
+    # partial chunks (63/65/130), an empty and a length-1 sequence, g and gk together (one value head: GVA with
+    # g and gk is strong-gva3-vblocks, GVA with l2norm and a state random seed 101; session 30 CI time)
+    "odd-l2-init-g": dict(
         lengths=[63, 0, 65, 1, 130],
         h=1,
-        hv=2,
+        hv=1,
         dk=32,
         dv=16,
         with_init=True,
