@@ -27,6 +27,7 @@ for d, dv, dtype, left, right, head_major in ((128, 128, torch.bfloat16, False, 
     assert "wgmma" in attn.compile_dq_sm90(d, dv, dtype, left, right, head_major).asm["ptx"]  # has_dlse on / off
 for dq, dv, dtype, ctx, targets in ((128, 128, torch.bfloat16, False, True), (64, 128, torch.float16, True, False)):
     assert "wgmma" in hstu.compile_sm90(dq, dv, dtype, ctx, targets).asm["ptx"]
+    assert "wgmma" in hstu.compile_dq_sm90(dq, dv, dtype, ctx, targets).asm["ptx"]
 print("compiled")
 """
 

@@ -897,6 +897,50 @@ def test_gpu_gluon_dkdv(monkeypatch, dtype, dq, dv, C, targets):
         assert diff <= 2e-2 * b.float().abs().max().item(), (name, diff)
 
 
+@pytest.mark.gpu
+@pytest.mark.parametrize(
+    "dtype, dq, dv, C, targets",
+    [
+        (torch.bfloat16, 128, 128, 0, "random"),
+        (torch.bfloat16, 128, 128, 6, "random"),
+        (torch.float16, 64, 64, 3, None),
+        (torch.bfloat16, 64, 128, 0, "degenerate"),
+        (torch.bfloat16, 128, 64, 70, "random"),
+    ],
+)  # fmt: skip
+def test_gpu_gluon_dq(monkeypatch, dtype, dq, dv, C, targets):
+    # the Gluon dQ kernel (bwd_gluon.DQ_GLUON) is taken (no window) and meets the SPEC rule on a batch with empty,
+    # length-1 and partial-block sequences, targets (also none, or whole sequences of them), contextual rows (also C
+    # larger than a sequence); its dq matches the Triton dQ kernel's to rounding, and dk / dv are untouched
+    from jagattn.hstu.triton import bwd_gluon, fwd
+
+    if torch.cuda.get_device_capability() != (9, 0) or not bwd_gluon.GLUON:
+        pytest.skip("the Gluon dQ kernel runs on compute capability 9.0 only")
+    monkeypatch.setattr(bwd_gluon, "DQ_GLUON", True)
+    taken = []
+    real = fwd.use_gluon_dq
+    monkeypatch.setattr(fwd, "use_gluon_dq", lambda *a: taken.append(real(*a)) or taken[-1])
+    lens = [0, 1, 65, 63, 130, 1000, 7, 777, 64, 128]
+    q, k, v, do = _make(lens, 4, dq, dv, dtype=dtype, seed=61, device="cuda")
+    nt = None
+    if targets is not None:
+        nt = torch.tensor(_targets(lens, C, 62, tmax=40, degenerate=targets == "degenerate"), device="cuda")
+    cu = cu_seqlens(lens, "cuda")
+    kw = dict(alpha=1.0 / dq, num_targets=nt, contextual_seq_len=C)
+    _, got = _check_against_reference(q, k, v, do, cu, 1024, **kw)
+    assert taken == [True]
+    monkeypatch.setattr(bwd_gluon, "DQ_GLUON", False)
+    o = jagattn.hstu_attention(q, k, v, cu, 1024, backend="triton", **kw)
+    tri = torch.autograd.grad(o, (q, k, v), do)
+    assert taken[-1] is False
+    for name, a, b in zip(("dq", "dk", "dv"), got, tri, strict=True):
+        if name == "dq":
+            diff = (a.float() - b.float()).abs().max().item()
+            assert diff <= 2e-2 * b.float().abs().max().item(), (name, diff)
+        else:
+            assert torch.equal(a, b), name
+
+
 def _check_isolated(lens, h, d, max_len, device, tag, dtype=torch.bfloat16):
     # inf / NaN in sequence 1's q, k, v, dO never reaches another sequence's o, dq, dk, dv: bit for bit those of the
     # same batch with sequence 1 finite (plain, targets + contextual rows, a window)
@@ -926,9 +970,12 @@ def test_triton_nonfinite_sequence_isolated():
 @pytest.mark.gpu
 @pytest.mark.parametrize("switch", ["0", "1"])
 def test_gpu_nonfinite_sequence_isolated(monkeypatch, switch):
-    # on the device, the Triton dK/dV kernel and the opt-in Gluon one (whose TMA boxes past a sequence's end hold the
-    # next sequence's rows: zeroed before its products read them)
+    # on the device, the Triton dK/dV and dQ kernels and the Gluon ones (whose TMA boxes past a sequence's end hold the
+    # next sequence's rows: zeroed before their products read them)
     from jagattn.hstu.triton import bwd_gluon
 
     monkeypatch.setattr(bwd_gluon, "GLUON_SWITCH", switch)
+    monkeypatch.setattr(
+        bwd_gluon, "DQ_GLUON", switch == "1"
+    )  # and the Gluon dQ kernel (K / V boxes, same way)
     _check_isolated([100, 77, 130, 64], 2, 128, 256, "cuda", switch)

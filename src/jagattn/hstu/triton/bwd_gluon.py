@@ -50,6 +50,9 @@ HEAD_DIMS = (64, 128)
 # built on the device instead (round 12, benchmarks/rounds/s26_round12_device_descriptors.diff) cost the kernel more
 # than it gained (dK/dV 1.285 vs 1.223 ms on B256)
 GLUON_SWITCH = env_choice("JAGATTN_HSTU_GLUON", ("0", "1"), "0")
+# the dQ kernel (session 30, measurement switch until measured): 64 query rows on 4 warps, 64-key K / V tiles, 2 stages
+DQ_GLUON = False
+DQ_BLOCK_M, DQ_BLOCK_N, DQ_STAGES, DQ_WARPS = 64, 64, 2, 4
 
 
 if GLUON:
@@ -275,6 +278,191 @@ if GLUON:
         p_dv = DV + rows_v[:, None] * stride_dvn + i_h * stride_dvh + o_e[None, :]
         gl.store(p_dv, dv.to(DV.dtype.element_ty), mask=(o_nv < n)[:, None] & (o_e < HEAD_DV)[None, :])
 
+    @gluon.jit
+    def _hstu_bwd_dq_gluon_kernel(
+        q_desc,
+        k_desc,
+        v_desc,
+        do_desc,
+        DQ_OUT,
+        SEQ_OFFSETS,
+        NUM_TARGETS,
+        stride_dqm,
+        stride_dqh,
+        col_qh,
+        col_kh,
+        col_vh,
+        col_doh,
+        alpha,
+        inv_s,
+        C,
+        B,
+        H,
+        MAX_ROWS,
+        L2_GROUP,
+        HEAD_DQ: gl.constexpr,
+        HEAD_DV: gl.constexpr,
+        HAS_CTX: gl.constexpr,
+        HAS_TARGETS: gl.constexpr,
+        FAST_SIGMOID: gl.constexpr,
+        SCALE_LAST: gl.constexpr,
+        BLOCK_M: gl.constexpr,
+        BLOCK_N: gl.constexpr,
+        STAGES: gl.constexpr,
+        num_warps: gl.constexpr,
+    ):
+        """dQ of one query block of one (sequence, head): ``fwd._hstu_fwd_kernel``'s ``MODE == 1`` (no window, not
+        cached, the dense grid) with the products issued asynchronously, as the attention dQ kernel of
+        ``attention/triton/bwd_gluon.py``. K / V come through a TMA ring; a key block's rows outside its walked
+        range are real data here (the Triton kernel loads them as zeros), so a block that leaves its range takes
+        the masked branch with the range term, and rows past the sequence's end are zeroed in shared memory (they
+        are dQ's reduction dim)."""
+        gl.static_assert(STAGES >= 2)
+        alpha = alpha.to(gl.float32)
+        inv_s = inv_s.to(gl.float32)
+        scale_a = alpha * inv_s
+        pid = gl.program_id(0)
+        # the dense grid's order (schedule._grouped): runs of L2_GROUP pairs, heaviest (last) query blocks first
+        nmb = gl.cdiv(MAX_ROWS, BLOCK_M)
+        per_run = L2_GROUP * nmb
+        run = pid // per_run
+        local = pid - run * per_run
+        size = gl.minimum(L2_GROUP, B * H - run * L2_GROUP)
+        kk = local // size
+        pair = run * L2_GROUP + (local - kk * size)
+        i_h = pair % H
+        i_b = pair // H
+        i_mb = nmb - 1 - kk
+        bos = gl.load(SEQ_OFFSETS + i_b).to(gl.int32)
+        n = gl.load(SEQ_OFFSETS + i_b + 1).to(gl.int32) - bos
+        m0 = i_mb * BLOCK_M
+        if m0 >= n:
+            return
+        if HAS_TARGETS:
+            T = gl.minimum(gl.maximum(gl.load(NUM_TARGETS + i_b).to(gl.int32), 0), n)
+        else:
+            T = n * 0
+        U = n - T
+        if HAS_CTX:
+            M = U - C + 1
+        else:
+            M = U
+        m1 = gl.minimum(m0 + BLOCK_M, n)
+        ctx_block = m0 < C  # contextual rows see every non-target key
+        target_block = (m0 >= U) & (m0 >= C)  # only targets: the non-target prefix, then their own diagonal
+        hi = gl.where(ctx_block, gl.maximum(U, m1), gl.where(target_block, U, m1))
+        # keys before the block's first row and before the first target are visible to every row
+        hi_full = gl.where(M <= 0, 0, gl.minimum(m0, U))
+        nb = gl.cdiv(gl.maximum(hi, 0), BLOCK_N)
+        # unmasked steps: every key inside [0, min(hi_full, hi)) (a partial block reads keys past hi through TMA)
+        t2 = gl.minimum(gl.maximum(gl.minimum(hi_full, hi), 0) // BLOCK_N, nb)
+        n_diag = gl.where(target_block, gl.cdiv(m1 - m0, BLOCK_N), 0)
+        total = nb + n_diag
+
+        s_layout: gl.constexpr = gl.NVMMADistributedLayout(
+            version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, BLOCK_N, 16]
+        )
+        q_layout: gl.constexpr = gl.NVMMADistributedLayout(
+            version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, HEAD_DQ, 16]
+        )
+        dsa_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=q_layout, k_width=2)
+        row_layout: gl.constexpr = gl.SliceLayout(1, s_layout)
+        col_layout: gl.constexpr = gl.SliceLayout(0, s_layout)
+
+        q_smem = gl.allocate_shared_memory(q_desc.dtype, [BLOCK_M, HEAD_DQ], q_desc.layout)
+        do_smem = gl.allocate_shared_memory(do_desc.dtype, [BLOCK_M, HEAD_DV], do_desc.layout)
+        k_smem = gl.allocate_shared_memory(k_desc.dtype, [STAGES, BLOCK_N, HEAD_DQ], k_desc.layout)
+        v_smem = gl.allocate_shared_memory(v_desc.dtype, [STAGES, BLOCK_N, HEAD_DV], v_desc.layout)
+        qdo_bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+        ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+        mbarrier.init(qdo_bar, count=1)
+        for s in gl.static_range(STAGES):
+            mbarrier.init(ready.index(s), count=1)
+        mbarrier.expect(qdo_bar, q_desc.block_type.nbytes + do_desc.block_type.nbytes)
+        tma_load(q_desc, [bos + m0, i_h * col_qh], qdo_bar, q_smem)
+        tma_load(do_desc, [bos + m0, i_h * col_doh], qdo_bar, do_smem)
+        kv_bytes: gl.constexpr = k_desc.block_type.nbytes + v_desc.block_type.nbytes
+        for s in gl.static_range(STAGES - 1):  # prologue: steps 0 .. STAGES - 2
+            pred = s < total
+            n_s = gl.where(s < nb, s * BLOCK_N, m0 + (s - nb) * BLOCK_N)
+            mbarrier.expect(ready.index(s), kv_bytes, pred=pred)
+            tma_load(k_desc, [bos + n_s, i_h * col_kh], ready.index(s), k_smem.index(s), pred=pred)
+            tma_load(v_desc, [bos + n_s, i_h * col_vh], ready.index(s), v_smem.index(s), pred=pred)
+
+        dq = gl.zeros([BLOCK_M, HEAD_DQ], gl.float32, q_layout)
+        s_zero = gl.zeros([BLOCK_M, BLOCK_N], gl.float32, s_layout)
+        o_i = m0 + gl.arange(0, BLOCK_M, layout=row_layout)
+        o_n0 = gl.arange(0, BLOCK_N, layout=col_layout)
+        ds = gl.zeros([BLOCK_M, BLOCK_N], q_desc.dtype, dsa_layout)
+        mbarrier.wait(qdo_bar, 0)
+        for t in range(total):
+            st = t % STAGES
+            main = t < nb
+            start_n = gl.where(main, t * BLOCK_N, m0 + (t - nb) * BLOCK_N)
+            range_hi = gl.where(main, hi, m1)
+            mbarrier.wait(ready.index(st), (t // STAGES) & 1)
+            k_t = k_smem.index(st)
+            v_t = v_smem.index(st)
+            if start_n + BLOCK_N > n:  # the next sequence's keys: zeros before any product reads them
+                zero_rows_from(k_t, v_t, n - start_n, BLOCK_N, num_warps)
+            qk = warpgroup_mma(q_smem, k_t.permute((1, 0)), s_zero, use_acc=False, is_async=True)
+            dp = warpgroup_mma(do_smem, v_t.permute((1, 0)), s_zero, use_acc=False, is_async=True)
+            qk, dq, ds = warpgroup_mma_wait(1, deps=(qk, dq, ds))  # retires dQ of step t - 1; dp may run
+            cta_barrier()  # every warp has retired step t - 1: refill its stage with step t + STAGES - 1
+            nxt = t + STAGES - 1
+            pred = nxt < total
+            n_n = gl.where(nxt < nb, nxt * BLOCK_N, m0 + (nxt - nb) * BLOCK_N)
+            st2 = nxt % STAGES
+            mbarrier.expect(ready.index(st2), kv_bytes, pred=pred)
+            tma_load(k_desc, [bos + n_n, i_h * col_kh], ready.index(st2), k_smem.index(st2), pred=pred)
+            tma_load(v_desc, [bos + n_n, i_h * col_vh], ready.index(st2), v_smem.index(st2), pred=pred)
+            # r with alpha ds = dp r, in mask._silu_a_ds's order of operations
+            if FAST_SIGMOID:
+                hh = qk * (0.5 * alpha)
+                th = _tanh_approx_g(hh)
+                pp = 1.0 + th
+                r = hh * (1.0 - th * th) + pp
+            else:
+                sig = 1.0 / (1.0 + gl.exp2(qk * (-1.4426950408889634 * alpha)))
+            dp = warpgroup_mma_wait(0, deps=(dp,))
+            if FAST_SIGMOID:
+                if SCALE_LAST:
+                    b_ds = dp * r
+                else:
+                    b_ds = dp * (0.5 * scale_a) * r
+            else:
+                if SCALE_LAST:
+                    b_ds = dp * sig * (1.0 + qk * alpha * (1.0 - sig))
+                else:
+                    b_ds = dp * sig * (1.0 + qk * alpha * (1.0 - sig)) * scale_a
+            if (t >= t2) | (start_n + BLOCK_N > range_hi):
+                o_j = start_n + o_n0
+                id_i = _ids_g(o_i, C, M, HAS_CTX, HAS_TARGETS)[:, None]
+                id_j = _ids_g(o_j, C, M, HAS_CTX, HAS_TARGETS)[None, :]
+                vis = (o_i[:, None] == o_j[None, :]) | (id_i > id_j)
+                if HAS_CTX:
+                    vis = vis | ((id_i == 0) & (id_j < M))
+                vis = vis & (o_j < range_hi)[None, :]
+                b_ds = gl.where(vis, b_ds, 0.0)
+            ds = gl.convert_layout(b_ds.to(q_desc.dtype), dsa_layout)
+            dq = warpgroup_mma(ds, k_t, dq, is_async=True)
+            dq, ds = warpgroup_mma_wait(1, deps=(dq, ds))  # dQ of step t stays in flight into step t + 1
+        dq, ds = warpgroup_mma_wait(0, deps=(dq, ds))
+        for s in gl.static_range(STAGES):
+            mbarrier.invalidate(ready.index(s))
+        mbarrier.invalidate(qdo_bar)
+
+        if SCALE_LAST:  # the constant factor the tiles left out (mask._ds_scale)
+            if FAST_SIGMOID:
+                dq = dq * (0.5 * scale_a)
+            else:
+                dq = dq * scale_a
+        o_mq = m0 + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(1, q_layout))
+        o_d = gl.arange(0, HEAD_DQ, layout=gl.SliceLayout(0, q_layout))
+        rows_q = (bos + o_mq).to(gl.int64)
+        p_dq = DQ_OUT + rows_q[:, None] * stride_dqm + i_h * stride_dqh + o_d[None, :]
+        gl.store(p_dq, dq.to(DQ_OUT.dtype.element_ty), mask=(o_mq < n)[:, None] & (o_d < HEAD_DQ)[None, :])
+
 
 def use_gluon(
     q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, do: torch.Tensor, max_attn_len: int, compact: bool
@@ -339,3 +527,56 @@ def compile_sm90(dq: int = 128, dv: int = 128, dtype: torch.dtype = torch.bfloat
         "SCALE_LAST": bf16, "BLOCK_M": BLOCK_M, "BLOCK_N": BLOCK_N, "STAGES": STAGES,
     }  # fmt: skip
     return _g.compile_sm90(_hstu_bwd_dkdv_gluon_kernel, sig, constexprs, WARPS)
+
+
+def use_gluon_dq(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, do: torch.Tensor, max_attn_len: int,
+                 compact: bool) -> bool:  # fmt: skip
+    """Whether the deterministic dQ runs the Gluon kernel (``DQ_GLUON``; the dK/dV kernel's scope)."""
+    if not DQ_GLUON or max_attn_len > 0 or compact:
+        return False
+    dq, dv = q.shape[-1], v.shape[-1]
+    if dq not in HEAD_DIMS or dv not in HEAD_DIMS:
+        return False
+    return _g.hopper_eager_ok((q, dq), (do, dv), (k, dq), (v, dv))
+
+
+def launch_dq_gluon(
+    do, q, k, v, dq_out, seq_offsets, num_targets, max_seq_len, alpha, inv_scale, contextual_seq_len, l2_group,
+    fast_sigmoid, scale_last,
+) -> None:  # fmt: skip
+    """dQ into ``dq_out`` (``use_gluon_dq`` must hold)."""
+    batch = seq_offsets.shape[0] - 1
+    h, dq_dim, dv_dim = q.shape[1], q.shape[2], v.shape[2]
+    grid = (-(-max_seq_len // DQ_BLOCK_M) * batch * h,)
+    _hstu_bwd_dq_gluon_kernel[grid](
+        host_desc(q, DQ_BLOCK_M, dq_dim), host_desc(k, DQ_BLOCK_N, dq_dim), host_desc(v, DQ_BLOCK_N, dv_dim),
+        host_desc(do, DQ_BLOCK_M, dv_dim), dq_out, seq_offsets,
+        num_targets if num_targets is not None else seq_offsets,
+        dq_out.stride(0), dq_out.stride(1), q.stride(1), k.stride(1), v.stride(1), do.stride(1),
+        float(alpha), float(inv_scale), int(contextual_seq_len), batch, h, max_seq_len, l2_group,
+        HEAD_DQ=dq_dim, HEAD_DV=dv_dim, HAS_CTX=contextual_seq_len > 0, HAS_TARGETS=num_targets is not None,
+        FAST_SIGMOID=fast_sigmoid, SCALE_LAST=scale_last, BLOCK_M=DQ_BLOCK_M, BLOCK_N=DQ_BLOCK_N, STAGES=DQ_STAGES,
+        num_warps=DQ_WARPS,
+    )  # fmt: skip
+
+
+def compile_dq_sm90(dq: int = 128, dv: int = 128, dtype: torch.dtype = torch.bfloat16, has_ctx: bool = False,
+                    has_targets: bool = True):  # fmt: skip
+    """Compile the dQ kernel for sm_90 without a GPU, with the settings a call of ``dtype`` takes."""
+    ty = _g._SIG_DTYPES[dtype]
+    bf16 = dtype == torch.bfloat16
+    sig = {
+        "q_desc": _g.desc_sig(dtype, DQ_BLOCK_M, dq), "k_desc": _g.desc_sig(dtype, DQ_BLOCK_N, dq),
+        "v_desc": _g.desc_sig(dtype, DQ_BLOCK_N, dv), "do_desc": _g.desc_sig(dtype, DQ_BLOCK_M, dv),
+        "DQ_OUT": f"*{ty}", "SEQ_OFFSETS": "*i32", "NUM_TARGETS": "*i32",
+    }  # fmt: skip
+    for name in ("stride_dqm", "stride_dqh", "col_qh", "col_kh", "col_vh", "col_doh"):
+        sig[name] = "i32"
+    sig["alpha"] = sig["inv_s"] = "fp32"
+    for name in ("C", "B", "H", "MAX_ROWS", "L2_GROUP"):
+        sig[name] = "i32"
+    constexprs = {
+        "HEAD_DQ": dq, "HEAD_DV": dv, "HAS_CTX": has_ctx, "HAS_TARGETS": has_targets, "FAST_SIGMOID": bf16,
+        "SCALE_LAST": bf16, "BLOCK_M": DQ_BLOCK_M, "BLOCK_N": DQ_BLOCK_N, "STAGES": DQ_STAGES,
+    }  # fmt: skip
+    return _g.compile_sm90(_hstu_bwd_dq_gluon_kernel, sig, constexprs, DQ_WARPS)

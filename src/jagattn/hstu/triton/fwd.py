@@ -24,6 +24,7 @@ import triton.language as tl
 
 from ..._core.env import env_choice, env_flag
 from ..._core.triton_utils import autotune_enabled, configs, interpreter_enabled, next_power_of_2
+from .bwd_gluon import launch_dq_gluon, use_gluon_dq
 from .mask import (
     _ds_scale,
     _first_pos_id_ge,
@@ -573,6 +574,13 @@ def _launch(
         num_targets = torch.zeros(batch, dtype=torch.int32, device=q.device)
 
     compact = delta is None and use_compact(q.shape[0], batch, rows)
+    if mode == 1 and config is None and delta is None and use_gluon_dq(q, k, v, do_t, max_attn_len, compact):
+        # Hopper, eager: the hand-scheduled Gluon dQ kernel (bwd_gluon.py; no window, dense grid)
+        launch_dq_gluon(
+            do_t, q, k, v, out, seq_offsets, num_targets, rows, alpha, inv_scale, contextual_seq_len,
+            l2_group(batch, h, q.shape[0], rows), fast_sigmoid(q.dtype), scale_last(q.dtype),
+        )  # fmt: skip
+        return
     order, table = make_schedule(seq_offsets, rows) if compact else (seq_offsets, seq_offsets)
 
     def grid(meta):

@@ -1,0 +1,30 @@
+"""Session 30 (issue #5), for ``benchmarks/src_variant_ab.py``: the Gluon dQ kernel of ``hstu/triton/bwd_gluon.py``
+(64 query rows on 4 warps, two programs per SM, dQ's product deferred; the attention dQ kernel's schedule, 15-32%
+faster than its Triton twin) against the Triton dQ kernel (the forward kernel's ``MODE == 1``), alone and with the
+opt-in Gluon dK/dV kernel."""
+
+import importlib
+
+
+def _set(**values):
+    saved = {}
+
+    def enter():
+        g = importlib.import_module("jagattn.hstu.triton.bwd_gluon")
+        for name, value in values.items():
+            saved[name] = getattr(g, name)
+            setattr(g, name, value)
+
+    def leave():
+        g = importlib.import_module("jagattn.hstu.triton.bwd_gluon")
+        for name, value in saved.items():
+            setattr(g, name, value)
+
+    return (enter, leave)
+
+
+VARIANTS = {
+    "gluon_dq": [_set(DQ_GLUON=True)],
+    "gluon_dq_dkdv": [_set(DQ_GLUON=True, GLUON_SWITCH="1")],
+    "gluon_dkdv": [_set(GLUON_SWITCH="1")],
+}
