@@ -909,7 +909,7 @@ def test_gpu_gluon_dkdv(monkeypatch, dtype, dq, dv, C, targets):
     ],
 )  # fmt: skip
 def test_gpu_gluon_dq(monkeypatch, dtype, dq, dv, C, targets):
-    # the Gluon dQ kernel (bwd_gluon.DQ_GLUON) is taken (no window) and meets the SPEC rule on a batch with empty,
+    # the Gluon dQ kernel (bwd_gluon.DQ_GLUON, the default) is taken (no window) and meets the SPEC rule on a batch with empty,
     # length-1 and partial-block sequences, targets (also none, or whole sequences of them), contextual rows (also C
     # larger than a sequence); its dq matches the Triton dQ kernel's to rounding, and dk / dv are untouched
     from jagattn.hstu.triton import bwd_gluon, fwd

@@ -1,8 +1,8 @@
-"""The HSTU dK/dV kernel written in Gluon (Hopper, eager calls), and when to take it.
+"""The HSTU backward's dK/dV and dQ kernels written in Gluon (Hopper, eager calls), and when to take them.
 
-Same work, grid and outputs as ``bwd._hstu_bwd_kernel`` without atomics (one program per key block of one
-(sequence, head) in the dense grid's ``_grouped`` order; dK / dV in fp32 registers; the contextual rows, then the
-main rows), with its wgmmas issued asynchronously and waited for by hand, as the attention kernel of
+**dK/dV** (opt-in, ``JAGATTN_HSTU_GLUON=1``). Same work, grid and outputs as ``bwd._hstu_bwd_kernel`` without
+atomics (one program per key block of one (sequence, head) in the dense grid's ``_grouped`` order; dK / dV in fp32
+registers; the contextual rows, then the main rows), with its wgmmas issued asynchronously and waited for by hand, as the attention kernel of
 ``attention/triton/bwd_gluon.py`` (session 26: 1.13-1.24x its Triton twin there). One step, per warpgroup::
 
     qk^T = K Q^T, dp^T = V dO^T           issued together
@@ -21,6 +21,16 @@ times an inf / NaN row of the next sequence is NaN; session 27). Scope: no windo
 and contextual rows either way, the dense grid (not ``JAGATTN_HSTU_COMPACT=1``), not the atomic dQ path, fp16 /
 bf16, head dims 64 or 128; the Triton kernel runs everything else. Opt-in (``JAGATTN_HSTU_GLUON=1``): see
 ``GLUON_SWITCH`` for why it is not the default.
+
+**dQ** (session 30, the default in the same scope: ``DQ_GLUON``). ``fwd._hstu_fwd_kernel``'s ``MODE == 1`` (one
+program per query block of one (sequence, head), dQ in fp32 registers over the visible key blocks in a fixed order,
+no atomics) on the attention dQ kernel's schedule: 64 query rows on 4 warps and 64-key K / V tiles in a two-stage TMA
+ring, two programs per SM; qk and dp issued together, the dsilu factor under dp, ``dQ += ds K`` left in flight into
+the next step. K / V boxes past a block's walked range are real keys (the Triton kernel loads them as zeros), so such
+a block takes the masked branch with a range term, and keys past the sequence's end are zeroed in shared memory. dq is
+bit for bit the Triton kernel's (same operations, same key order; session 30 round 6 on B256 / B128 / B64 / recsys:
+dQ kernel 0.955 -> 0.834, 1.68 -> 1.34, 2.72 -> 2.41, 0.229 -> 0.197 ms; backward 1.054 / 1.099 / 1.012 / 1.063x, same
+process). Under torch.compile / export the Triton kernel runs, with the same bits.
 """
 
 from __future__ import annotations
@@ -50,8 +60,10 @@ HEAD_DIMS = (64, 128)
 # built on the device instead (round 12, benchmarks/rounds/s26_round12_device_descriptors.diff) cost the kernel more
 # than it gained (dK/dV 1.285 vs 1.223 ms on B256)
 GLUON_SWITCH = env_choice("JAGATTN_HSTU_GLUON", ("0", "1"), "0")
-# the dQ kernel (session 30, measurement switch until measured): 64 query rows on 4 warps, 64-key K / V tiles, 2 stages
-DQ_GLUON = False
+# the dQ kernel (session 30): 64 query rows on 4 warps, 64-key K / V tiles, 2 stages, the default in its scope (round
+# 6, H200, same process: dQ kernel 11-20% faster than the Triton one, backward 1.01-1.10x, dq bit for bit the Triton
+# kernel's); False: the Triton dQ kernel (measurements)
+DQ_GLUON = True
 DQ_BLOCK_M, DQ_BLOCK_N, DQ_STAGES, DQ_WARPS = 64, 64, 2, 4
 
 
@@ -531,7 +543,8 @@ def compile_sm90(dq: int = 128, dv: int = 128, dtype: torch.dtype = torch.bfloat
 
 def use_gluon_dq(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, do: torch.Tensor, max_attn_len: int,
                  compact: bool) -> bool:  # fmt: skip
-    """Whether the deterministic dQ runs the Gluon kernel (``DQ_GLUON``; the dK/dV kernel's scope)."""
+    """Whether the dQ runs the Gluon kernel: ``DQ_GLUON`` and the dK/dV kernel's scope (no window, dense grid, fp16 /
+    bf16, head dims 64 / 128, Hopper eager calls with TMA-loadable tensors); the cached forward never comes here."""
     if not DQ_GLUON or max_attn_len > 0 or compact:
         return False
     dq, dv = q.shape[-1], v.shape[-1]
