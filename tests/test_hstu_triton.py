@@ -857,6 +857,7 @@ def test_gluon_only_where_it_applies(monkeypatch):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("kernel", ["dkdv", "dq"])
 @pytest.mark.parametrize(
     "dtype, dq, dv, C, targets",
     [
@@ -867,18 +868,23 @@ def test_gluon_only_where_it_applies(monkeypatch):
         (torch.bfloat16, 128, 64, 70, "random"),
     ],
 )  # fmt: skip
-def test_gpu_gluon_dkdv(monkeypatch, dtype, dq, dv, C, targets):
-    # the opt-in Gluon dK/dV kernel is taken (no window) and meets the SPEC rule on a batch with empty, length-1 and
-    # partial-block sequences, targets (also none, or whole sequences of them), contextual rows (also C larger than
-    # a sequence); its gradients match the Triton kernel's to rounding (another key-block size, another order)
-    from jagattn.hstu.triton import bwd, bwd_gluon
+def test_gpu_gluon(monkeypatch, kernel, dtype, dq, dv, C, targets):
+    # a Gluon kernel of bwd_gluon.py (dK/dV: opt-in; dQ: the default) is taken (no window) and meets the SPEC rule on a
+    # batch with empty, length-1 and partial-block sequences, targets (also none, or whole sequences of them),
+    # contextual rows (also C larger than a sequence); its gradients match the Triton kernel's to rounding (dK/dV:
+    # another key-block size, another order), and the other kernel's gradients are untouched (bitwise)
+    from jagattn.hstu.triton import bwd, bwd_gluon, fwd
 
     if torch.cuda.get_device_capability() != (9, 0) or not bwd_gluon.GLUON:
-        pytest.skip("the Gluon dK/dV kernel runs on compute capability 9.0 only")
-    monkeypatch.setattr(bwd_gluon, "GLUON_SWITCH", "1")  # opt-in
+        pytest.skip("the Gluon kernels run on compute capability 9.0 only")
+    module, guard, switch, on, off = {
+        "dkdv": (bwd, "use_gluon", "GLUON_SWITCH", "1", "0"),
+        "dq": (fwd, "use_gluon_dq", "DQ_GLUON", True, False),
+    }[kernel]
+    monkeypatch.setattr(bwd_gluon, switch, on)
     taken = []
-    real = bwd.use_gluon
-    monkeypatch.setattr(bwd, "use_gluon", lambda *a: taken.append(real(*a)) or taken[-1])
+    real = getattr(module, guard)
+    monkeypatch.setattr(module, guard, lambda *a: taken.append(real(*a)) or taken[-1])
     lens = [0, 1, 65, 63, 130, 1000, 7, 777, 64, 128]
     q, k, v, do = _make(lens, 4, dq, dv, dtype=dtype, seed=61, device="cuda")
     nt = None
@@ -888,53 +894,12 @@ def test_gpu_gluon_dkdv(monkeypatch, dtype, dq, dv, C, targets):
     kw = dict(alpha=1.0 / dq, num_targets=nt, contextual_seq_len=C)
     _, got = _check_against_reference(q, k, v, do, cu, 1024, **kw)
     assert taken == [True]
-    monkeypatch.setattr(bwd_gluon, "GLUON_SWITCH", "0")
+    monkeypatch.setattr(bwd_gluon, switch, off)
     o = jagattn.hstu_attention(q, k, v, cu, 1024, backend="triton", **kw)
     tri = torch.autograd.grad(o, (q, k, v), do)
     assert taken[-1] is False
     for name, a, b in zip(("dq", "dk", "dv"), got, tri, strict=True):
-        diff = (a.float() - b.float()).abs().max().item()
-        assert diff <= 2e-2 * b.float().abs().max().item(), (name, diff)
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize(
-    "dtype, dq, dv, C, targets",
-    [
-        (torch.bfloat16, 128, 128, 0, "random"),
-        (torch.bfloat16, 128, 128, 6, "random"),
-        (torch.float16, 64, 64, 3, None),
-        (torch.bfloat16, 64, 128, 0, "degenerate"),
-        (torch.bfloat16, 128, 64, 70, "random"),
-    ],
-)  # fmt: skip
-def test_gpu_gluon_dq(monkeypatch, dtype, dq, dv, C, targets):
-    # the Gluon dQ kernel (bwd_gluon.DQ_GLUON, the default) is taken (no window) and meets the SPEC rule on a batch with empty,
-    # length-1 and partial-block sequences, targets (also none, or whole sequences of them), contextual rows (also C
-    # larger than a sequence); its dq matches the Triton dQ kernel's to rounding, and dk / dv are untouched
-    from jagattn.hstu.triton import bwd_gluon, fwd
-
-    if torch.cuda.get_device_capability() != (9, 0) or not bwd_gluon.GLUON:
-        pytest.skip("the Gluon dQ kernel runs on compute capability 9.0 only")
-    monkeypatch.setattr(bwd_gluon, "DQ_GLUON", True)
-    taken = []
-    real = fwd.use_gluon_dq
-    monkeypatch.setattr(fwd, "use_gluon_dq", lambda *a: taken.append(real(*a)) or taken[-1])
-    lens = [0, 1, 65, 63, 130, 1000, 7, 777, 64, 128]
-    q, k, v, do = _make(lens, 4, dq, dv, dtype=dtype, seed=61, device="cuda")
-    nt = None
-    if targets is not None:
-        nt = torch.tensor(_targets(lens, C, 62, tmax=40, degenerate=targets == "degenerate"), device="cuda")
-    cu = cu_seqlens(lens, "cuda")
-    kw = dict(alpha=1.0 / dq, num_targets=nt, contextual_seq_len=C)
-    _, got = _check_against_reference(q, k, v, do, cu, 1024, **kw)
-    assert taken == [True]
-    monkeypatch.setattr(bwd_gluon, "DQ_GLUON", False)
-    o = jagattn.hstu_attention(q, k, v, cu, 1024, backend="triton", **kw)
-    tri = torch.autograd.grad(o, (q, k, v), do)
-    assert taken[-1] is False
-    for name, a, b in zip(("dq", "dk", "dv"), got, tri, strict=True):
-        if name == "dq":
+        if (name == "dq") == (kernel == "dq"):
             diff = (a.float() - b.float()).abs().max().item()
             assert diff <= 2e-2 * b.float().abs().max().item(), (name, diff)
         else:

@@ -44,6 +44,15 @@ except (ImportError, AttributeError):  # pragma: no cover - depends on the insta
 if GLUON:
 
     @gluon.jit
+    def tma_load_pair(desc_a, desc_b, row, col_a, col_b, bar, dst_a, dst_b, pred):
+        """One stage of a TMA ring: the ``[row, col_a]`` box of ``desc_a`` into ``dst_a`` and the ``[row, col_b]`` box
+        of ``desc_b`` into ``dst_b``, both completing on the mbarrier ``bar`` (its expected byte count set here);
+        nothing is issued where ``pred`` is false."""
+        mbarrier.expect(bar, desc_a.block_type.nbytes + desc_b.block_type.nbytes, pred=pred)
+        tma_load(desc_a, [row, col_a], bar, dst_a, pred=pred)
+        tma_load(desc_b, [row, col_b], bar, dst_b, pred=pred)
+
+    @gluon.jit
     def _zero_rows_of(tile, first, ROWS: gl.constexpr, num_warps: gl.constexpr):
         layout: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [num_warps, 1], [1, 0])
         for r in gl.static_range(0, ROWS, 16):

@@ -82,7 +82,7 @@ from ..._core.gluon import (
     gluon,
     host_desc,
     mbarrier,
-    tma_load,
+    tma_load_pair,
     warpgroup_mma,
     warpgroup_mma_wait,
     zero_rows_from,
@@ -105,6 +105,19 @@ GLUON_SWITCH = env_choice(
 
 
 if GLUON:
+
+    @gluon.jit
+    def _seq_of_slot(CU, B, i_slot, BLOCK: gl.constexpr):
+        """The sequence owning grid slot ``i_slot`` of the varlen schedule (common.py: sequence ``b``'s blocks of
+        ``BLOCK`` rows start at slot ``CU[b] // BLOCK + b``): a binary search over ``CU``."""
+        i_b = i_slot * 0
+        hi_b = i_b + B
+        while hi_b - i_b > 1:
+            mid = (i_b + hi_b) // 2
+            go_right = gl.load(CU + mid).to(gl.int32) // BLOCK + mid <= i_slot
+            i_b = gl.where(go_right, mid, i_b)
+            hi_b = gl.where(go_right, hi_b, mid)
+        return i_b
 
     @gluon.jit
     def _attention_bwd_dkdv_gluon_kernel(
@@ -153,14 +166,7 @@ if GLUON:
         else:
             i_slot = gl.program_id(0)
             i_hk = gl.program_id(1)
-        # the sequence owning this slot: binary search over CU_K (the varlen schedule of common.py)
-        i_b = i_slot * 0
-        hi_b = i_b + B
-        while hi_b - i_b > 1:
-            mid = (i_b + hi_b) // 2
-            go_right = gl.load(CU_K + mid).to(gl.int32) // BLOCK_N + mid <= i_slot
-            i_b = gl.where(go_right, mid, i_b)
-            hi_b = gl.where(go_right, hi_b, mid)
+        i_b = _seq_of_slot(CU_K, B, i_slot, BLOCK_N)
         bos_k = gl.load(CU_K + i_b).to(gl.int32)
         n0 = (i_slot - (bos_k // BLOCK_N + i_b)) * BLOCK_N
         lk = gl.load(CU_K + i_b + 1).to(gl.int32) - bos_k
@@ -218,19 +224,15 @@ if GLUON:
         for s in gl.static_range(STAGES):
             mbarrier.init(ready.index(s), count=1)
 
-        mbarrier.expect(kv_bar, k_desc.block_type.nbytes + v_desc.block_type.nbytes)
-        tma_load(k_desc, [bos_k + n0, i_hk * col_kh], kv_bar, k_smem)
-        tma_load(v_desc, [bos_k + n0, i_hk * col_vh], kv_bar, v_smem)
-        qdo_bytes: gl.constexpr = q_desc.block_type.nbytes + do_desc.block_type.nbytes
+        tma_load_pair(k_desc, v_desc, bos_k + n0, i_hk * col_kh, i_hk * col_vh, kv_bar, k_smem, v_smem, True)
         # prologue: steps 0 .. STAGES - 2; step j + STAGES - 1 is loaded during step j (see the loop)
         for s in gl.static_range(STAGES - 1):
             pred = s < total
             g = s // gl.maximum(n_blocks, 1)
             m0 = m_start + (s - g * n_blocks) * BLOCK_M
             i_h = i_hk * GROUP + g
-            mbarrier.expect(ready.index(s), qdo_bytes, pred=pred)
-            tma_load(q_desc, [bos_q + m0, i_h * col_qh], ready.index(s), q_smem.index(s), pred=pred)
-            tma_load(do_desc, [bos_q + m0, i_h * col_doh], ready.index(s), do_smem.index(s), pred=pred)
+            tma_load_pair(q_desc, do_desc, bos_q + m0, i_h * col_qh, i_h * col_doh, ready.index(s), q_smem.index(s),
+                          do_smem.index(s), pred)  # fmt: skip
 
         dk = gl.zeros([BLOCK_N, HEAD_D], gl.float32, k_layout)
         dv = gl.zeros([BLOCK_N, HEAD_DV], gl.float32, v_layout)
@@ -270,9 +272,8 @@ if GLUON:
             m2 = m_start + (nxt - g2 * n_blocks) * BLOCK_M
             i_h2 = i_hk * GROUP + g2
             st2 = nxt % STAGES
-            mbarrier.expect(ready.index(st2), qdo_bytes, pred=pred)
-            tma_load(q_desc, [bos_q + m2, i_h2 * col_qh], ready.index(st2), q_smem.index(st2), pred=pred)
-            tma_load(do_desc, [bos_q + m2, i_h2 * col_doh], ready.index(st2), do_smem.index(st2), pred=pred)
+            tma_load_pair(q_desc, do_desc, bos_q + m2, i_h2 * col_qh, i_h2 * col_doh, ready.index(st2),
+                          q_smem.index(st2), do_smem.index(st2), pred)  # fmt: skip
 
             pT = gl.exp2(sT * qk_scale - b_lse[None, :])
             if (m0 < m_a) | (m0 >= m_b):
@@ -369,13 +370,7 @@ if GLUON:
         qk_scale = qk_scale.to(gl.float32)
         i_slot = gl.num_programs(0) - 1 - gl.program_id(0)  # the last (heaviest when causal) blocks first
         i_h = gl.program_id(1)
-        i_b = i_slot * 0
-        hi_b = i_b + B
-        while hi_b - i_b > 1:
-            mid = (i_b + hi_b) // 2
-            go_right = gl.load(CU_Q + mid).to(gl.int32) // BLOCK_M + mid <= i_slot
-            i_b = gl.where(go_right, mid, i_b)
-            hi_b = gl.where(go_right, hi_b, mid)
+        i_b = _seq_of_slot(CU_Q, B, i_slot, BLOCK_M)
         bos_q = gl.load(CU_Q + i_b).to(gl.int32)
         m0 = (i_slot - (bos_q // BLOCK_M + i_b)) * BLOCK_M
         lq = gl.load(CU_Q + i_b + 1).to(gl.int32) - bos_q
@@ -407,9 +402,9 @@ if GLUON:
         mbarrier.init(qdo_bar, count=1)
         for s in gl.static_range(STAGES):
             mbarrier.init(ready.index(s), count=1)
-        mbarrier.expect(qdo_bar, q_desc.block_type.nbytes + do_desc.block_type.nbytes)
-        tma_load(q_desc, [bos_q + m0, i_h * col_qh], qdo_bar, q_smem)
-        tma_load(do_desc, [bos_q + m0, i_h * col_doh], qdo_bar, do_smem)
+        tma_load_pair(
+            q_desc, do_desc, bos_q + m0, i_h * col_qh, i_h * col_doh, qdo_bar, q_smem, do_smem, True
+        )
 
         # key blocks that some row of the block sees: [lo, hi); that every row sees: [full_lo, full_hi)
         m_last = gl.minimum(m0 + BLOCK_M, lq) - 1
@@ -428,14 +423,9 @@ if GLUON:
         n_a = gl.minimum(n_start + gl.cdiv(gl.maximum(full_lo - n_start, 0), BLOCK_N) * BLOCK_N, n_stop)
         n_b = gl.minimum(n_a + (gl.maximum(full_hi - n_a, 0) // BLOCK_N) * BLOCK_N, n_stop)
         total = (n_stop - n_start) // BLOCK_N
-        kv_bytes: gl.constexpr = k_desc.block_type.nbytes + v_desc.block_type.nbytes
         for s in gl.static_range(STAGES - 1):
-            pred = s < total
-            mbarrier.expect(ready.index(s), kv_bytes, pred=pred)
-            tma_load(k_desc, [bos_k + n_start + s * BLOCK_N, i_hk * col_kh], ready.index(s), k_smem.index(s),
-                     pred=pred)  # fmt: skip
-            tma_load(v_desc, [bos_k + n_start + s * BLOCK_N, i_hk * col_vh], ready.index(s), v_smem.index(s),
-                     pred=pred)  # fmt: skip
+            tma_load_pair(k_desc, v_desc, bos_k + n_start + s * BLOCK_N, i_hk * col_kh, i_hk * col_vh, ready.index(s),
+                          k_smem.index(s), v_smem.index(s), s < total)  # fmt: skip
 
         # lse2 (+inf where no key is visible, and past the sequence) and delta = rowsum(o * dO) - dlse
         o_mb = m0 + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(1, blk))
@@ -488,11 +478,8 @@ if GLUON:
             nxt = j + STAGES - 1
             pred = nxt < total
             st2 = nxt % STAGES
-            mbarrier.expect(ready.index(st2), kv_bytes, pred=pred)
-            tma_load(k_desc, [bos_k + n_start + nxt * BLOCK_N, i_hk * col_kh], ready.index(st2),
-                     k_smem.index(st2), pred=pred)  # fmt: skip
-            tma_load(v_desc, [bos_k + n_start + nxt * BLOCK_N, i_hk * col_vh], ready.index(st2),
-                     v_smem.index(st2), pred=pred)  # fmt: skip
+            tma_load_pair(k_desc, v_desc, bos_k + n_start + nxt * BLOCK_N, i_hk * col_kh, i_hk * col_vh,
+                          ready.index(st2), k_smem.index(st2), v_smem.index(st2), pred)  # fmt: skip
             p = gl.exp2(sc * qk_scale - lse_s[:, None])
             if (n0 < n_a) | (n0 >= n_b):
                 o_n = n0 + o_n0

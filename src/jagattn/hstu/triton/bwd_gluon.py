@@ -46,7 +46,7 @@ from ..._core.gluon import (
     gluon,
     host_desc,
     mbarrier,
-    tma_load,
+    tma_load_pair,
     warpgroup_mma,
     warpgroup_mma_wait,
     zero_rows_from,
@@ -76,6 +76,18 @@ if GLUON:
         if HAS_TARGETS:
             p = gl.minimum(p, M)
         return p
+
+    @gluon.jit
+    def _grouped_g(pid, nblocks, B, H, GROUP):
+        """``(i_b, i_h, k)`` of program ``pid`` in the dense grid's order (``schedule._grouped``: runs of ``GROUP``
+        (sequence, head) pairs, the ``k``-th block of every pair of a run before the ``k + 1``-th)."""
+        per_run = GROUP * nblocks
+        run = pid // per_run
+        local = pid - run * per_run
+        size = gl.minimum(GROUP, B * H - run * GROUP)
+        k = local // size
+        pair = run * GROUP + (local - k * size)
+        return pair // H, pair % H, k
 
     @gluon.jit
     def _tanh_approx_g(x):
@@ -124,16 +136,8 @@ if GLUON:
         inv_s = inv_s.to(gl.float32)
         scale_a = alpha * inv_s
         pid = gl.program_id(0)
-        # the dense grid's order (schedule._grouped): runs of L2_GROUP (sequence, head) pairs, first key blocks first
-        nblocks = gl.cdiv(MAX_ROWS, BLOCK_N)
-        per_run = L2_GROUP * nblocks
-        run = pid // per_run
-        local = pid - run * per_run
-        size = gl.minimum(L2_GROUP, B * H - run * L2_GROUP)
-        i_nb = local // size
-        pair = run * L2_GROUP + (local - i_nb * size)
-        i_h = pair % H
-        i_b = pair // H
+        # the dense grid's order: first key blocks first
+        i_b, i_h, i_nb = _grouped_g(pid, gl.cdiv(MAX_ROWS, BLOCK_N), B, H, L2_GROUP)
         bos = gl.load(SEQ_OFFSETS + i_b).to(gl.int32)
         n = gl.load(SEQ_OFFSETS + i_b + 1).to(gl.int32) - bos
         n0 = i_nb * BLOCK_N
@@ -189,16 +193,12 @@ if GLUON:
         mbarrier.init(kv_bar, count=1)
         for s in gl.static_range(STAGES):
             mbarrier.init(ready.index(s), count=1)
-        mbarrier.expect(kv_bar, k_desc.block_type.nbytes + v_desc.block_type.nbytes)
-        tma_load(k_desc, [bos + n0, i_h * col_kh], kv_bar, k_smem)
-        tma_load(v_desc, [bos + n0, i_h * col_vh], kv_bar, v_smem)
-        qdo_bytes: gl.constexpr = q_desc.block_type.nbytes + do_desc.block_type.nbytes
+        tma_load_pair(k_desc, v_desc, bos + n0, i_h * col_kh, i_h * col_vh, kv_bar, k_smem, v_smem, True)
         for s in gl.static_range(STAGES - 1):  # prologue: steps 0 .. STAGES - 2
             pred = s < total
             m_s = gl.where(s < n_ctx, s * BLOCK_M, a0 + (s - n_ctx) * BLOCK_M)
-            mbarrier.expect(ready.index(s), qdo_bytes, pred=pred)
-            tma_load(q_desc, [bos + m_s, i_h * col_qh], ready.index(s), q_smem.index(s), pred=pred)
-            tma_load(do_desc, [bos + m_s, i_h * col_doh], ready.index(s), do_smem.index(s), pred=pred)
+            tma_load_pair(q_desc, do_desc, bos + m_s, i_h * col_qh, i_h * col_doh, ready.index(s), q_smem.index(s),
+                          do_smem.index(s), pred)  # fmt: skip
 
         dk = gl.zeros([BLOCK_N, HEAD_DQ], gl.float32, k_layout)
         dv = gl.zeros([BLOCK_N, HEAD_DV], gl.float32, v_layout)
@@ -226,9 +226,8 @@ if GLUON:
             pred = nxt < total
             m_n = gl.where(nxt < n_ctx, nxt * BLOCK_M, a0 + (nxt - n_ctx) * BLOCK_M)
             st2 = nxt % STAGES
-            mbarrier.expect(ready.index(st2), qdo_bytes, pred=pred)
-            tma_load(q_desc, [bos + m_n, i_h * col_qh], ready.index(st2), q_smem.index(st2), pred=pred)
-            tma_load(do_desc, [bos + m_n, i_h * col_doh], ready.index(st2), do_smem.index(st2), pred=pred)
+            tma_load_pair(q_desc, do_desc, bos + m_n, i_h * col_qh, i_h * col_doh, ready.index(st2),
+                          q_smem.index(st2), do_smem.index(st2), pred)  # fmt: skip
 
             # a = silu(alpha qk) / S and r with alpha ds = dp r (mask._silu_a_ds; SCALE_LAST leaves the constant
             # factors to the accumulators)
@@ -334,16 +333,9 @@ if GLUON:
         inv_s = inv_s.to(gl.float32)
         scale_a = alpha * inv_s
         pid = gl.program_id(0)
-        # the dense grid's order (schedule._grouped): runs of L2_GROUP pairs, heaviest (last) query blocks first
+        # the dense grid's order: heaviest (last) query blocks first
         nmb = gl.cdiv(MAX_ROWS, BLOCK_M)
-        per_run = L2_GROUP * nmb
-        run = pid // per_run
-        local = pid - run * per_run
-        size = gl.minimum(L2_GROUP, B * H - run * L2_GROUP)
-        kk = local // size
-        pair = run * L2_GROUP + (local - kk * size)
-        i_h = pair % H
-        i_b = pair // H
+        i_b, i_h, kk = _grouped_g(pid, nmb, B, H, L2_GROUP)
         i_mb = nmb - 1 - kk
         bos = gl.load(SEQ_OFFSETS + i_b).to(gl.int32)
         n = gl.load(SEQ_OFFSETS + i_b + 1).to(gl.int32) - bos
@@ -390,16 +382,12 @@ if GLUON:
         mbarrier.init(qdo_bar, count=1)
         for s in gl.static_range(STAGES):
             mbarrier.init(ready.index(s), count=1)
-        mbarrier.expect(qdo_bar, q_desc.block_type.nbytes + do_desc.block_type.nbytes)
-        tma_load(q_desc, [bos + m0, i_h * col_qh], qdo_bar, q_smem)
-        tma_load(do_desc, [bos + m0, i_h * col_doh], qdo_bar, do_smem)
-        kv_bytes: gl.constexpr = k_desc.block_type.nbytes + v_desc.block_type.nbytes
+        tma_load_pair(q_desc, do_desc, bos + m0, i_h * col_qh, i_h * col_doh, qdo_bar, q_smem, do_smem, True)
         for s in gl.static_range(STAGES - 1):  # prologue: steps 0 .. STAGES - 2
             pred = s < total
             n_s = gl.where(s < nb, s * BLOCK_N, m0 + (s - nb) * BLOCK_N)
-            mbarrier.expect(ready.index(s), kv_bytes, pred=pred)
-            tma_load(k_desc, [bos + n_s, i_h * col_kh], ready.index(s), k_smem.index(s), pred=pred)
-            tma_load(v_desc, [bos + n_s, i_h * col_vh], ready.index(s), v_smem.index(s), pred=pred)
+            tma_load_pair(k_desc, v_desc, bos + n_s, i_h * col_kh, i_h * col_vh, ready.index(s), k_smem.index(s),
+                          v_smem.index(s), pred)  # fmt: skip
 
         dq = gl.zeros([BLOCK_M, HEAD_DQ], gl.float32, q_layout)
         s_zero = gl.zeros([BLOCK_M, BLOCK_N], gl.float32, s_layout)
@@ -425,9 +413,8 @@ if GLUON:
             pred = nxt < total
             n_n = gl.where(nxt < nb, nxt * BLOCK_N, m0 + (nxt - nb) * BLOCK_N)
             st2 = nxt % STAGES
-            mbarrier.expect(ready.index(st2), kv_bytes, pred=pred)
-            tma_load(k_desc, [bos + n_n, i_h * col_kh], ready.index(st2), k_smem.index(st2), pred=pred)
-            tma_load(v_desc, [bos + n_n, i_h * col_vh], ready.index(st2), v_smem.index(st2), pred=pred)
+            tma_load_pair(k_desc, v_desc, bos + n_n, i_h * col_kh, i_h * col_vh, ready.index(st2), k_smem.index(st2),
+                          v_smem.index(st2), pred)  # fmt: skip
             # r with alpha ds = dp r, in mask._silu_a_ds's order of operations
             if FAST_SIGMOID:
                 hh = qk * (0.5 * alpha)
