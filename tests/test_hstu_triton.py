@@ -879,7 +879,7 @@ def test_gpu_gluon(monkeypatch, kernel, dtype, dq, dv, C, targets):
         pytest.skip("the Gluon kernels run on compute capability 9.0 only")
     module, guard, switch, on, off = {
         "dkdv": (bwd, "use_gluon", "GLUON_SWITCH", "1", "0"),
-        "dq": (fwd, "use_gluon_dq", "DQ_GLUON", True, False),
+        "dq": (fwd, "use_gluon_dq", "DQ_SWITCH", "auto", "0"),
     }[kernel]
     monkeypatch.setattr(bwd_gluon, switch, on)
     taken = []
@@ -940,7 +940,6 @@ def test_gpu_nonfinite_sequence_isolated(monkeypatch, switch):
     from jagattn.hstu.triton import bwd_gluon
 
     monkeypatch.setattr(bwd_gluon, "GLUON_SWITCH", switch)
-    monkeypatch.setattr(
-        bwd_gluon, "DQ_GLUON", switch == "1"
-    )  # and the Gluon dQ kernel (K / V boxes, same way)
+    # and the Gluon dQ kernel (its K / V boxes, the same way)
+    monkeypatch.setattr(bwd_gluon, "DQ_SWITCH", "auto" if switch == "1" else "0")
     _check_isolated([100, 77, 130, 64], 2, 128, 256, "cuda", switch)

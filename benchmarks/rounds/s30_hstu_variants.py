@@ -24,7 +24,10 @@ def _set(**values):
 
 
 VARIANTS = {
-    "gluon_dq": [_set(DQ_GLUON=True)],
-    "gluon_dq_dkdv": [_set(DQ_GLUON=True, GLUON_SWITCH="1")],
-    "gluon_dkdv": [_set(GLUON_SWITCH="1")],
+    # round 6 ran these with the switch then called DQ_GLUON (True / default False); since then the Gluon dQ kernel is
+    # the default (DQ_SWITCH "auto") and "triton_dq" measures the other way round
+    "gluon_dq": [_set(DQ_SWITCH="auto")],
+    "gluon_dq_dkdv": [_set(DQ_SWITCH="auto", GLUON_SWITCH="1")],
+    "gluon_dkdv": [_set(DQ_SWITCH="0", GLUON_SWITCH="1")],
+    "triton_dq": [_set(DQ_SWITCH="0")],
 }

@@ -22,9 +22,9 @@ and contextual rows either way, the dense grid (not ``JAGATTN_HSTU_COMPACT=1``),
 bf16, head dims 64 or 128; the Triton kernel runs everything else. Opt-in (``JAGATTN_HSTU_GLUON=1``): see
 ``GLUON_SWITCH`` for why it is not the default.
 
-**dQ** (session 30, the default in the same scope: ``DQ_GLUON``). ``fwd._hstu_fwd_kernel``'s ``MODE == 1`` (one
-program per query block of one (sequence, head), dQ in fp32 registers over the visible key blocks in a fixed order,
-no atomics) on the attention dQ kernel's schedule: 64 query rows on 4 warps and 64-key K / V tiles in a two-stage TMA
+**dQ** (session 30, the default in the same scope; ``JAGATTN_HSTU_GLUON_DQ=0`` keeps the Triton kernel).
+``fwd._hstu_fwd_kernel``'s ``MODE == 1`` (one program per query block of one (sequence, head), dQ in fp32 registers
+over the visible key blocks in a fixed order, no atomics) on the attention dQ kernel's schedule: 64 query rows on 4 warps and 64-key K / V tiles in a two-stage TMA
 ring, two programs per SM; qk and dp issued together, the dsilu factor under dp, ``dQ += ds K`` left in flight into
 the next step. K / V boxes past a block's walked range are real keys (the Triton kernel loads them as zeros), so such
 a block takes the masked branch with a range term, and keys past the sequence's end are zeroed in shared memory. dq is
@@ -62,8 +62,8 @@ HEAD_DIMS = (64, 128)
 GLUON_SWITCH = env_choice("JAGATTN_HSTU_GLUON", ("0", "1"), "0")
 # the dQ kernel (session 30): 64 query rows on 4 warps, 64-key K / V tiles, 2 stages, the default in its scope (round
 # 6, H200, same process: dQ kernel 11-20% faster than the Triton one, backward 1.01-1.10x, dq bit for bit the Triton
-# kernel's); False: the Triton dQ kernel (measurements)
-DQ_GLUON = True
+# kernel's); JAGATTN_HSTU_GLUON_DQ=0 (read at import): the Triton dQ kernel
+DQ_SWITCH = env_choice("JAGATTN_HSTU_GLUON_DQ", ("auto", "0"), "auto")
 DQ_BLOCK_M, DQ_BLOCK_N, DQ_STAGES, DQ_WARPS = 64, 64, 2, 4
 
 
@@ -530,9 +530,10 @@ def compile_sm90(dq: int = 128, dv: int = 128, dtype: torch.dtype = torch.bfloat
 
 def use_gluon_dq(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, do: torch.Tensor, max_attn_len: int,
                  compact: bool) -> bool:  # fmt: skip
-    """Whether the dQ runs the Gluon kernel: ``DQ_GLUON`` and the dK/dV kernel's scope (no window, dense grid, fp16 /
-    bf16, head dims 64 / 128, Hopper eager calls with TMA-loadable tensors); the cached forward never comes here."""
-    if not DQ_GLUON or max_attn_len > 0 or compact:
+    """Whether the dQ runs the Gluon kernel: not ``JAGATTN_HSTU_GLUON_DQ=0``, and the dK/dV kernel's scope (no window,
+    dense grid, fp16 / bf16, head dims 64 / 128, Hopper eager calls with TMA-loadable tensors); the cached forward never
+    comes here."""
+    if DQ_SWITCH == "0" or max_attn_len > 0 or compact:
         return False
     dq, dv = q.shape[-1], v.shape[-1]
     if dq not in HEAD_DIMS or dv not in HEAD_DIMS:
