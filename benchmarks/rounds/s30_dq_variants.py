@@ -5,8 +5,8 @@ per SM, both warpgroups in the same phase); 64 rows on 4 warps with 2 stages fit
 phases interleave like the dK/dV kernel's."""
 
 import importlib
-
-import triton
+import runpy
+from pathlib import Path
 
 
 def _gluon_dq(bm, bn, stages, warps, defer=False, tpw=16, on=True):
@@ -34,24 +34,8 @@ def _gluon_dq(bm, bn, stages, warps, defer=False, tpw=16, on=True):
     return (enter, leave)
 
 
-def _triton_dq(bm, bn, warps, stages, maxnreg=None):
-    saved = []
-
-    def enter():
-        tuner = importlib.import_module("jagattn.attention.triton.bwd")._attention_bwd_dq_kernel
-        saved[:] = [list(tuner.configs)]
-        cfg = triton.Config(
-            {"BLOCK_M": bm, "BLOCK_N": bn}, num_warps=warps, num_stages=stages, maxnreg=maxnreg
-        )
-        tuner.configs = [cfg, *saved[0]]
-        tuner.cache.clear()
-
-    def leave():
-        tuner = importlib.import_module("jagattn.attention.triton.bwd")._attention_bwd_dq_kernel
-        tuner.configs = saved[0]
-        tuner.cache.clear()
-
-    return (enter, leave)
+# the Triton dQ kernel with one tile put first: session 27's helper
+_triton_dq = runpy.run_path(str(Path(__file__).with_name("s27_variants.py")))["_dq_tile"]
 
 
 VARIANTS = {

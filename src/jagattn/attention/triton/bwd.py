@@ -979,17 +979,18 @@ def attention_bwd(
             dq[:, hk0 * group : (hk0 + hk_launch) * group].copy_(dq_acc)
         return dq, dk, dvv
 
-    # the dQ kernel runs first and writes delta on the way (see its docstring)
-    def grid_q(meta):
-        return (num_slots(tq, batch, meta["BLOCK_M"]), hq)
-
-    # Hopper, eager: the Gluon dQ kernel (bwd_gluon.py; same contract, bitwise the same dq / delta / lse2)
+    # the dQ kernel runs first and writes delta on the way (see its docstring); Hopper, eager: the Gluon dQ kernel
+    # (bwd_gluon.py; same contract, bitwise the same dq / delta / lse2)
     if gluon and bwd_gluon.DQ_GLUON:
         launch_dq_gluon(
             q, k, v, o, do, lse, dlse, delta, lse2, dq, cu_seqlens_q, cu_seqlens_k, batch, group, has_left,
             has_right, wl, wr, scale, qk_scale, ROW_PAD,
         )  # fmt: skip
     else:
+
+        def grid_q(meta):
+            return (num_slots(tq, batch, meta["BLOCK_M"]), hq)
+
         torch.library.wrap_triton(_attention_bwd_dq_kernel)[grid_q](
             q, k, v, o, do, lse, dlse_arg, delta, lse2, dq, cu_seqlens_q, cu_seqlens_k,
             q.stride(0), q.stride(1), k.stride(0), k.stride(1), v.stride(0), v.stride(1),

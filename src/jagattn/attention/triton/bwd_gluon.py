@@ -567,6 +567,11 @@ def compile_sm90(d: int = 128, dv: int = 128, dtype: torch.dtype = torch.bfloat1
     return _g.compile_sm90(_attention_bwd_dkdv_gluon_kernel, sig, constexprs, WARPS)
 
 
+def _delta_tpw(dv: int) -> int:
+    """Lanes per row of the dQ kernel's delta tile: ``DQ_DELTA_TPW``, at most one 8-element vector per lane."""
+    return min(DQ_DELTA_TPW, dv // 8)
+
+
 def launch_dq_gluon(
     q, k, v, o, do, lse, dlse, delta, lse2, dq, cu_seqlens_q, cu_seqlens_k, batch, group, has_left, has_right,
     window_left, window_right, scale, qk_scale, row_pad,
@@ -586,7 +591,7 @@ def launch_dq_gluon(
         batch, group, window_left, window_right, float(scale), float(qk_scale),
         HEAD_D=d, HEAD_DV=dv, HAS_LEFT=has_left, HAS_RIGHT=has_right, HAS_DLSE=has_dlse, ROW_PAD=row_pad,
         BLOCK_M=DQ_BLOCK_M, BLOCK_N=DQ_BLOCK_N, STAGES=DQ_STAGES, DEFER=DQ_DEFER,
-        DELTA_TPW=min(DQ_DELTA_TPW, dv // 8), num_warps=DQ_WARPS,
+        DELTA_TPW=_delta_tpw(dv), num_warps=DQ_WARPS,
     )  # fmt: skip
 
 
@@ -608,6 +613,6 @@ def compile_dq_sm90(d: int = 128, dv: int = 128, dtype: torch.dtype = torch.bflo
     constexprs = {
         "HEAD_D": d, "HEAD_DV": dv, "HAS_LEFT": has_left, "HAS_RIGHT": has_right, "HAS_DLSE": has_dlse,
         "ROW_PAD": row_pad, "BLOCK_M": DQ_BLOCK_M, "BLOCK_N": DQ_BLOCK_N, "STAGES": DQ_STAGES, "DEFER": DQ_DEFER,
-        "DELTA_TPW": min(DQ_DELTA_TPW, dv // 8),
+        "DELTA_TPW": _delta_tpw(dv),
     }  # fmt: skip
     return _g.compile_sm90(_attention_bwd_dq_gluon_kernel, sig, constexprs, DQ_WARPS)
