@@ -6,11 +6,11 @@ export OUT=${OUT:-$PWD/.device-out} JAGATTN_AUTOTUNE=0
 source benchmarks/device_round_env.sh
 mkdir -p $OUT/traces
 {
-PYTHONPATH=src timeout 200 python3 benchmarks/attention_bwd_timeline.py --trace-dir $OUT/traces \
+PYTHONPATH=src timeout 200 python3 benchmarks/bwd_timeline.py --trace-dir $OUT/traces \
     --rows causal-mean8192-hkv16,skewed,causal-mean512-hkv16 2>&1 | grep -v Warn
-PYTHONPATH=src timeout 150 python3 benchmarks/attention_bwd_timeline.py --trace-dir $OUT/traces --cprofile \
+PYTHONPATH=src timeout 150 python3 benchmarks/bwd_timeline.py --trace-dir $OUT/traces --cprofile \
     --rows causal-mean512-hkv4 2>&1 | grep -v Warn
-JAGATTN_ATTN_GLUON=0 PYTHONPATH=src timeout 150 python3 benchmarks/attention_bwd_timeline.py \
+JAGATTN_ATTN_GLUON=0 PYTHONPATH=src timeout 150 python3 benchmarks/bwd_timeline.py \
     --trace-dir $OUT/traces --rows causal-mean512-hkv4,causal-mean8192-hkv16 2>&1 | grep -v Warn
 echo "elapsed $((SECONDS - T0)) s"
 } > $OUT/log.txt 2>&1

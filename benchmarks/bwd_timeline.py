@@ -1,4 +1,4 @@
-"""Where the attention backward's time goes between its kernels, and where the host's time goes (issue #4).
+"""Where a family's backward time goes between its kernels, and where the host's time goes (issues #4, #5).
 
 Session 26's suite read the causal mean-8192 Hkv-16 backward (``fwdbwd - fwd`` of ``do_bench``) at 5.75 ms while
 its two kernels' profiled durations summed to ~5.3-5.4 ms. Per row this script prints, in one process:
@@ -10,8 +10,12 @@ its two kernels' profiled durations summed to ~5.3-5.4 ms. Per row this script p
 3. the host time of one forward + backward call (N calls without a sync) against the wall time with a sync;
 4. with ``--cprofile``, a cProfile of N calls (own time and cumulative time, top entries).
 
-Usage on the GPU machine: ``PYTHONPATH=src python3 benchmarks/attention_bwd_timeline.py --rows causal-mean8192-hkv16
-[--cprofile] [--trace-dir DIR]``.
+With ``--no-sleep`` the repetitions run back to back as do_bench's loop does (the host runs ahead only as far as it
+is faster than the GPU), so a host-bound call shows its idle gaps too; by default a 2 ms GPU sleep before each call
+lets the host run ahead, which leaves only the gaps of a host-device sync.
+
+Usage on the GPU machine: ``PYTHONPATH=src python3 benchmarks/bwd_timeline.py [--family hstu] --rows B256-N1024
+[--no-sleep] [--cprofile] [--trace-dir DIR]`` (session 27 ran it as ``attention_bwd_timeline.py``).
 """
 
 from __future__ import annotations
@@ -32,27 +36,36 @@ from triton.testing import do_bench  # noqa: E402
 from jagattn.bench import cases, suites  # noqa: E402
 
 
-def timeline(fn, grads, reps: int, trace_path: str) -> None:
+def timeline(fn, grads, reps: int, trace_path: str, sleep: bool = True) -> None:
     flush = torch.empty(256 * 1024 * 1024 // 4, dtype=torch.int32, device="cuda")
     from torch.profiler import ProfilerActivity, profile
 
-    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+    # without the sleep, only the device is traced: host tracing would slow the host it is meant to show
+    with profile(activities=[ProfilerActivity.CUDA] + ([ProfilerActivity.CPU] if sleep else [])) as prof:
         for _ in range(reps):
             for g in grads:
                 g.grad = None
             flush.zero_()
-            torch.cuda._sleep(2_000_000)  # let the host run ahead, as in a long do_bench loop
+            if sleep:
+                torch.cuda._sleep(2_000_000)  # let the host run ahead, as in a long do_bench loop
             fn()
         torch.cuda.synchronize()
     prof.export_chrome_trace(trace_path)
     with open(trace_path) as f:
         events = json.load(f)["traceEvents"]
     kernels = sorted((e for e in events if e.get("cat") == "kernel"), key=lambda e: e["ts"])
+
     # a repetition starts at the kernel after the sleep (torch names it "spin_kernel"; matching "sleep", round 1 of
     # session 27 printed no repetition: its traces, kept in traces.tgz, were read by hand)
-    starts = [i + 1 for i, e in enumerate(kernels) if "spin_kernel" in e["name"] and i + 1 < len(kernels)]
+    # without the sleep a repetition starts after the flush (the 256 MB zero_, an elementwise kernel of ~0.5 ms)
+    def marks(e) -> bool:
+        return "spin_kernel" in e["name"] if sleep else "elementwise" in e["name"] and e["dur"] > 300
+
+    starts = [i + 1 for i, e in enumerate(kernels) if marks(e) and i + 1 < len(kernels)]
     for r, s in enumerate(starts):
-        end = starts[r + 1] - 2 if r + 1 < len(starts) else len(kernels)  # up to the next flush
+        end = (
+            starts[r + 1] - (2 if sleep else 1) if r + 1 < len(starts) else len(kernels)
+        )  # up to the next flush
         t0 = kernels[s]["ts"]
         prev_end = t0
         total_gap = 0.0
@@ -70,14 +83,20 @@ def timeline(fn, grads, reps: int, trace_path: str) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
+    ap.add_argument("--family", default="attention", choices=("attention", "hstu", "gated_delta"))
     ap.add_argument("--rows", default="causal-mean8192-hkv16")
+    ap.add_argument("--no-sleep", dest="sleep", action="store_false")
     ap.add_argument("-n", type=int, default=50)
     ap.add_argument("--reps", type=int, default=4)
     ap.add_argument("--cprofile", action="store_true")
     ap.add_argument("--trace-dir", default=os.environ.get("OUT", "."))
     args = ap.parse_args()
-    fam = cases.AttentionFamily()
-    for row in suites.select_rows(["attention"], args.rows):
+    fam = {
+        "attention": cases.AttentionFamily,
+        "hstu": cases.HstuFamily,
+        "gated_delta": cases.GatedDeltaFamily,
+    }[args.family]()
+    for row in suites.select_rows([args.family], args.rows):
         p = fam.build(row, torch.device("cuda"), torch.bfloat16)
         leaves = p.leaves()
         grads = [leaves[n] for n in p.grad_names]
@@ -100,7 +119,8 @@ def main() -> None:
             f"row {row.name}: do_bench fwd {t_f:.3f} ms, fwdbwd {t_fb:.3f} ms, bwd {t_fb - t_f:.3f} ms",
             flush=True,
         )
-        timeline(fwdbwd, grads, args.reps, os.path.join(args.trace_dir, f"trace_{row.name}.json"))
+        name = row.name.split("/")[-1]
+        timeline(fwdbwd, grads, args.reps, os.path.join(args.trace_dir, f"trace_{name}.json"), args.sleep)
         torch.cuda.synchronize()
         t0 = time.perf_counter()
         for _ in range(args.n):
