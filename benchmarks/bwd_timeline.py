@@ -81,11 +81,58 @@ def timeline(fn, grads, reps: int, trace_path: str, sleep: bool = True) -> None:
             print("\n".join(rows))
 
 
+def bench_trace(fn, grads) -> None:
+    """do_bench of ``fn`` (as the suite runs it) under a device-only trace: per repetition (split at the L2 flush) the
+    span from its first kernel's start to its last kernel's end and the kernels' summed durations, medians over the
+    repetitions, against do_bench's own median (event to event)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        t = do_bench(fn, warmup=25, rep=200, grad_to_none=grads, return_mode="median")
+        torch.cuda.synchronize()
+    path = os.path.join(os.environ.get("OUT", "."), "bench_trace.json")
+    prof.export_chrome_trace(path)
+    with open(path) as f:
+        kernels = sorted(
+            (
+                e
+                for e in json.load(f)["traceEvents"]
+                if e.get("cat") in ("kernel", "gpu_memset", "gpu_memcpy")
+            ),
+            key=lambda e: e["ts"],
+        )
+    os.remove(path)
+    reps, cur = [], []
+    for e in kernels:
+        if "elementwise" in e["name"] and e["dur"] > 30:  # the flush
+            if cur:
+                reps.append(cur)
+            cur = []
+        else:
+            cur.append(e)
+    if cur:
+        reps.append(cur)
+    reps = [r for r in reps if len(r) == len(reps[-1])]
+    spans = sorted((r[-1]["ts"] + r[-1]["dur"] - r[0]["ts"]) / 1e3 for r in reps)
+    sums = sorted(sum(e["dur"] for e in r) / 1e3 for r in reps)
+    per = {}
+    for r in reps:
+        for e in r:
+            per.setdefault(e["name"][:40], []).append(e["dur"] / 1e3)
+    med = {k: sorted(v)[len(v) // 2] for k, v in per.items()}
+    print(
+        f"  under do_bench: {len(reps)} reps, do_bench median {t:.3f} ms, span median {spans[len(spans) // 2]:.3f}, "
+        f"kernel sum median {sums[len(sums) // 2]:.3f}; kernels {', '.join(f'{k} {v:.3f}' for k, v in med.items())}",
+        flush=True,
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--family", default="attention", choices=("attention", "hstu", "gated_delta"))
     ap.add_argument("--rows", default="causal-mean8192-hkv16")
     ap.add_argument("--no-sleep", dest="sleep", action="store_false")
+    ap.add_argument("--bench-trace", action="store_true", help="also trace do_bench itself (bench_trace)")
     ap.add_argument("-n", type=int, default=50)
     ap.add_argument("--reps", type=int, default=4)
     ap.add_argument("--cprofile", action="store_true")
@@ -119,6 +166,8 @@ def main() -> None:
             f"row {row.name}: do_bench fwd {t_f:.3f} ms, fwdbwd {t_fb:.3f} ms, bwd {t_fb - t_f:.3f} ms",
             flush=True,
         )
+        if args.bench_trace:
+            bench_trace(fwdbwd, grads)
         name = row.name.split("/")[-1]
         timeline(fwdbwd, grads, args.reps, os.path.join(args.trace_dir, f"trace_{name}.json"), args.sleep)
         torch.cuda.synchronize()
