@@ -276,7 +276,7 @@ IMPORT_TIME = [
         "off",
         "auto, 0",
     ),
-    ("hstu/triton/bwd_gluon.py", "JAGATTN_HSTU_GLUON", "GLUON_SWITCH", "0", ("1", "1"), "on", "0, 1"),
+    ("hstu/triton/bwd_gluon.py", "JAGATTN_HSTU_GLUON", "GLUON_SWITCH", "auto", ("0", "0"), "on", "auto, 0, 1"),
     ("hstu/triton/bwd_gluon.py", "JAGATTN_HSTU_GLUON_DQ", "DQ_SWITCH", "auto", ("0", "0"), "off", "auto, 0"),
     (chunk_fwd, "JAGATTN_GD_KKT", "KKT_VARIANT", "blocks16", ("dot64", "dot64"), "dot32", "blocks16, dot64"),
     (chunk_fwd, "JAGATTN_GD_WU", "WU_VARIANT", "loop", ("tiles", "tiles"), "tile", "loop, tiles"),

@@ -832,8 +832,8 @@ def test_gluon_only_where_it_applies(monkeypatch):
     assert not bwd_gluon.use_gluon(q, q, q, q, 0, False)  # CPU tensors
     if not bwd_gluon.GLUON:
         pytest.skip("this Triton has no Gluon Hopper API")
-    assert bwd_gluon.GLUON_SWITCH == "0"  # opt-in
-    monkeypatch.setattr(bwd_gluon, "GLUON_SWITCH", "1")
+    assert bwd_gluon.GLUON_SWITCH == "auto"  # the default (session 31)
+    monkeypatch.setattr(bwd_gluon, "GLUON_SWITCH", "auto")
     monkeypatch.setattr(tma, "scratch_allocator_ready", lambda: True)
     monkeypatch.setattr(tma, "interpreter_enabled", lambda: False)
     monkeypatch.setattr(core_gluon, "interpreter_enabled", lambda: False)
@@ -854,6 +854,8 @@ def test_gluon_only_where_it_applies(monkeypatch):
     monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: (9, 0))
     monkeypatch.setattr(bwd_gluon, "GLUON_SWITCH", "0")
     assert not bwd_gluon.use_gluon(ok, ok, ok, ok, 0, False)
+    monkeypatch.setattr(bwd_gluon, "GLUON_SWITCH", "1")  # the opt-in spelling before session 31
+    assert bwd_gluon.use_gluon(ok, ok, ok, ok, 0, False) == has_desc
 
 
 @pytest.mark.gpu
@@ -869,7 +871,7 @@ def test_gluon_only_where_it_applies(monkeypatch):
     ],
 )  # fmt: skip
 def test_gpu_gluon(monkeypatch, kernel, dtype, dq, dv, C, targets):
-    # a Gluon kernel of bwd_gluon.py (dK/dV: opt-in; dQ: the default) is taken (no window) and meets the SPEC rule on a
+    # a Gluon kernel of bwd_gluon.py (both the default since session 31) is taken (no window) and meets the SPEC rule on a
     # batch with empty, length-1 and partial-block sequences, targets (also none, or whole sequences of them),
     # contextual rows (also C larger than a sequence); its gradients match the Triton kernel's to rounding (dK/dV:
     # another key-block size, another order), and the other kernel's gradients are untouched (bitwise)
@@ -878,7 +880,7 @@ def test_gpu_gluon(monkeypatch, kernel, dtype, dq, dv, C, targets):
     if torch.cuda.get_device_capability() != (9, 0) or not bwd_gluon.GLUON:
         pytest.skip("the Gluon kernels run on compute capability 9.0 only")
     module, guard, switch, on, off = {
-        "dkdv": (bwd, "use_gluon", "GLUON_SWITCH", "1", "0"),
+        "dkdv": (bwd, "use_gluon", "GLUON_SWITCH", "auto", "0"),
         "dq": (fwd, "use_gluon_dq", "DQ_SWITCH", "auto", "0"),
     }[kernel]
     monkeypatch.setattr(bwd_gluon, switch, on)

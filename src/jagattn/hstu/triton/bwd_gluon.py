@@ -1,6 +1,6 @@
 """The HSTU backward's dK/dV and dQ kernels written in Gluon (Hopper, eager calls), and when to take them.
 
-**dK/dV** (opt-in, ``JAGATTN_HSTU_GLUON=1``). Same work, grid and outputs as ``bwd._hstu_bwd_kernel`` without
+**dK/dV** (the default in its scope since session 31; ``JAGATTN_HSTU_GLUON=0`` keeps the Triton kernel). Same work, grid and outputs as ``bwd._hstu_bwd_kernel`` without
 atomics (one program per key block of one (sequence, head) in the dense grid's ``_grouped`` order; dK / dV in fp32
 registers; the contextual rows, then the main rows), with its wgmmas issued asynchronously and waited for by hand, as the attention kernel of
 ``attention/triton/bwd_gluon.py`` (session 26: 1.13-1.24x its Triton twin there). One step, per warpgroup::
@@ -19,8 +19,8 @@ mask; the rows past the sequence's end are also zeroed in shared memory before t
 (``_core.gluon.zero_rows_from``: they are the reduction dim of ``dV += a dO`` and ``dK += ds Q``, where a masked zero
 times an inf / NaN row of the next sequence is NaN; session 27). Scope: no window (``max_attn_len == 0``), targets
 and contextual rows either way, the dense grid (not ``JAGATTN_HSTU_COMPACT=1``), not the atomic dQ path, fp16 /
-bf16, head dims 64 or 128; the Triton kernel runs everything else. Opt-in (``JAGATTN_HSTU_GLUON=1``): see
-``GLUON_SWITCH`` for why it is not the default.
+bf16, head dims 64 or 128; the Triton kernel runs everything else. See ``GLUON_SWITCH`` for why it was opt-in
+until session 31 and why it no longer is.
 
 **dQ** (session 30, the default in the same scope; ``JAGATTN_HSTU_GLUON_DQ=0`` keeps the Triton kernel).
 ``fwd._hstu_fwd_kernel``'s ``MODE == 1`` (one program per query block of one (sequence, head), dQ in fp32 registers
@@ -54,12 +54,13 @@ from ..._core.gluon import (
 
 BLOCK_M, BLOCK_N, STAGES, WARPS = 64, 64, 2, 4
 HEAD_DIMS = (64, 128)
-# opt-in (read at import): session 26 rounds 11-12, H200, same process against the Triton dK/dV kernel: the kernel
-# 1.10-1.11x and the backward 1.01-1.03x on B256 / B128 / B64, bitwise the same gradients, but the recsys row's
-# backward 0.65x: it is bound by the host, where the launch's host-side TMA descriptors add their cost; descriptors
-# built on the device instead (round 12, benchmarks/rounds/s26_round12_device_descriptors.diff) cost the kernel more
-# than it gained (dK/dV 1.285 vs 1.223 ms on B256)
-GLUON_SWITCH = env_choice("JAGATTN_HSTU_GLUON", ("0", "1"), "0")
+# read at import; "0": the Triton dK/dV kernel; "1": the same as "auto" (the opt-in spelling before session 31).
+# Sessions 26-30 kept the kernel opt-in: 1.10-1.17x the Triton kernel, bitwise the same gradients, but the host-bound
+# recsys row lost 5-35% to the launch's host-side TMA descriptors (session 26 round 11, session 30 round 6). Session
+# 31 round 1 (H200): no B256 / B128 / ctx6 call waits on the host inside a forward + backward (device timeline, host
+# 1.0-1.4 ms per call against 2.4-4.8 ms of kernels), recsys stays ~1.9-2.1x GR's backward either way, and the dense
+# rows gain the kernel's 9-17%, so it is the default in its scope
+GLUON_SWITCH = env_choice("JAGATTN_HSTU_GLUON", ("auto", "0", "1"), "auto")
 # the dQ kernel (session 30): 64 query rows on 4 warps, 64-key K / V tiles, 2 stages, the default in its scope (round
 # 6, H200, same process: dQ kernel 11-20% faster than the Triton one, backward 1.01-1.10x, dq bit for bit the Triton
 # kernel's); JAGATTN_HSTU_GLUON_DQ=0 (read at import): the Triton dQ kernel
@@ -466,9 +467,9 @@ if GLUON:
 def use_gluon(
     q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, do: torch.Tensor, max_attn_len: int, compact: bool
 ) -> bool:
-    """Whether the backward's dK/dV runs the Gluon kernel (opt-in: ``JAGATTN_HSTU_GLUON=1``; see the module docstring
-    for the scope); the caller decides the atomic dQ path first (never Gluon)."""
-    if GLUON_SWITCH != "1" or max_attn_len > 0 or compact:
+    """Whether the backward's dK/dV runs the Gluon kernel: not ``JAGATTN_HSTU_GLUON=0``, and the scope of the module
+    docstring; the caller decides the atomic dQ path first (never Gluon)."""
+    if GLUON_SWITCH == "0" or max_attn_len > 0 or compact:
         return False
     dq, dv = q.shape[-1], v.shape[-1]
     if dq not in HEAD_DIMS or dv not in HEAD_DIMS:
