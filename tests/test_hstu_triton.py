@@ -834,6 +834,7 @@ def test_gluon_only_where_it_applies(monkeypatch):
         pytest.skip("this Triton has no Gluon Hopper API")
     assert bwd_gluon.GLUON_SWITCH == "auto"  # the default (session 31)
     monkeypatch.setattr(bwd_gluon, "GLUON_SWITCH", "auto")
+    monkeypatch.setattr(bwd_gluon, "GLUON_MIN_TOKEN_HEADS", 8 * 4)  # q: 8 rows x 4 heads
     monkeypatch.setattr(tma, "scratch_allocator_ready", lambda: True)
     monkeypatch.setattr(tma, "interpreter_enabled", lambda: False)
     monkeypatch.setattr(core_gluon, "interpreter_enabled", lambda: False)
@@ -854,7 +855,10 @@ def test_gluon_only_where_it_applies(monkeypatch):
     monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: (9, 0))
     monkeypatch.setattr(bwd_gluon, "GLUON_SWITCH", "0")
     assert not bwd_gluon.use_gluon(ok, ok, ok, ok, 0, False)
-    monkeypatch.setattr(bwd_gluon, "GLUON_SWITCH", "1")  # the opt-in spelling before session 31
+    monkeypatch.setattr(bwd_gluon, "GLUON_SWITCH", "auto")
+    monkeypatch.setattr(bwd_gluon, "GLUON_MIN_TOKEN_HEADS", 8 * 4 + 1)
+    assert not bwd_gluon.use_gluon(ok, ok, ok, ok, 0, False)  # "auto": a small batch keeps the Triton kernel
+    monkeypatch.setattr(bwd_gluon, "GLUON_SWITCH", "1")  # any size
     assert bwd_gluon.use_gluon(ok, ok, ok, ok, 0, False) == has_desc
 
 
@@ -871,7 +875,7 @@ def test_gluon_only_where_it_applies(monkeypatch):
     ],
 )  # fmt: skip
 def test_gpu_gluon(monkeypatch, kernel, dtype, dq, dv, C, targets):
-    # a Gluon kernel of bwd_gluon.py (both the default since session 31) is taken (no window) and meets the SPEC rule on a
+    # a Gluon kernel of bwd_gluon.py (dK/dV forced to any size: "1"; dQ: the default) is taken (no window) and meets the SPEC rule on a
     # batch with empty, length-1 and partial-block sequences, targets (also none, or whole sequences of them),
     # contextual rows (also C larger than a sequence); its gradients match the Triton kernel's to rounding (dK/dV:
     # another key-block size, another order), and the other kernel's gradients are untouched (bitwise)
@@ -880,7 +884,7 @@ def test_gpu_gluon(monkeypatch, kernel, dtype, dq, dv, C, targets):
     if torch.cuda.get_device_capability() != (9, 0) or not bwd_gluon.GLUON:
         pytest.skip("the Gluon kernels run on compute capability 9.0 only")
     module, guard, switch, on, off = {
-        "dkdv": (bwd, "use_gluon", "GLUON_SWITCH", "auto", "0"),
+        "dkdv": (bwd, "use_gluon", "GLUON_SWITCH", "1", "0"),
         "dq": (fwd, "use_gluon_dq", "DQ_SWITCH", "auto", "0"),
     }[kernel]
     monkeypatch.setattr(bwd_gluon, switch, on)

@@ -1,6 +1,7 @@
 """The HSTU backward's dK/dV and dQ kernels written in Gluon (Hopper, eager calls), and when to take them.
 
-**dK/dV** (the default in its scope since session 31; ``JAGATTN_HSTU_GLUON=0`` keeps the Triton kernel). Same work, grid and outputs as ``bwd._hstu_bwd_kernel`` without
+**dK/dV** (the default in its scope on large batches since session 31; ``JAGATTN_HSTU_GLUON=0`` keeps the Triton
+kernel, ``=1`` takes it at any size). Same work, grid and outputs as ``bwd._hstu_bwd_kernel`` without
 atomics (one program per key block of one (sequence, head) in the dense grid's ``_grouped`` order; dK / dV in fp32
 registers; the contextual rows, then the main rows), with its wgmmas issued asynchronously and waited for by hand, as the attention kernel of
 ``attention/triton/bwd_gluon.py`` (session 26: 1.13-1.24x its Triton twin there). One step, per warpgroup::
@@ -20,7 +21,7 @@ mask; the rows past the sequence's end are also zeroed in shared memory before t
 times an inf / NaN row of the next sequence is NaN; session 27). Scope: no window (``max_attn_len == 0``), targets
 and contextual rows either way, the dense grid (not ``JAGATTN_HSTU_COMPACT=1``), not the atomic dQ path, fp16 /
 bf16, head dims 64 or 128; the Triton kernel runs everything else. See ``GLUON_SWITCH`` for why it was opt-in
-until session 31 and why it no longer is.
+until session 31 and why small batches still take the Triton kernel.
 
 **dQ** (session 30, the default in the same scope; ``JAGATTN_HSTU_GLUON_DQ=0`` keeps the Triton kernel).
 ``fwd._hstu_fwd_kernel``'s ``MODE == 1`` (one program per query block of one (sequence, head), dQ in fp32 registers
@@ -54,13 +55,15 @@ from ..._core.gluon import (
 
 BLOCK_M, BLOCK_N, STAGES, WARPS = 64, 64, 2, 4
 HEAD_DIMS = (64, 128)
-# read at import; "0": the Triton dK/dV kernel; "1": the same as "auto" (the opt-in spelling before session 31).
-# Sessions 26-30 kept the kernel opt-in: 1.10-1.17x the Triton kernel, bitwise the same gradients, but the host-bound
-# recsys row lost 5-35% to the launch's host-side TMA descriptors (session 26 round 11, session 30 round 6). Session
-# 31 round 1 (H200): no B256 / B128 / ctx6 call waits on the host inside a forward + backward (device timeline, host
-# 1.0-1.4 ms per call against 2.4-4.8 ms of kernels), recsys stays ~1.9-2.1x GR's backward either way, and the dense
-# rows gain the kernel's 9-17%, so it is the default in its scope
+# read at import; "0": the Triton dK/dV kernel; "1": the Gluon kernel in its scope at any size (the opt-in before
+# session 31); "auto": also at least GLUON_MIN_TOKEN_HEADS rows x heads. Sessions 26-30 kept the kernel opt-in:
+# 1.10-1.17x the Triton kernel with bitwise the same gradients, but the host-bound recsys row lost 5-35% to the
+# launch's host-side TMA descriptors. Session 31 (H200): no B256 / B128 / ctx6 call waits on the host inside a
+# forward + backward (round 1, device timeline), and round 3 (same process) read the backward 1.046x / 1.026x on B256
+# / B128 with the Gluon kernel and 0.94x on recsys (52k tokens x 4 heads, ~1.1 ms of host time per call against
+# ~0.6 ms of kernels); hence the size rule, host ints only: the launch's fixed host cost pays off on large batches
 GLUON_SWITCH = env_choice("JAGATTN_HSTU_GLUON", ("auto", "0", "1"), "auto")
+GLUON_MIN_TOKEN_HEADS = 1 << 19
 # the dQ kernel (session 30): 64 query rows on 4 warps, 64-key K / V tiles, 2 stages, the default in its scope (round
 # 6, H200, same process: dQ kernel 11-20% faster than the Triton one, backward 1.01-1.10x, dq bit for bit the Triton
 # kernel's); JAGATTN_HSTU_GLUON_DQ=0 (read at import): the Triton dQ kernel
@@ -467,9 +470,12 @@ if GLUON:
 def use_gluon(
     q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, do: torch.Tensor, max_attn_len: int, compact: bool
 ) -> bool:
-    """Whether the backward's dK/dV runs the Gluon kernel: not ``JAGATTN_HSTU_GLUON=0``, and the scope of the module
-    docstring; the caller decides the atomic dQ path first (never Gluon)."""
+    """Whether the backward's dK/dV runs the Gluon kernel: the scope of the module docstring, and ``GLUON_SWITCH``
+    ("auto": at least ``GLUON_MIN_TOKEN_HEADS`` rows x heads); the caller decides the atomic dQ path first (never
+    Gluon)."""
     if GLUON_SWITCH == "0" or max_attn_len > 0 or compact:
+        return False
+    if GLUON_SWITCH == "auto" and q.shape[0] * q.shape[1] < GLUON_MIN_TOKEN_HEADS:
         return False
     dq, dv = q.shape[-1], v.shape[-1]
     if dq not in HEAD_DIMS or dv not in HEAD_DIMS:
