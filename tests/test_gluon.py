@@ -25,9 +25,11 @@ for d, dv, dtype, left, right, head_major in ((128, 128, torch.bfloat16, False, 
                                               (64, 128, torch.float16, True, True, True)):
     assert "wgmma" in attn.compile_sm90(d, dv, dtype, left, right, head_major).asm["ptx"]
     assert "wgmma" in attn.compile_dq_sm90(d, dv, dtype, left, right, head_major).asm["ptx"]  # has_dlse on / off
-for dq, dv, dtype, ctx, targets in ((128, 128, torch.bfloat16, False, True), (64, 128, torch.float16, True, False)):
-    assert "wgmma" in hstu.compile_sm90(dq, dv, dtype, ctx, targets).asm["ptx"]
-    assert "wgmma" in hstu.compile_dq_sm90(dq, dv, dtype, ctx, targets).asm["ptx"]
+for dq, dv, dtype, ctx, targets, window, full in ((128, 128, torch.bfloat16, False, True, False, False),
+                                                  (64, 128, torch.float16, True, False, True, False),
+                                                  (128, 64, torch.bfloat16, True, True, True, True)):
+    assert "wgmma" in hstu.compile_sm90(dq, dv, dtype, ctx, targets, window, full).asm["ptx"]
+    assert "wgmma" in hstu.compile_dq_sm90(dq, dv, dtype, ctx, targets, window, full).asm["ptx"]
 print("compiled")
 """
 

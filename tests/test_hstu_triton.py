@@ -829,7 +829,7 @@ def test_gluon_only_where_it_applies(monkeypatch):
     from jagattn.hstu.triton import bwd_gluon
 
     q = torch.zeros(8, 4, 128, dtype=torch.bfloat16)
-    assert not bwd_gluon.use_gluon(q, q, q, q, 0, False)  # CPU tensors
+    assert not bwd_gluon.use_gluon(q, q, q, q, False)  # CPU tensors
     if not bwd_gluon.GLUON:
         pytest.skip("this Triton has no Gluon Hopper API")
     assert bwd_gluon.GLUON_SWITCH == "auto"  # the default (session 31)
@@ -841,44 +841,49 @@ def test_gluon_only_where_it_applies(monkeypatch):
     monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: (9, 0))
     has_desc = hasattr(tl, "make_tensor_descriptor")
     ok = OnCuda(q)
-    assert bwd_gluon.use_gluon(ok, ok, ok, ok, 0, False) == has_desc
-    assert not bwd_gluon.use_gluon(ok, ok, ok, ok, 64, False)  # a window: the Triton kernel
-    assert not bwd_gluon.use_gluon(ok, ok, ok, ok, 0, True)  # the compact work list
+    assert bwd_gluon.use_gluon(ok, ok, ok, ok, False) == has_desc
+    assert not bwd_gluon.use_gluon(ok, ok, ok, ok, True)  # the compact work list
     odd = OnCuda(torch.zeros(8, 4, 96, dtype=q.dtype))
-    assert not bwd_gluon.use_gluon(odd, odd, odd, odd, 0, False)
+    assert not bwd_gluon.use_gluon(odd, odd, odd, odd, False)
     f32 = OnCuda(q.float())
-    assert not bwd_gluon.use_gluon(f32, f32, f32, f32, 0, False)
+    assert not bwd_gluon.use_gluon(f32, f32, f32, f32, False)
     v64 = OnCuda(torch.zeros(8, 4, 64, dtype=q.dtype))
-    assert bwd_gluon.use_gluon(ok, ok, v64, v64, 0, False) == has_desc  # Dq != Dv
+    assert bwd_gluon.use_gluon(ok, ok, v64, v64, False) == has_desc  # Dq != Dv
     monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: (10, 0))
-    assert not bwd_gluon.use_gluon(ok, ok, ok, ok, 0, False)
+    assert not bwd_gluon.use_gluon(ok, ok, ok, ok, False)
     monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: (9, 0))
     monkeypatch.setattr(bwd_gluon, "GLUON_SWITCH", "0")
-    assert not bwd_gluon.use_gluon(ok, ok, ok, ok, 0, False)
+    assert not bwd_gluon.use_gluon(ok, ok, ok, ok, False)
     monkeypatch.setattr(bwd_gluon, "GLUON_SWITCH", "auto")
     monkeypatch.setattr(bwd_gluon, "GLUON_MIN_TOKEN_HEADS", 8 * 4 + 1)
-    assert not bwd_gluon.use_gluon(ok, ok, ok, ok, 0, False)  # "auto": a small batch keeps the Triton kernel
+    assert not bwd_gluon.use_gluon(ok, ok, ok, ok, False)  # "auto": a small batch keeps the Triton kernel
     monkeypatch.setattr(bwd_gluon, "GLUON_SWITCH", "1")  # any size
-    assert bwd_gluon.use_gluon(ok, ok, ok, ok, 0, False) == has_desc
+    assert bwd_gluon.use_gluon(ok, ok, ok, ok, False) == has_desc
 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("kernel", ["dkdv", "dq"])
 @pytest.mark.parametrize(
-    "dtype, dq, dv, C, targets",
+    "dtype, dq, dv, C, targets, W, F",
     [
-        (torch.bfloat16, 128, 128, 0, "random"),
-        (torch.bfloat16, 128, 128, 6, "random"),
-        (torch.float16, 64, 64, 3, None),
-        (torch.bfloat16, 64, 128, 0, "degenerate"),
-        (torch.bfloat16, 128, 64, 70, "random"),
+        (torch.bfloat16, 128, 128, 0, "random", 0, 0),
+        (torch.bfloat16, 128, 128, 6, "random", 0, 0),
+        (torch.float16, 64, 64, 3, None, 0, 0),
+        (torch.bfloat16, 64, 128, 0, "degenerate", 0, 0),
+        (torch.bfloat16, 128, 64, 70, "random", 0, 0),
+        (torch.bfloat16, 128, 128, 6, "random", 256, 0),
+        (torch.bfloat16, 128, 128, 0, None, 100, 0),
+        (torch.float16, 64, 64, 3, "random", 7, 0),
+        (torch.bfloat16, 128, 128, 5, "random", 90, 130),
+        (torch.bfloat16, 64, 128, 70, "degenerate", 33, 20),
     ],
 )  # fmt: skip
-def test_gpu_gluon(monkeypatch, kernel, dtype, dq, dv, C, targets):
-    # a Gluon kernel of bwd_gluon.py (dK/dV forced to any size: "1"; dQ: the default) is taken (no window) and meets the SPEC rule on a
-    # batch with empty, length-1 and partial-block sequences, targets (also none, or whole sequences of them),
-    # contextual rows (also C larger than a sequence); its gradients match the Triton kernel's to rounding (dK/dV:
-    # another key-block size, another order), and the other kernel's gradients are untouched (bitwise)
+def test_gpu_gluon(monkeypatch, kernel, dtype, dq, dv, C, targets, W, F):
+    # a Gluon kernel of bwd_gluon.py (dK/dV forced to any size: "1"; dQ: the default) is taken and meets the SPEC rule on
+    # a batch with empty, length-1 and partial-block sequences, targets (also none, or whole sequences of them),
+    # contextual rows (also C larger than a sequence), windows (W, session 31: also shorter than a block, and with
+    # window-exempt last rows F); its gradients match the Triton kernel's to rounding (dK/dV: another key-block size,
+    # another order), and the other kernel's gradients are untouched (bitwise)
     from jagattn.hstu.triton import bwd, bwd_gluon, fwd
 
     if torch.cuda.get_device_capability() != (9, 0) or not bwd_gluon.GLUON:
@@ -897,7 +902,7 @@ def test_gpu_gluon(monkeypatch, kernel, dtype, dq, dv, C, targets):
     if targets is not None:
         nt = torch.tensor(_targets(lens, C, 62, tmax=40, degenerate=targets == "degenerate"), device="cuda")
     cu = cu_seqlens(lens, "cuda")
-    kw = dict(alpha=1.0 / dq, num_targets=nt, contextual_seq_len=C)
+    kw = dict(alpha=1.0 / dq, num_targets=nt, contextual_seq_len=C, max_attn_len=W, min_full_attn_seq_len=F)
     _, got = _check_against_reference(q, k, v, do, cu, 1024, **kw)
     assert taken == [True]
     monkeypatch.setattr(bwd_gluon, switch, off)

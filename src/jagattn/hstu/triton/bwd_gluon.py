@@ -3,7 +3,7 @@
 **dK/dV** (the default in its scope on large batches since session 31; ``JAGATTN_HSTU_GLUON=0`` keeps the Triton
 kernel, ``=1`` takes it at any size). Same work, grid and outputs as ``bwd._hstu_bwd_kernel`` without
 atomics (one program per key block of one (sequence, head) in the dense grid's ``_grouped`` order; dK / dV in fp32
-registers; the contextual rows, then the main rows), with its wgmmas issued asynchronously and waited for by hand, as the attention kernel of
+registers; the contextual rows, then the main rows, then with a window the window-exempt last rows), with its wgmmas issued asynchronously and waited for by hand, as the attention kernel of
 ``attention/triton/bwd_gluon.py`` (session 26: 1.13-1.24x its Triton twin there). One step, per warpgroup::
 
     qk^T = K Q^T, dp^T = V dO^T           issued together
@@ -18,12 +18,13 @@ Unlike the Triton kernel's masked pointer loads, a TMA box reads whole rows: row
 data, so every step whose rows leave its range takes the masked branch, where the row-range test joins the SPEC
 mask; the rows past the sequence's end are also zeroed in shared memory before the products read them
 (``_core.gluon.zero_rows_from``: they are the reduction dim of ``dV += a dO`` and ``dK += ds Q``, where a masked zero
-times an inf / NaN row of the next sequence is NaN; session 27). Scope: no window (``max_attn_len == 0``), targets
-and contextual rows either way, the dense grid (not ``JAGATTN_HSTU_COMPACT=1``), not the atomic dQ path, fp16 /
+times an inf / NaN row of the next sequence is NaN; session 27). Scope: every mask (targets, contextual rows,
+windows and window-exempt rows since session 31: the Triton kernels' row / key ranges, ``_visible_g``), the dense grid (not ``JAGATTN_HSTU_COMPACT=1``), not the atomic dQ path, fp16 /
 bf16, head dims 64 or 128; the Triton kernel runs everything else. See ``GLUON_SWITCH`` for why it was opt-in
 until session 31 and why small batches still take the Triton kernel.
 
-**dQ** (session 30, the default in the same scope; ``JAGATTN_HSTU_GLUON_DQ=0`` keeps the Triton kernel).
+**dQ** (session 30, the default in the same scope at any size, windows since session 31; ``JAGATTN_HSTU_GLUON_DQ=0``
+keeps the Triton kernel).
 ``fwd._hstu_fwd_kernel``'s ``MODE == 1`` (one program per query block of one (sequence, head), dQ in fp32 registers
 over the visible key blocks in a fixed order, no atomics) on the attention dQ kernel's schedule: 64 query rows on 4 warps and 64-key K / V tiles in a two-stage TMA
 ring, two programs per SM; qk and dp issued together, the dsilu factor under dp, ``dQ += ds K`` left in flight into
@@ -31,7 +32,10 @@ the next step. K / V boxes past a block's walked range are real keys (the Triton
 a block takes the masked branch with a range term, and keys past the sequence's end are zeroed in shared memory. dq is
 bit for bit the Triton kernel's (same operations, same key order; session 30 round 6 on B256 / B128 / B64 / recsys:
 dQ kernel 0.955 -> 0.834, 1.68 -> 1.34, 2.72 -> 2.41, 0.229 -> 0.197 ms; backward 1.054 / 1.099 / 1.012 / 1.063x, same
-process). Under torch.compile / export the Triton kernel runs, with the same bits.
+process). Under torch.compile / export the Triton kernel runs, with the same bits without a window; with a window the
+Triton dQ kernel walks 32-key tiles (``fwd._DQ_SMALL_D_WINDOW``), so there dq differs from the eager one's in rounding
+(each is deterministic). With a window the key range starts at the window's lower bound ``lo`` (unaligned: a TMA box
+may start at any row), and blocks before ``t1`` (the window's edge) take the mask too.
 """
 
 from __future__ import annotations
@@ -82,6 +86,49 @@ if GLUON:
         return p
 
     @gluon.jit
+    def _first_pos_id_ge_g(x, C, HAS_CTX: gl.constexpr):
+        """``mask._first_pos_id_ge``: the smallest position whose id is ``>= x`` (``x <= M``)."""
+        if HAS_CTX:
+            r = gl.where(x <= 0, 0, x + C - 1)
+        else:
+            r = gl.maximum(x, 0)
+        return r
+
+    @gluon.jit
+    def _last_pos_id_le_g(x, n, C, M, HAS_CTX: gl.constexpr, HAS_TARGETS: gl.constexpr):
+        """``mask._last_pos_id_le``: the largest position whose id is ``<= x`` (``x >= 0``), at most ``n - 1``."""
+        if HAS_CTX:
+            r = x + C - 1
+        else:
+            r = x
+        if HAS_TARGETS:
+            r = gl.where(x >= M, n - 1, r)
+        return gl.minimum(r, n - 1)
+
+    @gluon.jit
+    def _visible_g(o_i, o_j, C, W, F, M, HAS_CTX: gl.constexpr, HAS_TARGETS: gl.constexpr,
+                   HAS_WINDOW: gl.constexpr, HAS_FULL: gl.constexpr):  # fmt: skip
+        """``mask._visible`` for broadcast query positions ``o_i`` and key positions ``o_j``."""
+        id_i = _ids_g(o_i, C, M, HAS_CTX, HAS_TARGETS)
+        id_j = _ids_g(o_j, C, M, HAS_CTX, HAS_TARGETS)
+        vis = (o_i == o_j) | (id_i > id_j)
+        if HAS_WINDOW:
+            if HAS_FULL:
+                vis = vis & ((id_i - id_j <= W) | (id_i >= M - F))
+            else:
+                vis = vis & (id_i - id_j <= W)
+        if HAS_CTX:
+            vis = vis | ((id_i == 0) & (id_j < M))
+        return vis
+
+    @gluon.jit
+    def _dkdv_rows(t, n_ctx, nb, a0, f0, BLOCK_M: gl.constexpr):
+        """The first query row of step ``t`` of the dK/dV loop: contextual rows ``[0, C)``, then the main rows from
+        ``a0`` (``nb`` blocks), then the window-exempt rows from ``f0``."""
+        u = t - n_ctx
+        return gl.where(u < 0, t * BLOCK_M, gl.where(u < nb, a0 + u * BLOCK_M, f0 + (u - nb) * BLOCK_M))
+
+    @gluon.jit
     def _grouped_g(pid, nblocks, B, H, GROUP):
         """``(i_b, i_h, k)`` of program ``pid`` in the dense grid's order (``schedule._grouped``: runs of ``GROUP``
         (sequence, head) pairs, the ``k``-th block of every pair of a run before the ``k + 1``-th)."""
@@ -120,6 +167,8 @@ if GLUON:
         alpha,
         inv_s,
         C,
+        W,
+        F,
         B,
         H,
         MAX_ROWS,
@@ -128,6 +177,8 @@ if GLUON:
         HEAD_DV: gl.constexpr,
         HAS_CTX: gl.constexpr,
         HAS_TARGETS: gl.constexpr,
+        HAS_WINDOW: gl.constexpr,
+        HAS_FULL: gl.constexpr,
         FAST_SIGMOID: gl.constexpr,
         SCALE_LAST: gl.constexpr,
         BLOCK_M: gl.constexpr,
@@ -161,18 +212,42 @@ if GLUON:
             M = U
             ctx_end = n * 0
             a0 = n0
-        # main rows [a0, a1): every later row for a history key block, only the diagonal for a target one
-        a1 = gl.where(n0 >= U, n1, n)
-        # rows from n1 on see every key of the block when no key is a target (and the sequence has history)
-        f_hi = gl.where((n1 > U) | (M <= 0), n1, n)
+        # main rows [a0, a1): every later row (within the window) for a history key block, only the diagonal for a
+        # target one; rows [n1, f_hi) see every key of the block (bwd.py's ranges)
+        if HAS_WINDOW:
+            a1 = gl.maximum(
+                _last_pos_id_le_g(
+                    _ids_g(n1 - 1, C, M, HAS_CTX, HAS_TARGETS) + W, n, C, M, HAS_CTX, HAS_TARGETS
+                )
+                + 1,
+                n1,
+            )
+            f_hi = (
+                _last_pos_id_le_g(_ids_g(n0, C, M, HAS_CTX, HAS_TARGETS) + W, n, C, M, HAS_CTX, HAS_TARGETS)
+                + 1
+            )
+        else:
+            a1 = n
+            f_hi = n
+        a1 = gl.where(n0 >= U, n1, a1)
+        # ... when no key is a target (and the sequence has history)
+        f_hi = gl.where((n1 > U) | (M <= 0), n1, f_hi)
         nb = gl.cdiv(gl.maximum(a1 - a0, 0), BLOCK_M)
         t1 = gl.minimum(gl.cdiv(gl.maximum(n1 - a0, 0), BLOCK_M), nb)
         # unmasked steps need every row inside [a0, a1) and inside [n1, f_hi): a partial last block reads rows of
         # the next sequence through TMA, so it stays masked (the Triton kernel's zero loads let it skip the mask)
         t2 = gl.minimum(gl.maximum(gl.minimum(f_hi, a1) - a0, 0) // BLOCK_M, nb)
         t2 = gl.maximum(t1, t2)
+        if (
+            HAS_FULL
+        ):  # (with a window) the last F history rows and the targets ignore it: rows [f0, n), masked
+            f0 = gl.maximum(gl.maximum(a1, U - F), a0)
+            n_full = gl.where(n0 < U, gl.cdiv(gl.maximum(n - f0, 0), BLOCK_M), 0)
+        else:
+            f0 = n
+            n_full = n * 0
         n_ctx = gl.cdiv(ctx_end, BLOCK_M)
-        total = n_ctx + nb
+        total = n_ctx + nb + n_full
 
         s_layout: gl.constexpr = gl.NVMMADistributedLayout(
             version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, BLOCK_M, 16]
@@ -200,7 +275,7 @@ if GLUON:
         tma_load_pair(k_desc, v_desc, bos + n0, i_h * col_kh, i_h * col_vh, kv_bar, k_smem, v_smem, True)
         for s in gl.static_range(STAGES - 1):  # prologue: steps 0 .. STAGES - 2
             pred = s < total
-            m_s = gl.where(s < n_ctx, s * BLOCK_M, a0 + (s - n_ctx) * BLOCK_M)
+            m_s = _dkdv_rows(s, n_ctx, nb, a0, f0, BLOCK_M)
             tma_load_pair(q_desc, do_desc, bos + m_s, i_h * col_qh, i_h * col_doh, ready.index(s), q_smem.index(s),
                           do_smem.index(s), pred)  # fmt: skip
 
@@ -214,7 +289,8 @@ if GLUON:
             st = t % STAGES
             u = t - n_ctx
             in_ctx = u < 0
-            start_m = gl.where(in_ctx, t * BLOCK_M, a0 + u * BLOCK_M)
+            in_full = u >= nb
+            start_m = _dkdv_rows(t, n_ctx, nb, a0, f0, BLOCK_M)
             mbarrier.wait(ready.index(st), (t // STAGES) & 1)
             q_t = q_smem.index(st)
             do_t = do_smem.index(st)
@@ -228,7 +304,7 @@ if GLUON:
             cta_barrier()
             nxt = t + STAGES - 1
             pred = nxt < total
-            m_n = gl.where(nxt < n_ctx, nxt * BLOCK_M, a0 + (nxt - n_ctx) * BLOCK_M)
+            m_n = _dkdv_rows(nxt, n_ctx, nb, a0, f0, BLOCK_M)
             st2 = nxt % STAGES
             tma_load_pair(q_desc, do_desc, bos + m_n, i_h * col_qh, i_h * col_doh, ready.index(st2),
                           q_smem.index(st2), do_smem.index(st2), pred)  # fmt: skip
@@ -253,15 +329,13 @@ if GLUON:
                 else:
                     a = qkT * sig * scale_a
                     r = r * scale_a
-            if in_ctx | (u < t1) | (u >= t2):
-                row_lo = gl.where(in_ctx, 0, a0)
-                row_hi = gl.where(in_ctx, ctx_end, a1)
+            if in_ctx | (u < t1) | (u >= t2):  # (u >= t2 covers the window-exempt rows)
+                row_lo = gl.where(in_ctx, 0, gl.where(in_full, f0, a0))
+                row_hi = gl.where(in_ctx, ctx_end, gl.where(in_full, n, a1))
                 o_i = start_m + gl.arange(0, BLOCK_M, layout=col_layout)
-                id_i = _ids_g(o_i, C, M, HAS_CTX, HAS_TARGETS)[None, :]
-                id_j = _ids_g(o_j, C, M, HAS_CTX, HAS_TARGETS)[:, None]
-                vis = (o_i[None, :] == o_j[:, None]) | (id_i > id_j)
-                if HAS_CTX:
-                    vis = vis | ((id_i == 0) & (id_j < M))
+                vis = _visible_g(
+                    o_i[None, :], o_j[:, None], C, W, F, M, HAS_CTX, HAS_TARGETS, HAS_WINDOW, HAS_FULL
+                )
                 vis = vis & ((o_i >= row_lo) & (o_i < row_hi))[None, :]
                 a = gl.where(vis, a, 0.0)
                 r = gl.where(vis, r, 0.0)
@@ -311,6 +385,8 @@ if GLUON:
         alpha,
         inv_s,
         C,
+        W,
+        F,
         B,
         H,
         MAX_ROWS,
@@ -319,6 +395,8 @@ if GLUON:
         HEAD_DV: gl.constexpr,
         HAS_CTX: gl.constexpr,
         HAS_TARGETS: gl.constexpr,
+        HAS_WINDOW: gl.constexpr,
+        HAS_FULL: gl.constexpr,
         FAST_SIGMOID: gl.constexpr,
         SCALE_LAST: gl.constexpr,
         BLOCK_M: gl.constexpr,
@@ -359,11 +437,26 @@ if GLUON:
         ctx_block = m0 < C  # contextual rows see every non-target key
         target_block = (m0 >= U) & (m0 >= C)  # only targets: the non-target prefix, then their own diagonal
         hi = gl.where(ctx_block, gl.maximum(U, m1), gl.where(target_block, U, m1))
+        # the main keys [lo, hi); those in [lo_full, hi_full) are visible to every row of the block (fwd.py's
+        # MODE == 1 ranges: the window's lower bound in id space, none for contextual or window-exempt rows)
+        lo = n * 0
+        lo_full = n * 0
+        if HAS_WINDOW:
+            keep = m0 >= C
+            if HAS_FULL:
+                keep = keep & (m1 - 1 < U - F)  # no row of the block ignores the window
+            lo = gl.where(keep, _first_pos_id_ge_g(_ids_g(m0, C, M, HAS_CTX, HAS_TARGETS) - W, C, HAS_CTX), 0)
+            lo_full = _first_pos_id_ge_g(_ids_g(m1 - 1, C, M, HAS_CTX, HAS_TARGETS) - W, C, HAS_CTX)
+            if HAS_FULL:
+                lo_full = gl.where(m0 >= U - F, 0, lo_full)
         # keys before the block's first row and before the first target are visible to every row
         hi_full = gl.where(M <= 0, 0, gl.minimum(m0, U))
-        nb = gl.cdiv(gl.maximum(hi, 0), BLOCK_N)
-        # unmasked steps: every key inside [0, min(hi_full, hi)) (a partial block reads keys past hi through TMA)
-        t2 = gl.minimum(gl.maximum(gl.minimum(hi_full, hi), 0) // BLOCK_N, nb)
+        nb = gl.cdiv(gl.maximum(hi - lo, 0), BLOCK_N)
+        # unmasked steps [t1, t2): every key inside [lo_full, min(hi_full, hi)) (a partial block reads keys past hi
+        # through TMA, so it stays masked)
+        t1 = gl.minimum(gl.cdiv(gl.maximum(lo_full - lo, 0), BLOCK_N), nb)
+        t2 = gl.minimum(gl.maximum(gl.minimum(hi_full, hi) - lo, 0) // BLOCK_N, nb)
+        t2 = gl.maximum(t1, t2)
         n_diag = gl.where(target_block, gl.cdiv(m1 - m0, BLOCK_N), 0)
         total = nb + n_diag
 
@@ -389,7 +482,7 @@ if GLUON:
         tma_load_pair(q_desc, do_desc, bos + m0, i_h * col_qh, i_h * col_doh, qdo_bar, q_smem, do_smem, True)
         for s in gl.static_range(STAGES - 1):  # prologue: steps 0 .. STAGES - 2
             pred = s < total
-            n_s = gl.where(s < nb, s * BLOCK_N, m0 + (s - nb) * BLOCK_N)
+            n_s = gl.where(s < nb, lo + s * BLOCK_N, m0 + (s - nb) * BLOCK_N)
             tma_load_pair(k_desc, v_desc, bos + n_s, i_h * col_kh, i_h * col_vh, ready.index(s), k_smem.index(s),
                           v_smem.index(s), pred)  # fmt: skip
 
@@ -402,7 +495,7 @@ if GLUON:
         for t in range(total):
             st = t % STAGES
             main = t < nb
-            start_n = gl.where(main, t * BLOCK_N, m0 + (t - nb) * BLOCK_N)
+            start_n = gl.where(main, lo + t * BLOCK_N, m0 + (t - nb) * BLOCK_N)
             range_hi = gl.where(main, hi, m1)
             mbarrier.wait(ready.index(st), (t // STAGES) & 1)
             k_t = k_smem.index(st)
@@ -415,7 +508,7 @@ if GLUON:
             cta_barrier()  # every warp has retired step t - 1: refill its stage with step t + STAGES - 1
             nxt = t + STAGES - 1
             pred = nxt < total
-            n_n = gl.where(nxt < nb, nxt * BLOCK_N, m0 + (nxt - nb) * BLOCK_N)
+            n_n = gl.where(nxt < nb, lo + nxt * BLOCK_N, m0 + (nxt - nb) * BLOCK_N)
             st2 = nxt % STAGES
             tma_load_pair(k_desc, v_desc, bos + n_n, i_h * col_kh, i_h * col_vh, ready.index(st2), k_smem.index(st2),
                           v_smem.index(st2), pred)  # fmt: skip
@@ -438,13 +531,11 @@ if GLUON:
                     b_ds = dp * sig * (1.0 + qk * alpha * (1.0 - sig))
                 else:
                     b_ds = dp * sig * (1.0 + qk * alpha * (1.0 - sig)) * scale_a
-            if (t >= t2) | (start_n + BLOCK_N > range_hi):
+            if (t < t1) | (t >= t2) | (start_n + BLOCK_N > range_hi):
                 o_j = start_n + o_n0
-                id_i = _ids_g(o_i, C, M, HAS_CTX, HAS_TARGETS)[:, None]
-                id_j = _ids_g(o_j, C, M, HAS_CTX, HAS_TARGETS)[None, :]
-                vis = (o_i[:, None] == o_j[None, :]) | (id_i > id_j)
-                if HAS_CTX:
-                    vis = vis | ((id_i == 0) & (id_j < M))
+                vis = _visible_g(
+                    o_i[:, None], o_j[None, :], C, W, F, M, HAS_CTX, HAS_TARGETS, HAS_WINDOW, HAS_FULL
+                )
                 vis = vis & (o_j < range_hi)[None, :]
                 b_ds = gl.where(vis, b_ds, 0.0)
             ds = gl.convert_layout(b_ds.to(q_desc.dtype), dsa_layout)
@@ -467,13 +558,11 @@ if GLUON:
         gl.store(p_dq, dq.to(DQ_OUT.dtype.element_ty), mask=(o_mq < n)[:, None] & (o_d < HEAD_DQ)[None, :])
 
 
-def use_gluon(
-    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, do: torch.Tensor, max_attn_len: int, compact: bool
-) -> bool:
+def use_gluon(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, do: torch.Tensor, compact: bool) -> bool:
     """Whether the backward's dK/dV runs the Gluon kernel: the scope of the module docstring, and ``GLUON_SWITCH``
     ("auto": at least ``GLUON_MIN_TOKEN_HEADS`` rows x heads); the caller decides the atomic dQ path first (never
     Gluon)."""
-    if GLUON_SWITCH == "0" or max_attn_len > 0 or compact:
+    if GLUON_SWITCH == "0" or compact:
         return False
     if GLUON_SWITCH == "auto" and q.shape[0] * q.shape[1] < GLUON_MIN_TOKEN_HEADS:
         return False
@@ -484,8 +573,8 @@ def use_gluon(
 
 
 def launch_dkdv_gluon(
-    do, q, k, v, dk, dv, seq_offsets, num_targets, max_seq_len, alpha, inv_scale, contextual_seq_len, l2_group,
-    fast_sigmoid, scale_last,
+    do, q, k, v, dk, dv, seq_offsets, num_targets, max_seq_len, alpha, inv_scale, contextual_seq_len, max_attn_len,
+    min_full_attn_seq_len, l2_group, fast_sigmoid, scale_last,
 ) -> None:  # fmt: skip
     """dK / dV into ``dk`` / ``dv`` (``use_gluon`` must hold)."""
     batch = seq_offsets.shape[0] - 1
@@ -496,15 +585,17 @@ def launch_dkdv_gluon(
         host_desc(do, BLOCK_M, dv_dim), dk, dv, seq_offsets,
         num_targets if num_targets is not None else seq_offsets,
         dk.stride(0), dk.stride(1), dv.stride(0), dv.stride(1), q.stride(1), k.stride(1), v.stride(1), do.stride(1),
-        float(alpha), float(inv_scale), int(contextual_seq_len), batch, h, max_seq_len, l2_group,
+        float(alpha), float(inv_scale), int(contextual_seq_len), int(max_attn_len), int(min_full_attn_seq_len), batch,
+        h, max_seq_len, l2_group,
         HEAD_DQ=dq_dim, HEAD_DV=dv_dim, HAS_CTX=contextual_seq_len > 0, HAS_TARGETS=num_targets is not None,
+        HAS_WINDOW=max_attn_len > 0, HAS_FULL=max_attn_len > 0 and min_full_attn_seq_len > 0,
         FAST_SIGMOID=fast_sigmoid, SCALE_LAST=scale_last, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, STAGES=STAGES,
         num_warps=WARPS,
     )  # fmt: skip
 
 
 def compile_sm90(dq: int = 128, dv: int = 128, dtype: torch.dtype = torch.bfloat16, has_ctx: bool = False,
-                 has_targets: bool = True):  # fmt: skip
+                 has_targets: bool = True, has_window: bool = False, has_full: bool = False):  # fmt: skip
     """Compile the kernel for sm_90 without a GPU (CI: the installed Triton's Gluon still builds it), with the
     settings a call of ``dtype`` takes (bf16: fast sigmoid, constant factors last)."""
     ty = _g._SIG_DTYPES[dtype]
@@ -526,21 +617,20 @@ def compile_sm90(dq: int = 128, dv: int = 128, dtype: torch.dtype = torch.bfloat
     ):
         sig[name] = "i32"
     sig["alpha"] = sig["inv_s"] = "fp32"
-    for name in ("C", "B", "H", "MAX_ROWS", "L2_GROUP"):
+    for name in ("C", "W", "F", "B", "H", "MAX_ROWS", "L2_GROUP"):
         sig[name] = "i32"
     constexprs = {
-        "HEAD_DQ": dq, "HEAD_DV": dv, "HAS_CTX": has_ctx, "HAS_TARGETS": has_targets, "FAST_SIGMOID": bf16,
-        "SCALE_LAST": bf16, "BLOCK_M": BLOCK_M, "BLOCK_N": BLOCK_N, "STAGES": STAGES,
+        "HEAD_DQ": dq, "HEAD_DV": dv, "HAS_CTX": has_ctx, "HAS_TARGETS": has_targets, "HAS_WINDOW": has_window,
+        "HAS_FULL": has_full, "FAST_SIGMOID": bf16, "SCALE_LAST": bf16, "BLOCK_M": BLOCK_M, "BLOCK_N": BLOCK_N, "STAGES": STAGES,
     }  # fmt: skip
     return _g.compile_sm90(_hstu_bwd_dkdv_gluon_kernel, sig, constexprs, WARPS)
 
 
-def use_gluon_dq(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, do: torch.Tensor, max_attn_len: int,
-                 compact: bool) -> bool:  # fmt: skip
-    """Whether the dQ runs the Gluon kernel: not ``JAGATTN_HSTU_GLUON_DQ=0``, and the dK/dV kernel's scope (no window,
-    dense grid, fp16 / bf16, head dims 64 / 128, Hopper eager calls with TMA-loadable tensors); the cached forward never
-    comes here."""
-    if DQ_SWITCH == "0" or max_attn_len > 0 or compact:
+def use_gluon_dq(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, do: torch.Tensor, compact: bool) -> bool:
+    """Whether the dQ runs the Gluon kernel: not ``JAGATTN_HSTU_GLUON_DQ=0``, the dense grid, fp16 / bf16, head dims
+    64 / 128, Hopper eager calls with TMA-loadable tensors; any mask (windows since session 31); the cached forward
+    never comes here."""
+    if DQ_SWITCH == "0" or compact:
         return False
     dq, dv = q.shape[-1], v.shape[-1]
     if dq not in HEAD_DIMS or dv not in HEAD_DIMS:
@@ -549,8 +639,8 @@ def use_gluon_dq(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, do: torch.Te
 
 
 def launch_dq_gluon(
-    do, q, k, v, dq_out, seq_offsets, num_targets, max_seq_len, alpha, inv_scale, contextual_seq_len, l2_group,
-    fast_sigmoid, scale_last,
+    do, q, k, v, dq_out, seq_offsets, num_targets, max_seq_len, alpha, inv_scale, contextual_seq_len, max_attn_len,
+    min_full_attn_seq_len, l2_group, fast_sigmoid, scale_last,
 ) -> None:  # fmt: skip
     """dQ into ``dq_out`` (``use_gluon_dq`` must hold)."""
     batch = seq_offsets.shape[0] - 1
@@ -561,15 +651,17 @@ def launch_dq_gluon(
         host_desc(do, DQ_BLOCK_M, dv_dim), dq_out, seq_offsets,
         num_targets if num_targets is not None else seq_offsets,
         dq_out.stride(0), dq_out.stride(1), q.stride(1), k.stride(1), v.stride(1), do.stride(1),
-        float(alpha), float(inv_scale), int(contextual_seq_len), batch, h, max_seq_len, l2_group,
+        float(alpha), float(inv_scale), int(contextual_seq_len), int(max_attn_len), int(min_full_attn_seq_len), batch,
+        h, max_seq_len, l2_group,
         HEAD_DQ=dq_dim, HEAD_DV=dv_dim, HAS_CTX=contextual_seq_len > 0, HAS_TARGETS=num_targets is not None,
+        HAS_WINDOW=max_attn_len > 0, HAS_FULL=max_attn_len > 0 and min_full_attn_seq_len > 0,
         FAST_SIGMOID=fast_sigmoid, SCALE_LAST=scale_last, BLOCK_M=DQ_BLOCK_M, BLOCK_N=DQ_BLOCK_N, STAGES=DQ_STAGES,
         num_warps=DQ_WARPS,
     )  # fmt: skip
 
 
 def compile_dq_sm90(dq: int = 128, dv: int = 128, dtype: torch.dtype = torch.bfloat16, has_ctx: bool = False,
-                    has_targets: bool = True):  # fmt: skip
+                    has_targets: bool = True, has_window: bool = False, has_full: bool = False):  # fmt: skip
     """Compile the dQ kernel for sm_90 without a GPU, with the settings a call of ``dtype`` takes."""
     ty = _g._SIG_DTYPES[dtype]
     bf16 = dtype == torch.bfloat16
@@ -581,10 +673,10 @@ def compile_dq_sm90(dq: int = 128, dv: int = 128, dtype: torch.dtype = torch.bfl
     for name in ("stride_dqm", "stride_dqh", "col_qh", "col_kh", "col_vh", "col_doh"):
         sig[name] = "i32"
     sig["alpha"] = sig["inv_s"] = "fp32"
-    for name in ("C", "B", "H", "MAX_ROWS", "L2_GROUP"):
+    for name in ("C", "W", "F", "B", "H", "MAX_ROWS", "L2_GROUP"):
         sig[name] = "i32"
     constexprs = {
-        "HEAD_DQ": dq, "HEAD_DV": dv, "HAS_CTX": has_ctx, "HAS_TARGETS": has_targets, "FAST_SIGMOID": bf16,
-        "SCALE_LAST": bf16, "BLOCK_M": DQ_BLOCK_M, "BLOCK_N": DQ_BLOCK_N, "STAGES": DQ_STAGES,
+        "HEAD_DQ": dq, "HEAD_DV": dv, "HAS_CTX": has_ctx, "HAS_TARGETS": has_targets, "HAS_WINDOW": has_window,
+        "HAS_FULL": has_full, "FAST_SIGMOID": bf16, "SCALE_LAST": bf16, "BLOCK_M": DQ_BLOCK_M, "BLOCK_N": DQ_BLOCK_N, "STAGES": DQ_STAGES,
     }  # fmt: skip
     return _g.compile_sm90(_hstu_bwd_dq_gluon_kernel, sig, constexprs, DQ_WARPS)

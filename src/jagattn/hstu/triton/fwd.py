@@ -574,11 +574,11 @@ def _launch(
         num_targets = torch.zeros(batch, dtype=torch.int32, device=q.device)
 
     compact = delta is None and use_compact(q.shape[0], batch, rows)
-    if mode == 1 and config is None and delta is None and use_gluon_dq(q, k, v, do_t, max_attn_len, compact):
-        # Hopper, eager: the hand-scheduled Gluon dQ kernel (bwd_gluon.py; no window, dense grid)
+    if mode == 1 and config is None and delta is None and use_gluon_dq(q, k, v, do_t, compact):
+        # Hopper, eager: the hand-scheduled Gluon dQ kernel (bwd_gluon.py; dense grid)
         launch_dq_gluon(
-            do_t, q, k, v, out, seq_offsets, num_targets, rows, alpha, inv_scale, contextual_seq_len,
-            l2_group(batch, h, q.shape[0], rows), fast_sigmoid(q.dtype), scale_last(q.dtype),
+            do_t, q, k, v, out, seq_offsets, num_targets, rows, alpha, inv_scale, contextual_seq_len, max_attn_len,
+            min_full_attn_seq_len, l2_group(batch, h, q.shape[0], rows), fast_sigmoid(q.dtype), scale_last(q.dtype),
         )  # fmt: skip
         return
     order, table = make_schedule(seq_offsets, rows) if compact else (seq_offsets, seq_offsets)
