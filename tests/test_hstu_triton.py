@@ -829,7 +829,7 @@ def test_gluon_only_where_it_applies(monkeypatch):
     from jagattn.hstu.triton import bwd_gluon
 
     q = torch.zeros(8, 4, 128, dtype=torch.bfloat16)
-    assert not bwd_gluon.use_gluon(q, q, q, q, False)  # CPU tensors
+    assert not bwd_gluon.use_gluon(q, q, q, q, 0, False)  # CPU tensors
     if not bwd_gluon.GLUON:
         pytest.skip("this Triton has no Gluon Hopper API")
     assert bwd_gluon.GLUON_SWITCH == "auto"  # the default (session 31)
@@ -841,24 +841,26 @@ def test_gluon_only_where_it_applies(monkeypatch):
     monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: (9, 0))
     has_desc = hasattr(tl, "make_tensor_descriptor")
     ok = OnCuda(q)
-    assert bwd_gluon.use_gluon(ok, ok, ok, ok, False) == has_desc
-    assert not bwd_gluon.use_gluon(ok, ok, ok, ok, True)  # the compact work list
+    assert bwd_gluon.use_gluon(ok, ok, ok, ok, 0, False) == has_desc
+    assert not bwd_gluon.use_gluon(ok, ok, ok, ok, 64, False)  # a window: "auto" keeps the Triton kernel
+    assert not bwd_gluon.use_gluon(ok, ok, ok, ok, 0, True)  # the compact work list
     odd = OnCuda(torch.zeros(8, 4, 96, dtype=q.dtype))
-    assert not bwd_gluon.use_gluon(odd, odd, odd, odd, False)
+    assert not bwd_gluon.use_gluon(odd, odd, odd, odd, 0, False)
     f32 = OnCuda(q.float())
-    assert not bwd_gluon.use_gluon(f32, f32, f32, f32, False)
+    assert not bwd_gluon.use_gluon(f32, f32, f32, f32, 0, False)
     v64 = OnCuda(torch.zeros(8, 4, 64, dtype=q.dtype))
-    assert bwd_gluon.use_gluon(ok, ok, v64, v64, False) == has_desc  # Dq != Dv
+    assert bwd_gluon.use_gluon(ok, ok, v64, v64, 0, False) == has_desc  # Dq != Dv
     monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: (10, 0))
-    assert not bwd_gluon.use_gluon(ok, ok, ok, ok, False)
+    assert not bwd_gluon.use_gluon(ok, ok, ok, ok, 0, False)
     monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: (9, 0))
     monkeypatch.setattr(bwd_gluon, "GLUON_SWITCH", "0")
-    assert not bwd_gluon.use_gluon(ok, ok, ok, ok, False)
+    assert not bwd_gluon.use_gluon(ok, ok, ok, ok, 0, False)
     monkeypatch.setattr(bwd_gluon, "GLUON_SWITCH", "auto")
     monkeypatch.setattr(bwd_gluon, "GLUON_MIN_TOKEN_HEADS", 8 * 4 + 1)
-    assert not bwd_gluon.use_gluon(ok, ok, ok, ok, False)  # "auto": a small batch keeps the Triton kernel
-    monkeypatch.setattr(bwd_gluon, "GLUON_SWITCH", "1")  # any size
-    assert bwd_gluon.use_gluon(ok, ok, ok, ok, False) == has_desc
+    assert not bwd_gluon.use_gluon(ok, ok, ok, ok, 0, False)  # "auto": a small batch keeps the Triton kernel
+    monkeypatch.setattr(bwd_gluon, "GLUON_SWITCH", "1")  # any size, windows too
+    assert bwd_gluon.use_gluon(ok, ok, ok, ok, 0, False) == has_desc
+    assert bwd_gluon.use_gluon(ok, ok, ok, ok, 64, False) == has_desc
 
 
 @pytest.mark.gpu

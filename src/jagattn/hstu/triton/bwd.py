@@ -383,7 +383,7 @@ def _launch_bwd(
     dq_t = dq_accum if atomic else dk
 
     compact = use_compact(k.shape[0], batch, max_seq_len)
-    if not atomic and config is None and use_gluon(q, k, v, do, compact):
+    if not atomic and config is None and use_gluon(q, k, v, do, max_attn_len, compact):
         # Hopper, eager: the hand-scheduled Gluon kernel (bwd_gluon.py; dense grid)
         launch_dkdv_gluon(
             do, q, k, v, dk, dv, seq_offsets, num_targets, max_seq_len, alpha, inv_scale, contextual_seq_len,

@@ -19,7 +19,8 @@ data, so every step whose rows leave its range takes the masked branch, where th
 mask; the rows past the sequence's end are also zeroed in shared memory before the products read them
 (``_core.gluon.zero_rows_from``: they are the reduction dim of ``dV += a dO`` and ``dK += ds Q``, where a masked zero
 times an inf / NaN row of the next sequence is NaN; session 27). Scope: every mask (targets, contextual rows,
-windows and window-exempt rows since session 31: the Triton kernels' row / key ranges, ``_visible_g``), the dense grid (not ``JAGATTN_HSTU_COMPACT=1``), not the atomic dQ path, fp16 /
+windows and window-exempt rows since session 31: the Triton kernels' row / key ranges, ``_visible_g``; the dK/dV
+kernel takes a window only when forced, see ``use_gluon``), the dense grid (not ``JAGATTN_HSTU_COMPACT=1``), not the atomic dQ path, fp16 /
 bf16, head dims 64 or 128; the Triton kernel runs everything else. See ``GLUON_SWITCH`` for why it was opt-in
 until session 31 and why small batches still take the Triton kernel.
 
@@ -65,7 +66,8 @@ HEAD_DIMS = (64, 128)
 # launch's host-side TMA descriptors. Session 31 (H200): no B256 / B128 / ctx6 call waits on the host inside a
 # forward + backward (round 1, device timeline), and round 3 (same process) read the backward 1.046x / 1.026x on B256
 # / B128 with the Gluon kernel and 0.94x on recsys (52k tokens x 4 heads, ~1.1 ms of host time per call against
-# ~0.6 ms of kernels); hence the size rule, host ints only: the launch's fixed host cost pays off on large batches
+# ~0.6 ms of kernels); hence the size rule, host ints only: the launch's fixed host cost pays off on large batches.
+# With a window "auto" keeps the Triton kernel (see use_gluon)
 GLUON_SWITCH = env_choice("JAGATTN_HSTU_GLUON", ("auto", "0", "1"), "auto")
 GLUON_MIN_TOKEN_HEADS = 1 << 19
 # the dQ kernel (session 30): 64 query rows on 4 warps, 64-key K / V tiles, 2 stages, the default in its scope (round
@@ -558,13 +560,17 @@ if GLUON:
         gl.store(p_dq, dq.to(DQ_OUT.dtype.element_ty), mask=(o_mq < n)[:, None] & (o_d < HEAD_DQ)[None, :])
 
 
-def use_gluon(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, do: torch.Tensor, compact: bool) -> bool:
+def use_gluon(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, do: torch.Tensor, max_attn_len: int, compact: bool
+) -> bool:
     """Whether the backward's dK/dV runs the Gluon kernel: the scope of the module docstring, and ``GLUON_SWITCH``
-    ("auto": at least ``GLUON_MIN_TOKEN_HEADS`` rows x heads); the caller decides the atomic dQ path first (never
-    Gluon)."""
+    ("auto": at least ``GLUON_MIN_TOKEN_HEADS`` rows x heads and no window; "1": any size, windows too); the caller
+    decides the atomic dQ path first (never Gluon). With a window the kernel is correct but slower than the Triton
+    one (session 31 round 6, ctx6-w256: 1.161 against 0.854 ms; 255 registers and a 32-byte spill, locally), so
+    "auto" leaves windows to the Triton kernel."""
     if GLUON_SWITCH == "0" or compact:
         return False
-    if GLUON_SWITCH == "auto" and q.shape[0] * q.shape[1] < GLUON_MIN_TOKEN_HEADS:
+    if GLUON_SWITCH == "auto" and (max_attn_len > 0 or q.shape[0] * q.shape[1] < GLUON_MIN_TOKEN_HEADS):
         return False
     dq, dv = q.shape[-1], v.shape[-1]
     if dq not in HEAD_DIMS or dv not in HEAD_DIMS:
