@@ -59,6 +59,8 @@ from ..._core.gluon import (
 )
 
 BLOCK_M, BLOCK_N, STAGES, WARPS = 64, 64, 2, 4
+# dK/dV with a window: 32 query rows a step, 3 stages (the Triton kernel's window tile; measurement, see use_gluon)
+WIN_BLOCK_M, WIN_STAGES = 32, 3
 HEAD_DIMS = (64, 128)
 # read at import; "0": the Triton dK/dV kernel; "1": the Gluon kernel in its scope at any size (the opt-in before
 # session 31); "auto": also at least GLUON_MIN_TOKEN_HEADS rows x heads. Sessions 26-30 kept the kernel opt-in:
@@ -586,16 +588,17 @@ def launch_dkdv_gluon(
     batch = seq_offsets.shape[0] - 1
     h, dq_dim, dv_dim = q.shape[1], q.shape[2], v.shape[2]
     grid = (-(-max_seq_len // BLOCK_N) * batch * h,)
+    bm, stages = (WIN_BLOCK_M, WIN_STAGES) if max_attn_len > 0 else (BLOCK_M, STAGES)
     _hstu_bwd_dkdv_gluon_kernel[grid](
-        host_desc(q, BLOCK_M, dq_dim), host_desc(k, BLOCK_N, dq_dim), host_desc(v, BLOCK_N, dv_dim),
-        host_desc(do, BLOCK_M, dv_dim), dk, dv, seq_offsets,
+        host_desc(q, bm, dq_dim), host_desc(k, BLOCK_N, dq_dim), host_desc(v, BLOCK_N, dv_dim),
+        host_desc(do, bm, dv_dim), dk, dv, seq_offsets,
         num_targets if num_targets is not None else seq_offsets,
         dk.stride(0), dk.stride(1), dv.stride(0), dv.stride(1), q.stride(1), k.stride(1), v.stride(1), do.stride(1),
         float(alpha), float(inv_scale), int(contextual_seq_len), int(max_attn_len), int(min_full_attn_seq_len), batch,
         h, max_seq_len, l2_group,
         HEAD_DQ=dq_dim, HEAD_DV=dv_dim, HAS_CTX=contextual_seq_len > 0, HAS_TARGETS=num_targets is not None,
         HAS_WINDOW=max_attn_len > 0, HAS_FULL=max_attn_len > 0 and min_full_attn_seq_len > 0,
-        FAST_SIGMOID=fast_sigmoid, SCALE_LAST=scale_last, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, STAGES=STAGES,
+        FAST_SIGMOID=fast_sigmoid, SCALE_LAST=scale_last, BLOCK_M=bm, BLOCK_N=BLOCK_N, STAGES=stages,
         num_warps=WARPS,
     )  # fmt: skip
 
@@ -605,10 +608,11 @@ def compile_sm90(dq: int = 128, dv: int = 128, dtype: torch.dtype = torch.bfloat
     """Compile the kernel for sm_90 without a GPU (CI: the installed Triton's Gluon still builds it), with the
     settings a call of ``dtype`` takes (bf16: fast sigmoid, constant factors last)."""
     ty = _g._SIG_DTYPES[dtype]
+    bm, stages = (WIN_BLOCK_M, WIN_STAGES) if has_window else (BLOCK_M, STAGES)
     bf16 = dtype == torch.bfloat16
     sig = {
-        "q_desc": _g.desc_sig(dtype, BLOCK_M, dq), "k_desc": _g.desc_sig(dtype, BLOCK_N, dq),
-        "v_desc": _g.desc_sig(dtype, BLOCK_N, dv), "do_desc": _g.desc_sig(dtype, BLOCK_M, dv),
+        "q_desc": _g.desc_sig(dtype, bm, dq), "k_desc": _g.desc_sig(dtype, BLOCK_N, dq),
+        "v_desc": _g.desc_sig(dtype, BLOCK_N, dv), "do_desc": _g.desc_sig(dtype, bm, dv),
         "DK": f"*{ty}", "DV": f"*{ty}", "SEQ_OFFSETS": "*i32", "NUM_TARGETS": "*i32",
     }  # fmt: skip
     for name in (
@@ -627,7 +631,7 @@ def compile_sm90(dq: int = 128, dv: int = 128, dtype: torch.dtype = torch.bfloat
         sig[name] = "i32"
     constexprs = {
         "HEAD_DQ": dq, "HEAD_DV": dv, "HAS_CTX": has_ctx, "HAS_TARGETS": has_targets, "HAS_WINDOW": has_window,
-        "HAS_FULL": has_full, "FAST_SIGMOID": bf16, "SCALE_LAST": bf16, "BLOCK_M": BLOCK_M, "BLOCK_N": BLOCK_N, "STAGES": STAGES,
+        "HAS_FULL": has_full, "FAST_SIGMOID": bf16, "SCALE_LAST": bf16, "BLOCK_M": bm, "BLOCK_N": BLOCK_N, "STAGES": stages,
     }  # fmt: skip
     return _g.compile_sm90(_hstu_bwd_dkdv_gluon_kernel, sig, constexprs, WARPS)
 
