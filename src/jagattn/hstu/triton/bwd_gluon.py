@@ -33,10 +33,10 @@ the next step. K / V boxes past a block's walked range are real keys (the Triton
 a block takes the masked branch with a range term, and keys past the sequence's end are zeroed in shared memory. dq is
 bit for bit the Triton kernel's (same operations, same key order; session 30 round 6 on B256 / B128 / B64 / recsys:
 dQ kernel 0.955 -> 0.834, 1.68 -> 1.34, 2.72 -> 2.41, 0.229 -> 0.197 ms; backward 1.054 / 1.099 / 1.012 / 1.063x, same
-process). Under torch.compile / export the Triton kernel runs, with the same bits without a window; with a window the
-Triton dQ kernel walks 32-key tiles (``fwd._DQ_SMALL_D_WINDOW``), so there dq differs from the eager one's in rounding
-(each is deterministic). With a window the key range starts at the window's lower bound ``lo`` (unaligned: a TMA box
-may start at any row), and blocks before ``t1`` (the window's edge) take the mask too.
+process). Under torch.compile / export the Triton kernel runs, with the same bits. With a window the key range starts
+at the window's lower bound ``lo`` (unaligned: a TMA box may start at any row), and blocks before ``t1`` (the window's
+edge) take the mask too; the Triton dQ kernel walks 32-key tiles there (``fwd._DQ_SMALL_D_WINDOW``), which sum in the
+same order, and dq was bit for bit the same on ctx6-w256 (session 31 rounds 6 and 8, ``JAGATTN_AUTOTUNE=0``).
 """
 
 from __future__ import annotations
