@@ -20,7 +20,7 @@ import torch
 
 import jagattn
 from jagattn._core import alloc, triton_utils, varlen
-from jagattn._core.env import env_choice, env_flag, env_positive_int
+from jagattn._core.env import env_choice, env_flag, env_positive_int, env_raw
 from jagattn.attention.triton import bwd as attn_bwd
 from jagattn.gated_delta import ops as gd_ops
 from jagattn.gated_delta.triton import chunk_fwd, common
@@ -91,6 +91,32 @@ def test_env_choice(monkeypatch):
     monkeypatch.setenv(VAR, "x")  # an empty choice (meaning "unset") is not listed
     with pytest.raises(ValueError, match=rf"^{VAR} must be one of fp32, input \(got 'x'\)$"):
         env_choice(VAR, ("", "fp32", "input"), "")
+
+
+def test_reads_follow_every_change(monkeypatch):
+    # parsed values are cached under the raw string (_core/env.py): every read still sees the current
+    # value, through os.environ or its store, and a refused value raises on every read
+    monkeypatch.delenv(VAR, raising=False)
+    assert env_raw(VAR) == "" and env_flag(VAR, None) is None
+    for value, want in (("1", True), ("0", False), ("1", True), (" 0 ", False)):
+        monkeypatch.setenv(VAR, value)
+        assert env_raw(VAR) == value and env_flag(VAR, None) is want
+        assert env_choice(VAR, ("0", "1"), None) == value.strip()
+    for _ in range(2):
+        monkeypatch.setenv(VAR, "on")
+        with pytest.raises(ValueError, match=rf"^{VAR} must be one of 0, 1 \(got 'on'\)$"):
+            env_flag(VAR, False)
+    monkeypatch.setenv(VAR, "3")
+    assert env_positive_int(VAR, None) == 3
+    monkeypatch.setenv(VAR, "0")
+    with pytest.raises(ValueError, match=rf"^{VAR} must be a positive integer \(got '0'\)$"):
+        env_positive_int(VAR, None)
+    assert env_flag(VAR, None) is False  # the same raw value under another kind of switch
+    monkeypatch.delenv(VAR)
+    assert env_raw(VAR) == "" and env_positive_int(VAR, 5) == 5
+    with monkeypatch.context() as m:  # os.environ rebound to another mapping: read from that one
+        m.setattr(os, "environ", {VAR: "1"})
+        assert env_raw(VAR) == "1" and env_flag(VAR, None) is True
 
 
 def test_env_flag(monkeypatch):

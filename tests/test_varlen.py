@@ -32,6 +32,14 @@ def test_value_checks_skip_gpu_tensors_unless_enabled(monkeypatch):
     assert varlen.value_checks_enabled(cu)
     meta = cu.to("meta")
     assert not varlen.value_checks_enabled(meta)
+    assert varlen.check_cu_values(meta, "cu", total=3) is None  # not checked: no lengths either
+
+
+def test_value_checks_return_the_lengths():
+    # (the families' own value checks reuse them)
+    lens = varlen.check_cu_values(torch.tensor([0, 2, 2, 7], dtype=torch.int32), "cu", total=7, max_seqlen=5)
+    assert lens.dtype == torch.int64 and lens.tolist() == [2, 0, 5]
+    assert varlen.check_cu_values(torch.zeros(1, dtype=torch.int32), "cu", total=0).tolist() == []
 
 
 @pytest.mark.parametrize("kind", testing.LENGTH_KINDS)

@@ -18,9 +18,10 @@ import contextlib
 import contextvars
 import dataclasses
 import logging
-import os
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
+
+from .env import env_raw
 
 logger = logging.getLogger("jagattn")
 
@@ -75,6 +76,8 @@ class Backend:
 
 
 _REGISTRY: dict[str, tuple[Backend, ...]] = {}
+# family -> {name: backend}: select's lookup, built at registration rather than on every call
+_BY_NAME: dict[str, dict[str, Backend]] = {}
 
 
 def register_family(family: str, backends: Sequence[Backend]) -> None:
@@ -83,6 +86,7 @@ def register_family(family: str, backends: Sequence[Backend]) -> None:
     if len(set(names)) != len(names):
         raise ValueError(f"duplicate backend names in family {family!r}: {names}")
     _REGISTRY[family] = tuple(backends)
+    _BY_NAME[family] = {b.name: b for b in backends}
 
 
 def families() -> tuple[str, ...]:
@@ -144,7 +148,7 @@ def _default_for(family: str) -> tuple[str, str] | None:
     sources: list[tuple[Mapping[str, str], str]] = []
     if override is not None:
         sources.append((override, "jagattn.use_backend"))
-    env = os.environ.get("JAGATTN_BACKEND", "").strip()
+    env = env_raw("JAGATTN_BACKEND").strip()
     if env:
         sources.append((_checked_env(_parse_env(env)), "JAGATTN_BACKEND"))
     names = {b.name for b in _REGISTRY.get(family, ())}
@@ -275,8 +279,9 @@ def _resolve_request(family: str, backend: str) -> tuple[str, str]:
 def select(family: str, inputs: Any, backend: str = AUTO) -> Backend:
     """Pick the backend that runs ``inputs``; raise :class:`NotSupportedError` with every reason."""
     requested, source = _resolve_request(family, backend)
-    by_name = {b.name: b for b in backends_of(family)}
     if requested != AUTO:
+        backends_of(family)  # (loads the families; raises for an unknown one)
+        by_name = _BY_NAME[family]
         if requested not in by_name:
             raise ValueError(
                 f"backend: family {family!r} has no backend {requested!r} (from {source}); "

@@ -63,9 +63,13 @@ def register_eager(op: Any, setup_context: Callable | None = None, backward: Cal
     if not callable(body) or not _SUPPORTED:
         return
 
-    def impl(*args):
-        with _set_wrap_triton_enabled(False):  # what triton_op's body does (some torch versions only)
-            return body(*args)
+    if _sets_wrap_triton(body):
+        impl = body  # (its own ``set_wrap_triton_enabled(False)``: a second one cost ~1.5 us per call)
+    else:
+
+        def impl(*args):
+            with _set_wrap_triton_enabled(False):  # what triton_op's body does (some torch versions only)
+                return body(*args)
 
     function = None
     if setup_context is not None and backward is not None:
@@ -87,14 +91,34 @@ def register_eager(op: Any, setup_context: Callable | None = None, backward: Cal
     _FAST[id(op)] = (impl, function)  # registered ops live as long as their module: ids stay unique
 
 
-def _plain_eager(args: tuple) -> bool:
+def _sets_wrap_triton(body: Callable) -> bool:
+    """Whether ``body`` is ``triton_op``'s ``backend_fn``, which disables ``wrap_triton`` itself."""
+    return getattr(body, "__module__", None) == "torch._library.triton" and getattr(
+        body, "__qualname__", ""
+    ).endswith("backend_fn")
+
+
+_NOT_PLAIN, _PLAIN, _PLAIN_GRAD = 0, 1, 2
+
+
+def _plain_kind(args: tuple) -> int:
+    """``_NOT_PLAIN`` unless plain eager mode with plain tensors; then ``_PLAIN_GRAD`` when a tensor
+    argument requires grad (grad mode aside), else ``_PLAIN``. One pass over the arguments."""
     function_mode, dispatch_stack, functorch = _HOOKS
     if function_mode() or dispatch_stack() > 0 or functorch():  # (eager_call checked compiling first)
-        return False
+        return _NOT_PLAIN
+    kind = _PLAIN
     for a in args:
-        if isinstance(a, torch.Tensor) and type(a) is not torch.Tensor and type(a) is not torch.nn.Parameter:
-            return False
-    return True
+        if isinstance(a, torch.Tensor):
+            if type(a) is not torch.Tensor and type(a) is not torch.nn.Parameter:
+                return _NOT_PLAIN
+            if a.requires_grad:
+                kind = _PLAIN_GRAD
+    return kind
+
+
+def _plain_eager(args: tuple) -> bool:
+    return _plain_kind(args) != _NOT_PLAIN
 
 
 def _other_cuda_device(args: tuple) -> torch.device | None:
@@ -130,10 +154,13 @@ def eager_call(op: Any, *args: Any) -> Any:
 
 def _eager_call(op: Any, args: tuple) -> Any:
     entry = _FAST.get(id(op))
-    if entry is None or not EAGER_FAST or not _plain_eager(args):
+    if entry is None or not EAGER_FAST:
+        return op(*args)
+    kind = _plain_kind(args)
+    if kind == _NOT_PLAIN:
         return op(*args)
     impl, function = entry
-    if torch.is_grad_enabled() and any(isinstance(a, torch.Tensor) and a.requires_grad for a in args):
+    if kind == _PLAIN_GRAD and torch.is_grad_enabled():
         if function is None:
             return op(*args)  # no autograd formula of ours: let the dispatcher say so
         return function.apply(*args)

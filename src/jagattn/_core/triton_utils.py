@@ -8,15 +8,15 @@
 from __future__ import annotations
 
 import functools
-import os
 from collections.abc import Sequence
 from typing import Any
 
-from .env import env_flag
+from .env import env_flag, env_raw
 
 
 def interpreter_enabled() -> bool:
-    return os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
+    # env_raw: read on every call (several per launch on a GPU), cheaply when unset (_core/env.py)
+    return env_raw("TRITON_INTERPRET") not in ("", "0")
 
 
 @functools.cache
@@ -38,13 +38,19 @@ def triton_version() -> str | None:
     return triton.__version__
 
 
+_CUDA_SEEN = False  # torch.cuda.is_available() was True once: it stays so (the device count is fixed at init)
+
+
 def device_reasons(device_type: str) -> list[str]:
     """Why a Triton kernel cannot run on tensors of this device type (empty list = it can)."""
     if device_type == "cuda":
-        import torch
+        global _CUDA_SEEN
+        if not _CUDA_SEEN:  # (is_available reads an env var and the device count: ~2 us on every call)
+            import torch
 
-        if not torch.cuda.is_available():
-            return ["CUDA tensors but torch.cuda is not available"]
+            if not torch.cuda.is_available():
+                return ["CUDA tensors but torch.cuda is not available"]
+            _CUDA_SEEN = True
         return []
     if device_type == "cpu":
         if interpreter_enabled():

@@ -35,16 +35,17 @@ def value_checks_enabled(t: torch.Tensor) -> bool:
     return env_flag("JAGATTN_CHECK_INPUTS", False)
 
 
+try:  # imported by ``import torch`` already; once here rather than on every call
+    from torch._subclasses.fake_tensor import FakeTensor as _FakeTensor
+except ImportError:  # pragma: no cover
+    _FakeTensor = None
+
+
 def _is_tracing(t: torch.Tensor) -> bool:
     if torch.compiler.is_compiling():
         return True
-    try:
-        from torch._subclasses.fake_tensor import FakeTensor
-
-        if isinstance(t, FakeTensor):
-            return True
-    except ImportError:  # pragma: no cover
-        pass
+    if _FakeTensor is not None and isinstance(t, _FakeTensor):
+        return True
     return t.device.type == "meta"
 
 
@@ -164,29 +165,34 @@ def check_cu_values(
     total: int,
     max_seqlen: int | None = None,
     max_name: str = "max_seqlen",
-) -> None:
-    """Value checks of ``cu_seqlens`` (a sync on GPU; see the module docstring for when they run)."""
+) -> torch.Tensor | None:
+    """Value checks of ``cu_seqlens`` (a sync on GPU; see the module docstring for when they run).
+
+    Returns the ``[B]`` sequence lengths it read (int64, on the CPU) for a family's own value checks, or
+    None when the checks do not run."""
     if not value_checks_enabled(cu):
-        return
+        return None
     vals = cu.detach().to("cpu", torch.int64)
-    if int(vals[0]) != 0:
-        raise ValueError(f"{name}: must start at 0, got {name}[0] = {int(vals[0])}")
+    # few ops: each one on these small CPU tensors costs microseconds (the first bad index only on failure)
+    first, last = int(vals[0]), int(vals[-1])
+    if first != 0:
+        raise ValueError(f"{name}: must start at 0, got {name}[0] = {first}")
+    longest = 0
     if vals.numel() > 1:
-        diffs = vals[1:] - vals[:-1]
-        bad = torch.nonzero(diffs < 0)
-        if bad.numel():
-            i = int(bad[0, 0])
+        diffs = vals.diff()
+        shortest, longest = (int(x) for x in torch.aminmax(diffs))
+        if shortest < 0:
+            i = int(torch.nonzero(diffs < 0)[0, 0])
             raise ValueError(
                 f"{name}: must be non-decreasing, got {name}[{i}] = {int(vals[i])} > {name}[{i + 1}] = {int(vals[i + 1])}"
             )
-    if int(vals[-1]) != total:
-        raise ValueError(f"{name}: last value {int(vals[-1])} must equal the number of packed rows {total}")
-    if max_seqlen is not None and isinstance(max_seqlen, int) and vals.numel() > 1:
-        longest = int((vals[1:] - vals[:-1]).max())
-        if longest > max_seqlen:
-            raise ValueError(
-                f"{max_name}: {max_seqlen} is smaller than the longest sequence in {name} ({longest})"
-            )
+    if last != total:
+        raise ValueError(f"{name}: last value {last} must equal the number of packed rows {total}")
+    if max_seqlen is not None and isinstance(max_seqlen, int) and vals.numel() > 1 and longest > max_seqlen:
+        raise ValueError(
+            f"{max_name}: {max_seqlen} is smaller than the longest sequence in {name} ({longest})"
+        )
+    return diffs if vals.numel() > 1 else vals[:0]
 
 
 def resolve_max_seqlen(cu: torch.Tensor, max_seqlen: Any, name: str, cu_name: str) -> int:
