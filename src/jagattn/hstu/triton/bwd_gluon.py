@@ -580,6 +580,21 @@ def use_gluon(
     return _g.hopper_eager_ok((q, dq), (do, dv), (k, dq), (v, dv))
 
 
+def _dkdv_tile(window: bool) -> tuple[int, int]:
+    """``(BLOCK_M, STAGES)`` of the dK/dV kernel: with a window the Triton kernel's 32-row window tile."""
+    return (WIN_BLOCK_M, WIN_STAGES) if window else (BLOCK_M, STAGES)
+
+
+def _launch_constexprs(dq_dim, dv_dim, num_targets, contextual_seq_len, max_attn_len, min_full_attn_seq_len,
+                       fast_sigmoid, scale_last) -> dict:  # fmt: skip
+    """The head dims and mask flags both kernels take (the window-exempt rows only exist with a window)."""
+    return dict(
+        HEAD_DQ=dq_dim, HEAD_DV=dv_dim, HAS_CTX=contextual_seq_len > 0, HAS_TARGETS=num_targets is not None,
+        HAS_WINDOW=max_attn_len > 0, HAS_FULL=max_attn_len > 0 and min_full_attn_seq_len > 0,
+        FAST_SIGMOID=fast_sigmoid, SCALE_LAST=scale_last,
+    )  # fmt: skip
+
+
 def launch_dkdv_gluon(
     do, q, k, v, dk, dv, seq_offsets, num_targets, max_seq_len, alpha, inv_scale, contextual_seq_len, max_attn_len,
     min_full_attn_seq_len, l2_group, fast_sigmoid, scale_last,
@@ -588,7 +603,7 @@ def launch_dkdv_gluon(
     batch = seq_offsets.shape[0] - 1
     h, dq_dim, dv_dim = q.shape[1], q.shape[2], v.shape[2]
     grid = (-(-max_seq_len // BLOCK_N) * batch * h,)
-    bm, stages = (WIN_BLOCK_M, WIN_STAGES) if max_attn_len > 0 else (BLOCK_M, STAGES)
+    bm, stages = _dkdv_tile(max_attn_len > 0)
     _hstu_bwd_dkdv_gluon_kernel[grid](
         host_desc(q, bm, dq_dim), host_desc(k, BLOCK_N, dq_dim), host_desc(v, BLOCK_N, dv_dim),
         host_desc(do, bm, dv_dim), dk, dv, seq_offsets,
@@ -596,10 +611,9 @@ def launch_dkdv_gluon(
         dk.stride(0), dk.stride(1), dv.stride(0), dv.stride(1), q.stride(1), k.stride(1), v.stride(1), do.stride(1),
         float(alpha), float(inv_scale), int(contextual_seq_len), int(max_attn_len), int(min_full_attn_seq_len), batch,
         h, max_seq_len, l2_group,
-        HEAD_DQ=dq_dim, HEAD_DV=dv_dim, HAS_CTX=contextual_seq_len > 0, HAS_TARGETS=num_targets is not None,
-        HAS_WINDOW=max_attn_len > 0, HAS_FULL=max_attn_len > 0 and min_full_attn_seq_len > 0,
-        FAST_SIGMOID=fast_sigmoid, SCALE_LAST=scale_last, BLOCK_M=bm, BLOCK_N=BLOCK_N, STAGES=stages,
-        num_warps=WARPS,
+        **_launch_constexprs(dq_dim, dv_dim, num_targets, contextual_seq_len, max_attn_len, min_full_attn_seq_len,
+                             fast_sigmoid, scale_last),
+        BLOCK_M=bm, BLOCK_N=BLOCK_N, STAGES=stages, num_warps=WARPS,
     )  # fmt: skip
 
 
@@ -608,7 +622,7 @@ def compile_sm90(dq: int = 128, dv: int = 128, dtype: torch.dtype = torch.bfloat
     """Compile the kernel for sm_90 without a GPU (CI: the installed Triton's Gluon still builds it), with the
     settings a call of ``dtype`` takes (bf16: fast sigmoid, constant factors last)."""
     ty = _g._SIG_DTYPES[dtype]
-    bm, stages = (WIN_BLOCK_M, WIN_STAGES) if has_window else (BLOCK_M, STAGES)
+    bm, stages = _dkdv_tile(has_window)
     bf16 = dtype == torch.bfloat16
     sig = {
         "q_desc": _g.desc_sig(dtype, bm, dq), "k_desc": _g.desc_sig(dtype, BLOCK_N, dq),
@@ -663,10 +677,9 @@ def launch_dq_gluon(
         dq_out.stride(0), dq_out.stride(1), q.stride(1), k.stride(1), v.stride(1), do.stride(1),
         float(alpha), float(inv_scale), int(contextual_seq_len), int(max_attn_len), int(min_full_attn_seq_len), batch,
         h, max_seq_len, l2_group,
-        HEAD_DQ=dq_dim, HEAD_DV=dv_dim, HAS_CTX=contextual_seq_len > 0, HAS_TARGETS=num_targets is not None,
-        HAS_WINDOW=max_attn_len > 0, HAS_FULL=max_attn_len > 0 and min_full_attn_seq_len > 0,
-        FAST_SIGMOID=fast_sigmoid, SCALE_LAST=scale_last, BLOCK_M=DQ_BLOCK_M, BLOCK_N=DQ_BLOCK_N, STAGES=DQ_STAGES,
-        num_warps=DQ_WARPS,
+        **_launch_constexprs(dq_dim, dv_dim, num_targets, contextual_seq_len, max_attn_len, min_full_attn_seq_len,
+                             fast_sigmoid, scale_last),
+        BLOCK_M=DQ_BLOCK_M, BLOCK_N=DQ_BLOCK_N, STAGES=DQ_STAGES, num_warps=DQ_WARPS,
     )  # fmt: skip
 
 
