@@ -1,0 +1,82 @@
+"""Session 32 (issue #6), for ``benchmarks/src_variant_ab.py --family gated_delta``: the backward state recurrence
+(``_gated_delta_bwd_dhu_kernel``), a latency-bound chain (H16-1seq: 16 chains x 8 V blocks of 16, ~2.6 us per chunk
+step against ~1.0 us in the forward's state pass).
+
+- ``narrow``: the gate factors on the narrow ``[BT, BV]`` side instead of the ``[BT, K]`` tiles: ``dU = dU_local +
+  exp(G_last - G) (K dS)`` (the decay after the product) and ``Q^T (exp(G) scale dO)``. k and q then feed their dots
+  straight from the pipelined shared-memory buffers (no per-step register pass, scaling and copy back of two 64x128
+  tiles), as k already does in the forward's state pass.
+- ``dul_pf``: without ``FUSE_DV`` (few chains: H16-1seq) the fp32 ``dU_local`` tile is loaded one chunk ahead into
+  registers: the local Triton 3.9 TTGIR shows it as the loop's only synchronous ``tt.load`` (every other operand is
+  an async copy), so its DRAM latency sits on every chain step.
+"""
+
+_M = "jagattn.gated_delta.triton.chunk_bwd"
+_K = "_gated_delta_bwd_dhu_kernel"
+
+_NARROW = [
+    (
+        _M,
+        _K,
+        "        b_kd = _c(b_k.to(tl.float32) * _exp(g_last - b_g, EXACT_EXP)[:, None], dt, DOT_PREC, KEEP)",
+        "        b_kd = _c(b_k, dt, DOT_PREC, KEEP)",
+    ),
+    (
+        _M,
+        _K,
+        "        b_du = b_dul + tl.dot(b_kd, _c(b_dh, dt, DOT_PREC, KEEP), input_precision=DOT_PREC)",
+        "        b_du = b_dul + tl.dot(b_kd, _c(b_dh, dt, DOT_PREC, KEEP), input_precision=DOT_PREC) * tl.where(\n"
+        "            m_t, _exp(g_last - b_g, EXACT_EXP), 0.0\n"
+        "        )[:, None]",
+    ),
+    (
+        _M,
+        _K,
+        "            b_qd = _c(b_q.to(tl.float32) * (_exp(b_g, EXACT_EXP) * scale)[:, None], dt, DOT_PREC, KEEP)\n"
+        "            if not FUSE_DV:\n"
+        "                b_do = tl.load(DO + p_v, mask=m_tv, other=0.0)\n"
+        "            b_dh = (\n"
+        "                b_dh * _exp(g_last, EXACT_EXP)\n"
+        "                + tl.dot(tl.trans(b_qd), _c(b_do, dt, DOT_PREC, KEEP), input_precision=DOT_PREC)\n"
+        "                - tl.dot(\n"
+        "                    tl.trans(_c(b_w, dt, DOT_PREC, KEEP)),",
+        "            b_qd = _c(b_q, dt, DOT_PREC, KEEP)\n"
+        "            if not FUSE_DV:\n"
+        "                b_do = tl.load(DO + p_v, mask=m_tv, other=0.0)\n"
+        "            b_dos = _c(b_do.to(tl.float32) * (_exp(b_g, EXACT_EXP) * scale)[:, None], dt, DOT_PREC, KEEP)\n"
+        "            b_dh = (\n"
+        "                b_dh * _exp(g_last, EXACT_EXP)\n"
+        "                + tl.dot(tl.trans(b_qd), b_dos, input_precision=DOT_PREC)\n"
+        "                - tl.dot(\n"
+        "                    tl.trans(_c(b_w, dt, DOT_PREC, KEEP)),",
+    ),
+]
+
+_DUL_PF = [
+    (
+        _M,
+        _K,
+        "    for i in range(0, n_chunks):\n        i_t = n_chunks - 1 - i\n",
+        "    if not FUSE_DV:\n"
+        "        # dU_local of the last chunk (none for an empty sequence), then one chunk ahead in the loop\n"
+        "        rows_l = (bos + (n_chunks - 1) * BT + o_t0).to(tl.int64)\n"
+        "        m_dl = ((rows_l < eos) & (n_chunks > 0))[:, None] & m_v[None, :]\n"
+        "        b_dul_nx = tl.load(DUL + (rows_l[:, None] * HV + i_hv) * V + o_v[None, :], mask=m_dl, other=0.0)\n"
+        "    for i in range(0, n_chunks):\n        i_t = n_chunks - 1 - i\n",
+    ),
+    (
+        _M,
+        _K,
+        "            b_dul = tl.load(DUL + p_v, mask=m_tv, other=0.0)",
+        "            b_dul = b_dul_nx\n"
+        "            # the previous chunk is full (only a sequence's last chunk can be partial); none before the first\n"
+        "            m_dl = (o_t0 < tl.where(i_t > 0, BT, 0))[:, None] & m_v[None, :]\n"
+        "            b_dul_nx = tl.load(DUL + p_v - BT * HV * V, mask=m_dl, other=0.0)",
+    ),
+]
+
+VARIANTS = {
+    "narrow": _NARROW,
+    "dul_pf": _DUL_PF,
+    "narrow_dul_pf": _NARROW + _DUL_PF,
+}
