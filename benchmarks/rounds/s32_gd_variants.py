@@ -80,3 +80,40 @@ VARIANTS = {
     "dul_pf": _DUL_PF,
     "narrow_dul_pf": _NARROW + _DUL_PF,
 }
+
+
+# Round 2 (the library now has "narrow" where dhu runs without FUSE_DV): is the unfused dhu (dv_local launched, the
+# narrow step) faster on the many-chain rows too, and at which V block / warps.
+def _bwd_switches(fuse_dv=None, dhu=None):
+    import importlib
+
+    saved = {}
+
+    def enter():
+        cb = importlib.import_module("jagattn.gated_delta.triton.chunk_bwd")
+        cm = importlib.import_module("jagattn.gated_delta.triton.common")
+        saved["fuse_dv"] = cb.FUSE_DV
+        saved["override"] = dict(cm.CONFIG_OVERRIDE)
+        if fuse_dv is not None:
+            cb.FUSE_DV = fuse_dv
+        if dhu is not None:
+            cm.CONFIG_OVERRIDE["bwd_dhu"] = dhu
+
+    def leave():
+        cb = importlib.import_module("jagattn.gated_delta.triton.chunk_bwd")
+        cm = importlib.import_module("jagattn.gated_delta.triton.common")
+        cb.FUSE_DV = saved["fuse_dv"]
+        cm.CONFIG_OVERRIDE.clear()
+        cm.CONFIG_OVERRIDE.update(saved["override"])
+
+    return (enter, leave)
+
+
+VARIANTS.update(
+    {
+        "unfused_dv": [_bwd_switches(fuse_dv="0")],
+        "unfused_dv_v64w8": [_bwd_switches(fuse_dv="0", dhu=(64, 8, 2))],
+        "unfused_dv_v32": [_bwd_switches(fuse_dv="0", dhu=(32, 4, 2))],
+        "unfused_dv_v64s3": [_bwd_switches(fuse_dv="0", dhu=(64, 4, 3))],
+    }
+)
