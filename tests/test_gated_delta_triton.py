@@ -810,30 +810,25 @@ def test_triton_norm_on_load_is_bitwise_the_normalised_copies(dtype, save_t, mon
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=["fp32", "fp16"])
-def test_triton_fuse_dv_is_bitwise_dv_local(dtype, monkeypatch, device):
-    # chunk_bwd.FUSE_DV: the intra-chunk dU_local computed inside dhu with dv_local's operations gives
-    # every gradient bit for bit (ops called directly: the backend refuses fp32 gradients), and the
-    # dv_local kernel is not launched
-    # Both paths take the same V tile (16): the interpreter's dots are numpy matmuls, whose BLAS may round
-    # the [64, 64] x [64, BV] score product differently for dv_local's default BV (64) than for dhu's (16):
-    # bitwise on one CI machine, last bits of dk apart on the next (session 28)
-    from jagattn.gated_delta import ops
+def test_triton_fuse_dv_launches_and_matches_reference(dtype, monkeypatch, device):
+    # chunk_bwd.FUSE_DV: the intra-chunk dU_local is computed inside dhu (dv_local not launched); without it dv_local
+    # runs and dhu takes the gate factors on the [BT, BV] side (session 32), so the two paths round differently: each
+    # must meet the SPEC rule on its own (until session 31 they were bitwise equal, which no longer holds)
     from jagattn.gated_delta.triton import chunk_bwd, common
 
     monkeypatch.setattr(common, "CONFIG_OVERRIDE", {"bwd_dv_local": (16, 4, 2), "bwd_dhu": (16, 4, 3)})
     case = make_case([63, 0, 65, 1, 130], 1, 2, 32, 48, dtype=dtype, with_init=True, l2=True, seed=43,
                      device=device)  # fmt: skip
-    args = [case[n].detach() for n in ("q", "k", "v", "g", "beta", "initial_state", "cu_seqlens")]
-    monkeypatch.setattr(chunk_bwd, "FUSE_DV", False)
-    base = ops.gated_delta_bwd(*args, case["do"], case["dht"], 32**-0.5, True)
-    monkeypatch.setattr(chunk_bwd, "FUSE_DV", True)
-    launched = []
     wrap = torch.library.wrap_triton
-    monkeypatch.setattr(torch.library, "wrap_triton", lambda k: launched.append(k.fn.__name__) or wrap(k))
-    got = ops.gated_delta_bwd(*args, case["do"], case["dht"], 32**-0.5, True)
-    assert "_gated_delta_bwd_dhu_kernel" in launched and "_gated_delta_bwd_dv_local_kernel" not in launched
-    for i, (a, b) in enumerate(zip(got, base, strict=True)):
-        assert torch.equal(a, b), i
+    for fuse in (False, True):
+        monkeypatch.setattr(chunk_bwd, "FUSE_DV", fuse)
+        launched = []
+        monkeypatch.setattr(
+            torch.library, "wrap_triton", lambda k, seen=launched: seen.append(k.fn.__name__) or wrap(k)
+        )
+        check_against_reference(case, dtype)
+        assert "_gated_delta_bwd_dhu_kernel" in launched
+        assert ("_gated_delta_bwd_dv_local_kernel" in launched) is not fuse
 
 
 @pytest.mark.parametrize(

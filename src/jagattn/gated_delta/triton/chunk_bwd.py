@@ -231,8 +231,8 @@ def _gated_delta_bwd_dhu_kernel(
         b_k = _l2n(tl.load(K_ + p_qk, mask=m_tk, other=0.0), RK, rows, m_t, i_h, H, NORM)
         p_v = (rows[:, None] * HV + i_hv) * V + o_v[None, :]
         m_tv = m_t[:, None] & m_v[None, :]
-        b_kd = _c(b_k.to(tl.float32) * _exp(g_last - b_g, EXACT_EXP)[:, None], dt, DOT_PREC, KEEP)
         if FUSE_DV:
+            b_kd = _c(b_k.to(tl.float32) * _exp(g_last - b_g, EXACT_EXP)[:, None], dt, DOT_PREC, KEEP)
             b_q = _l2n(tl.load(Q + p_qk, mask=m_tk, other=0.0), RQ, rows, m_t, i_h, H, NORM)
             b_do = tl.load(DO + p_v, mask=m_tv, other=0.0)
             # dv_local's P^T dO: [s, t] key row s, query row t >= s
@@ -247,9 +247,19 @@ def _gated_delta_bwd_dhu_kernel(
                 * scale
             )
             b_dul = _dot_f32_lhs(b_pt, b_do, DOT_PREC, KEEP)
+            b_du = b_dul + tl.dot(b_kd, _c(b_dh, dt, DOT_PREC, KEEP), input_precision=DOT_PREC)
         else:
+            # the decay exp(G_last - G) after the product, on the [BT, BV] tile (and exp(G) scale on dO below): k and q
+            # feed their dots straight from the pipelined buffers, no scaling pass over two [BT, K] tiles per step.
+            # H200 session 32 (src_variant_ab, benchmarks/rounds/s32_gd_variants.py "narrow"): H16-1seq's dhu 1.319
+            # -> 0.752 ms; with FUSE_DV (V blocks of 64) the same change was slower (H16-8seqs 0.441 -> 0.550 ms,
+            # H16-ragged 0.679 -> 0.792), so that path keeps the scaled tiles
             b_dul = tl.load(DUL + p_v, mask=m_tv, other=0.0)
-        b_du = b_dul + tl.dot(b_kd, _c(b_dh, dt, DOT_PREC, KEEP), input_precision=DOT_PREC)
+            b_du = (
+                b_dul
+                + tl.dot(_c(b_k, dt, DOT_PREC, KEEP), _c(b_dh, dt, DOT_PREC, KEEP), input_precision=DOT_PREC)
+                * tl.where(m_t, _exp(g_last - b_g, EXACT_EXP), 0.0)[:, None]
+            )
         tl.store(DU + p_v, b_du.to(DU.dtype.element_ty), mask=m_tv)
 
         if not FUSE_DV:  # (the order of the loads before FUSE_DV existed)
@@ -278,12 +288,17 @@ def _gated_delta_bwd_dhu_kernel(
             # (the unfused step exactly as before FUSE_W: computing W^T dU ahead of the dQ^T dO product
             # instead, in session 22, made this kernel 0.468 -> 0.607 ms on H16-8seqs, H200)
             b_w = tl.load(W + (rows[:, None] * HV + i_hv) * K + o_k[None, :], mask=m_tk, other=0.0)
-            b_qd = _c(b_q.to(tl.float32) * (_exp(b_g, EXACT_EXP) * scale)[:, None], dt, DOT_PREC, KEEP)
-            if not FUSE_DV:
+            if FUSE_DV:
+                b_qd = _c(b_q.to(tl.float32) * (_exp(b_g, EXACT_EXP) * scale)[:, None], dt, DOT_PREC, KEEP)
+                b_dos = _c(b_do, dt, DOT_PREC, KEEP)
+            else:
+                # Q^T (exp(G) scale dO): the gate on the [BT, BV] side, q straight into its dot
+                b_qd = _c(b_q, dt, DOT_PREC, KEEP)
                 b_do = tl.load(DO + p_v, mask=m_tv, other=0.0)
+                b_dos = _c(b_do.to(tl.float32) * (_exp(b_g, EXACT_EXP) * scale)[:, None], dt, DOT_PREC, KEEP)
             b_dh = (
                 b_dh * _exp(g_last, EXACT_EXP)
-                + tl.dot(tl.trans(b_qd), _c(b_do, dt, DOT_PREC, KEEP), input_precision=DOT_PREC)
+                + tl.dot(tl.trans(b_qd), b_dos, input_precision=DOT_PREC)
                 - tl.dot(
                     tl.trans(_c(b_w, dt, DOT_PREC, KEEP)),
                     _c(b_du, dt, DOT_PREC, KEEP),
