@@ -117,3 +117,45 @@ VARIANTS.update(
         "unfused_dv_v64s3": [_bwd_switches(fuse_dv="0", dhu=(64, 4, 3))],
     }
 )
+
+
+# Round 4: H16-1seq's dhu launch configs around the default (16, 4, 3) now that its step is narrow; and the FUSE_DV step
+# (many-chain rows) with only one of the two narrow changes (round 1 had both: slower there).
+_FUSED_K = [
+    (
+        _M,
+        _K,
+        "            b_kd = _c(b_k.to(tl.float32) * _exp(g_last - b_g, EXACT_EXP)[:, None], dt, DOT_PREC, KEEP)\n",
+        "            b_kd = _c(b_k, dt, DOT_PREC, KEEP)\n",
+    ),
+    (
+        _M,
+        _K,
+        "            b_du = b_dul + tl.dot(b_kd, _c(b_dh, dt, DOT_PREC, KEEP), input_precision=DOT_PREC)\n",
+        "            b_du = b_dul + tl.dot(b_kd, _c(b_dh, dt, DOT_PREC, KEEP), input_precision=DOT_PREC) * tl.where(\n"
+        "                m_t, _exp(g_last - b_g, EXACT_EXP), 0.0\n"
+        "            )[:, None]\n",
+    ),
+]
+_FUSED_Q = [
+    (
+        _M,
+        _K,
+        "            if FUSE_DV:\n"
+        "                b_qd = _c(b_q.to(tl.float32) * (_exp(b_g, EXACT_EXP) * scale)[:, None], dt, DOT_PREC, KEEP)\n"
+        "                b_dos = _c(b_do, dt, DOT_PREC, KEEP)\n",
+        "            if FUSE_DV:\n"
+        "                b_qd = _c(b_q, dt, DOT_PREC, KEEP)\n"
+        "                b_dos = _c(b_do.to(tl.float32) * (_exp(b_g, EXACT_EXP) * scale)[:, None], dt, DOT_PREC, KEEP)\n",
+    ),
+]
+VARIANTS.update(
+    {
+        "fused_k_narrow": _FUSED_K,
+        "fused_q_narrow": _FUSED_Q,
+        "dhu_16_4_2": [_bwd_switches(dhu=(16, 4, 2))],
+        "dhu_16_4_4": [_bwd_switches(dhu=(16, 4, 4))],
+        "dhu_32_4_3": [_bwd_switches(dhu=(32, 4, 3))],
+        "dhu_16_8_3": [_bwd_switches(dhu=(16, 8, 3))],
+    }
+)
