@@ -159,3 +159,103 @@ VARIANTS.update(
         "dhu_16_8_3": [_bwd_switches(dhu=(16, 8, 3))],
     }
 )
+
+
+# Round 5: the state-gradient update as one accumulator chain, dS' = (exp(G_last) dS + Q^T dO~) - W^T dU with the Q^T dO~
+# product issued before the chain's K dS product (it does not depend on the chain) and W^T (-dU) accumulated onto it,
+# so no separate wait / add for the independent product. "acc_chain": the unfused-dv step (H16-1seq); "acc_chain_fused":
+# the FUSE_DV step.
+_LOAD_Q_AFTER = (
+    "        if not FUSE_DV:  # (the order of the loads before FUSE_DV existed)\n"
+    "            b_q = _l2n(tl.load(Q + p_qk, mask=m_tk, other=0.0), RQ, rows, m_t, i_h, H, NORM)\n"
+)
+_OLD_UPDATE = (
+    "            b_dh = (\n"
+    "                b_dh * _exp(g_last, EXACT_EXP)\n"
+    "                + tl.dot(tl.trans(b_qd), b_dos, input_precision=DOT_PREC)\n"
+    "                - tl.dot(\n"
+    "                    tl.trans(_c(b_w, dt, DOT_PREC, KEEP)),\n"
+    "                    _c(b_du, dt, DOT_PREC, KEEP),\n"
+    "                    input_precision=DOT_PREC,\n"
+    "                )\n"
+    "            )\n"
+)
+_NEW_UPDATE = (
+    "            b_dh = tl.dot(\n"
+    "                tl.trans(_c(b_w, dt, DOT_PREC, KEEP)), _c(-b_du, dt, DOT_PREC, KEEP), b_acc, input_precision=DOT_PREC\n"
+    "            )\n"
+)
+_ACC_CHAIN = [
+    (
+        _M,
+        _K,
+        "            b_dul = tl.load(DUL + p_v, mask=m_tv, other=0.0)\n            b_du = (\n",
+        "            b_q = _l2n(tl.load(Q + p_qk, mask=m_tk, other=0.0), RQ, rows, m_t, i_h, H, NORM)\n"
+        "            b_do = tl.load(DO + p_v, mask=m_tv, other=0.0)\n"
+        "            b_acc = tl.dot(\n"
+        "                tl.trans(_c(b_q, dt, DOT_PREC, KEEP)),\n"
+        "                _c(b_do.to(tl.float32) * (_exp(b_g, EXACT_EXP) * scale)[:, None], dt, DOT_PREC, KEEP),\n"
+        "                b_dh * _exp(g_last, EXACT_EXP),\n"
+        "                input_precision=DOT_PREC,\n"
+        "            )\n"
+        "            b_dul = tl.load(DUL + p_v, mask=m_tv, other=0.0)\n            b_du = (\n",
+    ),
+    (_M, _K, _LOAD_Q_AFTER, ""),
+    (
+        _M,
+        _K,
+        "                b_qd = _c(b_q, dt, DOT_PREC, KEEP)\n"
+        "                b_do = tl.load(DO + p_v, mask=m_tv, other=0.0)\n"
+        "                b_dos = _c(b_do.to(tl.float32) * (_exp(b_g, EXACT_EXP) * scale)[:, None], dt, DOT_PREC, KEEP)\n"
+        + _OLD_UPDATE,
+        "                b_qd = b_q\n"
+        "                b_dos = b_do\n"
+        "            if FUSE_DV:\n"
+        "                b_acc = b_dh * _exp(g_last, EXACT_EXP) + tl.dot(tl.trans(b_qd), b_dos, input_precision=DOT_PREC)\n"
+        + _NEW_UPDATE,
+    ),
+]
+_ACC_CHAIN_FUSED = [
+    (
+        _M,
+        _K,
+        "            b_do = tl.load(DO + p_v, mask=m_tv, other=0.0)\n            # dv_local's P^T dO",
+        "            b_do = tl.load(DO + p_v, mask=m_tv, other=0.0)\n"
+        "            b_acc = tl.dot(\n"
+        "                tl.trans(_c(b_q.to(tl.float32) * (_exp(b_g, EXACT_EXP) * scale)[:, None], dt, DOT_PREC, KEEP)),\n"
+        "                _c(b_do, dt, DOT_PREC, KEEP),\n"
+        "                b_dh * _exp(g_last, EXACT_EXP),\n"
+        "                input_precision=DOT_PREC,\n"
+        "            )\n"
+        "            # dv_local's P^T dO",
+    ),
+    (
+        _M,
+        _K,
+        "                b_dos = _c(b_do.to(tl.float32) * (_exp(b_g, EXACT_EXP) * scale)[:, None], dt, DOT_PREC, KEEP)\n"
+        + _OLD_UPDATE,
+        "                b_dos = _c(b_do.to(tl.float32) * (_exp(b_g, EXACT_EXP) * scale)[:, None], dt, DOT_PREC, KEEP)\n"
+        "            if not FUSE_DV:\n"
+        "                b_acc = b_dh * _exp(g_last, EXACT_EXP) + tl.dot(tl.trans(b_qd), b_dos, input_precision=DOT_PREC)\n"
+        + _NEW_UPDATE,
+    ),
+]
+# both: the FUSE_DV top issues its product, the unfused-dv step its own; nothing left for the shared update to form
+_ACC_CHAIN_BOTH = [
+    *_ACC_CHAIN,
+    _ACC_CHAIN_FUSED[0],
+    (
+        _M,
+        _K,
+        "            if FUSE_DV:\n"
+        "                b_acc = b_dh * _exp(g_last, EXACT_EXP) + tl.dot(tl.trans(b_qd), b_dos, input_precision=DOT_PREC)\n",
+        "",
+    ),
+]
+VARIANTS.update(
+    {
+        "acc_chain": _ACC_CHAIN,
+        "acc_chain_fused": _ACC_CHAIN_FUSED,
+        "acc_chain_both": _ACC_CHAIN_BOTH,
+    }
+)
