@@ -259,3 +259,19 @@ VARIANTS.update(
         "acc_chain_both": _ACC_CHAIN_BOTH,
     }
 )
+
+
+# Round 7: the forward's fused state pass (FUSE_WU, V blocks of 64: the many-chain rows) with X S = diag(beta exp(G)) (K S)
+# (the factor on the [BT, BV] product) instead of the [BT, K] X tile scaled in registers: the narrow step of dhu.
+VARIANTS["fwd_x_narrow"] = [
+    (
+        "jagattn.gated_delta.triton.chunk_fwd",
+        "_vnew_factored",
+        "    b_x = b_k.to(tl.float32) * tl.where(m_t, b_beta * _exp(b_g, EXACT_EXP), 0.0)[:, None]\n"
+        "    b_xs = tl.dot(_c(b_x, dt, DOT_PREC, KEEP), _c(b_h, dt, DOT_PREC, KEEP), input_precision=DOT_PREC)\n",
+        "    b_xs = (\n"
+        "        tl.dot(_c(b_k, dt, DOT_PREC, KEEP), _c(b_h, dt, DOT_PREC, KEEP), input_precision=DOT_PREC)\n"
+        "        * tl.where(m_t, b_beta * _exp(b_g, EXACT_EXP), 0.0)[:, None]\n"
+        "    )\n",
+    )
+]
