@@ -511,15 +511,19 @@ def _vnew_factored(
 ):  # fmt: skip
     """One chunk's ``v_new = U~ - W S`` in the factored form ``T (beta V - (beta exp(G) K) S)`` (``W = T X``,
     ``U~ = T Y``), fp32, from T (fp32 or kept in the input dtype), the loaded normalised ``b_k``, the v tile
-    at ``p_v`` and the state ``b_h``: ``X S`` with the state pass's operands (X rounded as the w/u kernel's
-    bf16 W product rounds it), then ``T Z`` with the w/u kernel's precision (``WU_PREC``). Neither W (whose
-    ``[BT, K]`` product would be formed whole in every V block's program) nor U~ is formed."""
+    at ``p_v`` and the state ``b_h``: ``X S = diag(beta exp(G)) (K S)``, the product of the exact k tile and the
+    state pass's operand with the factor applied to the ``[BT, BV]`` result (session 32: scaling the ``[BT, K]`` k tile
+    in registers and copying it back to shared memory each step made the pass slower: H200, the fwd_h launches of one
+    forward + backward on H16-8seqs 0.854 -> 0.812 ms, forward 0.793 -> 0.750 ms), then ``T Z`` with the w/u
+    kernel's precision (``WU_PREC``). Neither W (whose ``[BT, K]`` product would be formed whole in every V block's program) nor U~ is formed."""
     b_a = tl.load(
         AINV + (rows[:, None] * HV + i_hv) * BT + tl.arange(0, BT)[None, :], mask=m_t[:, None], other=0.0
     )
     b_beta = tl.load(BETA + rows * HV + i_hv, mask=m_t, other=0.0).to(tl.float32)
-    b_x = b_k.to(tl.float32) * tl.where(m_t, b_beta * _exp(b_g, EXACT_EXP), 0.0)[:, None]
-    b_xs = tl.dot(_c(b_x, dt, DOT_PREC, KEEP), _c(b_h, dt, DOT_PREC, KEEP), input_precision=DOT_PREC)
+    b_xs = (
+        tl.dot(_c(b_k, dt, DOT_PREC, KEEP), _c(b_h, dt, DOT_PREC, KEEP), input_precision=DOT_PREC)
+        * tl.where(m_t, b_beta * _exp(b_g, EXACT_EXP), 0.0)[:, None]
+    )
     b_z = tl.load(V_ + p_v, mask=m_tv, other=0.0).to(tl.float32) * b_beta[:, None] - b_xs
     return tl.dot(b_a.to(tl.float32), b_z, input_precision=WU_PREC)
 
