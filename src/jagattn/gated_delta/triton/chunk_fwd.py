@@ -564,11 +564,12 @@ def _load_dh(DHBUF, DHLO, offs, mask, DH_SPLIT: tl.constexpr):
 
 @triton.jit
 def _h_chain(
-    K_, RK, W, U, V_, BETA, AINV, GC, H0, HT, HBUF, VNEW, DHBUF, DHLO, GH, Q, RQ, O, bos, eos, i_n, i_v, i_hv, i_h,
-    scale, H: tl.constexpr, HV: tl.constexpr, K: tl.constexpr, V: tl.constexpr, BT: tl.constexpr, BK: tl.constexpr,
-    BV: tl.constexpr, NG: tl.constexpr, USE_INITIAL_STATE: tl.constexpr, STORE_FINAL_STATE: tl.constexpr,
-    COMPUTE_GH: tl.constexpr, DOT_PREC: tl.constexpr, KEEP: tl.constexpr, EXACT_EXP: tl.constexpr,
-    NORM: tl.constexpr, PREFETCH: tl.constexpr, DH_SPLIT: tl.constexpr, FUSE_WU: tl.constexpr, WU_PREC: tl.constexpr,
+    K_, RK, W, U, V_, BETA, AINV, GC, H0, HT, HBUF, VNEW, DHBUF, DHLO, DHCOPY, GH, Q, RQ, O, bos, eos, i_n, i_v,
+    i_hv, i_h, scale, H: tl.constexpr, HV: tl.constexpr, K: tl.constexpr, V: tl.constexpr, BT: tl.constexpr,
+    BK: tl.constexpr, BV: tl.constexpr, NG: tl.constexpr, USE_INITIAL_STATE: tl.constexpr,
+    STORE_FINAL_STATE: tl.constexpr, COMPUTE_GH: tl.constexpr, DOT_PREC: tl.constexpr, KEEP: tl.constexpr,
+    EXACT_EXP: tl.constexpr, NORM: tl.constexpr, PREFETCH: tl.constexpr, DH_SPLIT: tl.constexpr,
+    DH_COPY: tl.constexpr, FUSE_WU: tl.constexpr, WU_PREC: tl.constexpr,
     WITH_O: tl.constexpr, O_PREC: tl.constexpr, O_KEEP: tl.constexpr, LOOP_STAGES: tl.constexpr, HSEG, i_state,
     SEG: tl.constexpr, SEG_STORE: tl.constexpr,
 ):  # fmt: skip
@@ -648,6 +649,9 @@ def _h_chain(
             tl.store(
                 GH + ((slot0 + i_t).to(tl.int64) * HV + i_hv) * NG + i_v, tl.sum(tl.sum(b_h * b_dh, 1), 0)
             )
+            if DH_COPY:
+                # dS rounded to the copy's dtype (bf16): what dqkwg rounds it to for its dots, read at half the bytes
+                tl.store(DHCOPY + p_slot + o_kv, b_dh.to(DHCOPY.dtype.element_ty), mask=m_kv)
 
         p_u = (rows[:, None] * HV + i_hv) * V + o_v[None, :]
         if FUSE_WU:
@@ -718,6 +722,7 @@ def _gated_delta_fwd_h_kernel(
     VNEW,
     DHBUF,
     DHLO,
+    DHCOPY,
     GH,
     Q,
     RQ,
@@ -743,6 +748,7 @@ def _gated_delta_fwd_h_kernel(
     NORM: tl.constexpr,
     PREFETCH: tl.constexpr,
     DH_SPLIT: tl.constexpr,
+    DH_COPY: tl.constexpr,
     FUSE_WU: tl.constexpr,
     WU_PREC: tl.constexpr,
     FUSE_O: tl.constexpr,
@@ -786,9 +792,9 @@ def _gated_delta_fwd_h_kernel(
         # (a slot past its sequence's last segment: no chunk; the state it loads, from a slot nothing wrote,
         # is unused)
         _h_chain(
-            K_, RK, W, U, V_, BETA, AINV, GC, HSEG, HT, HBUF, VNEW, DHBUF, DHLO, GH, Q, RQ, O, s_bos, s_eos, i_sn,
+            K_, RK, W, U, V_, BETA, AINV, GC, HSEG, HT, HBUF, VNEW, DHBUF, DHLO, DHCOPY, GH, Q, RQ, O, s_bos, s_eos, i_sn,
             i_v, i_hv, i_h, scale, H, HV, K, V, BT, BK, BV, NG, True, False, COMPUTE_GH, DOT_PREC, KEEP, EXACT_EXP,
-            NORM, PREFETCH, DH_SPLIT, FUSE_WU, WU_PREC, False, O_PREC, O_KEEP, STAGES, HSEG, i_seg, SEG, False,
+            NORM, PREFETCH, DH_SPLIT, DH_COPY, FUSE_WU, WU_PREC, False, O_PREC, O_KEEP, STAGES, HSEG, i_seg, SEG, False,
         )  # fmt: skip
     else:
         i_n = i_nh // HV
@@ -802,23 +808,23 @@ def _gated_delta_fwd_h_kernel(
             # before the branch (live across it, such tiles cost the fused loop registers: 248 -> 320 B of spill)
             if eos - bos <= o_max_len:
                 _h_chain(
-                    K_, RK, W, U, V_, BETA, AINV, GC, H0, HT, HBUF, VNEW, DHBUF, DHLO, GH, Q, RQ, O, bos, eos, i_n, i_v, i_hv,
+                    K_, RK, W, U, V_, BETA, AINV, GC, H0, HT, HBUF, VNEW, DHBUF, DHLO, DHCOPY, GH, Q, RQ, O, bos, eos, i_n, i_v, i_hv,
                     i_h, scale, H, HV, K, V, BT, BK, BV, NG, USE_INITIAL_STATE, STORE_FINAL_STATE, COMPUTE_GH, DOT_PREC,
-                    KEEP, EXACT_EXP, NORM, PREFETCH, DH_SPLIT, FUSE_WU, WU_PREC, True, O_PREC, O_KEEP, O_STAGES, HSEG,
+                    KEEP, EXACT_EXP, NORM, PREFETCH, DH_SPLIT, DH_COPY, FUSE_WU, WU_PREC, True, O_PREC, O_KEEP, O_STAGES, HSEG,
                     i_n, SEG, SEG_MODE == 1,
                 )  # fmt: skip
             else:
                 _h_chain(
-                    K_, RK, W, U, V_, BETA, AINV, GC, H0, HT, HBUF, VNEW, DHBUF, DHLO, GH, Q, RQ, O, bos, eos, i_n, i_v, i_hv,
+                    K_, RK, W, U, V_, BETA, AINV, GC, H0, HT, HBUF, VNEW, DHBUF, DHLO, DHCOPY, GH, Q, RQ, O, bos, eos, i_n, i_v, i_hv,
                     i_h, scale, H, HV, K, V, BT, BK, BV, NG, USE_INITIAL_STATE, STORE_FINAL_STATE, COMPUTE_GH, DOT_PREC,
-                    KEEP, EXACT_EXP, NORM, PREFETCH, DH_SPLIT, FUSE_WU, WU_PREC, False, O_PREC, O_KEEP, STAGES, HSEG,
+                    KEEP, EXACT_EXP, NORM, PREFETCH, DH_SPLIT, DH_COPY, FUSE_WU, WU_PREC, False, O_PREC, O_KEEP, STAGES, HSEG,
                     i_n, SEG, SEG_MODE == 1,
                 )  # fmt: skip
         else:
             _h_chain(
-                K_, RK, W, U, V_, BETA, AINV, GC, H0, HT, HBUF, VNEW, DHBUF, DHLO, GH, Q, RQ, O, bos, eos, i_n, i_v, i_hv,
+                K_, RK, W, U, V_, BETA, AINV, GC, H0, HT, HBUF, VNEW, DHBUF, DHLO, DHCOPY, GH, Q, RQ, O, bos, eos, i_n, i_v, i_hv,
                 i_h, scale, H, HV, K, V, BT, BK, BV, NG, USE_INITIAL_STATE, STORE_FINAL_STATE, COMPUTE_GH, DOT_PREC,
-                KEEP, EXACT_EXP, NORM, PREFETCH, DH_SPLIT, FUSE_WU, WU_PREC, False, O_PREC, O_KEEP, STAGES, HSEG, i_n,
+                KEEP, EXACT_EXP, NORM, PREFETCH, DH_SPLIT, DH_COPY, FUSE_WU, WU_PREC, False, O_PREC, O_KEEP, STAGES, HSEG, i_n,
                 SEG, SEG_MODE == 1,
             )  # fmt: skip
 
@@ -1163,7 +1169,7 @@ def _h_row_bytes(k, v) -> int:
 
 def _state_pass(
     k, w, u, gc, initial_state, cu, *, in_dtype, store_final: bool, dhbuf=None, rk=None, dhlo=None,
-    fused=None, out=None, seg: int = 0, hseg=None,
+    fused=None, out=None, seg: int = 0, hseg=None, dhcopy=None,
 ):  # fmt: skip
     """The state pass (``_gated_delta_fwd_h_kernel``) over ``w``, ``u`` from ``_prepare``, or with ``fused =
     (v, beta, T^-1)`` and ``w = u = None`` forming v_new from T per chunk itself (``FUSE_WU``). ``out = (q, rq, o,
@@ -1174,6 +1180,8 @@ def _state_pass(
     ``seg > 0`` (``seg_chunks``): without ``hseg`` (the forward) the pass also stores the fp32 state entering every
     ``seg``-th chunk into a new ``[num_seg_slots, HV, K, V]`` buffer, returned as a fifth value; with ``hseg``
     (the backward's recompute, ``initial_state`` unused) it runs one chain per segment from those states.
+    ``dhcopy`` (the recompute, with ``dhbuf``; ``chunk_bwd.DH_COPY``): a buffer of dhbuf's shape that receives dS
+    rounded to its dtype, for dqkwg.
     Returns ``(hbuf, vnew, final, gh)`` or ``(hbuf, vnew, final, gh, hseg)``."""
     t, h, dk = k.shape
     if fused is not None:
@@ -1230,6 +1238,7 @@ def _state_pass(
             vnew,
             dhbuf if dhbuf is not None else gc,
             dhlo if dhlo is not None else gc,
+            dhcopy if dhcopy is not None else gc,
             gh,
             q_o,
             q_o if rq_o is None else rq_o,
@@ -1255,6 +1264,7 @@ def _state_pass(
             NORM=rk is not None,
             PREFETCH=state_prefetch("fwd_h" if dhbuf is None else "fwd_h_recompute"),
             DH_SPLIT=dhlo is not None,
+            DH_COPY=dhcopy is not None,
             FUSE_WU=fused is not None,
             WU_PREC=wu_prec,
             FUSE_O=out is not None,

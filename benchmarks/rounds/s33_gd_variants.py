@@ -1,0 +1,76 @@
+"""Session 33 (issue #6), for ``benchmarks/src_variant_ab.py --family gated_delta``: backward bytes.
+
+- ``wy2p``: with ``L2N_BWD`` (the suite's rows: l2norm, ``HV == H``) the WY kernel's step 4 no longer stores the
+  fp32 dK tile to re-read it after a barrier for k's l2norm backward; a first pass over the key tiles forms the row
+  sums ``sum(y dK)`` (and dbeta / dG's dW parts), a second pass forms each dK tile again (its dW and DK re-reads
+  come from L2: the same program read them just before) and stores only ``DKX``. The dK buffer is dead after wy,
+  so the old store was 256 MiB of DRAM writes on the 32k-token 16-head rows. Same products in the same order:
+  expected bitwise.
+- ``dh_copy``: ``chunk_bwd.DH_COPY = "auto"`` (session 32's prepared switch): the recompute stores a bf16 copy of
+  the fp32 dS it loads anyway and dqkwg reads that (half the bytes of its largest operand).
+"""
+
+_M = "jagattn.gated_delta.triton.chunk_bwd"
+_WY = "_gated_delta_bwd_wy_kernel"
+
+_OLD_STEP4 = """        b_dkn = tl.load(DK + p_kv, mask=m_tk, other=0.0) + b_tdw * b_f[:, None] + b_mk
+        tl.store(DK + p_kv, b_dkn, mask=m_tk)
+        if L2N_BWD:
+            b_ys += tl.sum(b_dkn * b_k, 1)
+
+    if L2N_BWD:
+        # every thread re-reads tiles other threads stored: the barrier orders those stores before the loads
+        tl.debug_barrier()
+        b_r = tl.load(RSK + rows * H + i_h, mask=m_t, other=0.0)
+        for i_k in range(tl.cdiv(K, BC)):
+            o_k = i_k * BC + o_c
+            m_tk = m_t[:, None] & (o_k < K)[None, :]
+            p_k = (rows[:, None] * H + i_h) * K + o_k[None, :]  # HV == H: also DK's offsets
+            b_y = tl.load(K_ + p_k, mask=m_tk, other=0.0).to(tl.float32)
+            b_dx = b_r[:, None] * (tl.load(DK + p_k, mask=m_tk, other=0.0) - b_y * b_ys[:, None])
+            tl.store(DKX + p_k, b_dx.to(DKX.dtype.element_ty), mask=m_tk)
+"""
+
+_NEW_STEP4 = """        b_dkn = tl.load(DK + p_kv, mask=m_tk, other=0.0) + b_tdw * b_f[:, None] + b_mk
+        if L2N_BWD:
+            b_ys += tl.sum(b_dkn * b_k, 1)
+        else:
+            tl.store(DK + p_kv, b_dkn, mask=m_tk)
+
+    if L2N_BWD:
+        b_r = tl.load(RSK + rows * H + i_h, mask=m_t, other=0.0)
+        b_dmc = _c(b_dm, dt, DOT_PREC, KEEP)
+        for i_k in range(tl.cdiv(K, BC)):
+            o_k = i_k * BC + o_c
+            m_tk = m_t[:, None] & (o_k < K)[None, :]
+            p_k = (rows[:, None] * H + i_h) * K + o_k[None, :]  # HV == H: also DK's and DW's offsets
+            b_kh = tl.load(K_ + p_k, mask=m_tk, other=0.0)
+            b_y = b_kh.to(tl.float32)
+            b_tdw = tl.dot(tl.trans(b_a), _c(tl.load(DW + p_k, mask=m_tk, other=0.0), dt, DOT_PREC, KEEP), input_precision=DOT_PREC)
+            b_kc = _c(b_kh, dt, DOT_PREC, KEEP)
+            b_mk = tl.dot(b_dmc, b_kc, input_precision=DOT_PREC) + tl.trans(
+                tl.dot(tl.trans(b_kc), b_dmc, input_precision=DOT_PREC)
+            )
+            b_dkn = tl.load(DK + p_k, mask=m_tk, other=0.0) + b_tdw * b_f[:, None] + b_mk
+            b_dx = b_r[:, None] * (b_dkn - b_y * b_ys[:, None])
+            tl.store(DKX + p_k, b_dx.to(DKX.dtype.element_ty), mask=m_tk)
+"""
+
+
+def _dh_copy(mode):
+    def set_():
+        from jagattn.gated_delta.triton import chunk_bwd
+
+        chunk_bwd.DH_COPY = mode
+
+    return set_
+
+
+_DH_COPY = (_dh_copy("auto"), _dh_copy("off"))
+_WY2P = [(_M, _WY, _OLD_STEP4, _NEW_STEP4)]
+
+VARIANTS = {
+    "wy2p": _WY2P,
+    "dh_copy": [_DH_COPY],
+    "wy2p_dh_copy": [*_WY2P, _DH_COPY],
+}
