@@ -74,3 +74,33 @@ VARIANTS = {
     "dh_copy": [_DH_COPY],
     "wy2p_dh_copy": [*_WY2P, _DH_COPY],
 }
+
+
+# round 3: dhu's V block on the ragged row (its 116-chunk chain is the critical path: dhu 0.68 ms there against 0.44
+# on H16-8seqs); launch_config picks BV 64 from the chain count alone (128 chains)
+def _dhu_cfg(cfg, fuse):
+    def enter():
+        from jagattn.gated_delta.triton import chunk_bwd, common
+
+        common.CONFIG_OVERRIDE["bwd_dhu"] = cfg
+        chunk_bwd.FUSE_DV = fuse
+
+    def exit_():
+        from jagattn.gated_delta.triton import chunk_bwd, common
+
+        common.CONFIG_OVERRIDE.pop("bwd_dhu", None)
+        chunk_bwd.FUSE_DV = "auto"
+
+    return [(enter, exit_)]
+
+
+VARIANTS.update(
+    {
+        "dhu_32_4_2": _dhu_cfg((32, 4, 2), "1"),
+        "dhu_32_4_3": _dhu_cfg((32, 4, 3), "1"),
+        "dhu_32_8_2": _dhu_cfg((32, 8, 2), "1"),
+        "dhu_64_8_2": _dhu_cfg((64, 8, 2), "1"),
+        "dhu_32_4_2_unfused": _dhu_cfg((32, 4, 2), "0"),
+        "dhu_16_4_3_unfused": _dhu_cfg((16, 4, 3), "0"),
+    }
+)
