@@ -104,3 +104,22 @@ VARIANTS.update(
         "dhu_16_4_3_unfused": _dhu_cfg((16, 4, 3), "0"),
     }
 )
+
+
+# round 4: chunk_fwd.FUSE_WU past the forward (session 22 measured "state" 2.87 -> 3.05 ms and "all" 3.59 ms on the
+# backward of H16-8seqs; since then the factored v_new forms X S on the narrow side, s32/s33)
+def _fuse_wu(mode):
+    def enter():
+        from jagattn.gated_delta.triton import chunk_fwd
+
+        chunk_fwd.FUSE_WU = mode
+
+    def exit_():
+        from jagattn.gated_delta.triton import chunk_fwd
+
+        chunk_fwd.FUSE_WU = "fwd"
+
+    return [(enter, exit_)]
+
+
+VARIANTS.update({"fuse_wu_state": _fuse_wu("state"), "fuse_wu_all": _fuse_wu("all")})
