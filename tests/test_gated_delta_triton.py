@@ -1020,48 +1020,6 @@ def test_triton_state_prefetch_and_dh_split_are_bitwise_the_same(dtype, monkeypa
             assert torch.equal(a, b), (mode, split, i)
 
 
-@pytest.mark.parametrize("prefetch", ["0", "1"])
-def test_triton_dh_copy_is_bitwise_and_read_by_dqkwg(prefetch, monkeypatch, device):
-    # chunk_bwd.DH_COPY "all": the recompute stores dS again in the chunk kernels' q dtype (fp32 here, so exact) and
-    # dqkwg reads that copy; every output bitwise that of "off", with the recompute's dS prefetch off and on. The
-    # launches are recorded to check that dqkwg's dS argument is the copy the state pass wrote (a copy left unread
-    # would pass the bitwise check too)
-    from jagattn.gated_delta import ops
-    from jagattn.gated_delta.triton import chunk_bwd, common
-
-    case = make_case([0, 63, 0, 65, 1, 130, 0], 1, 2, 32, 48, dtype=torch.float32, with_init=True, l2=True, seed=45,
-                     device=device)  # fmt: skip
-    args = [case[n].detach() for n in ("q", "k", "v", "g", "beta", "initial_state", "cu_seqlens")]
-    monkeypatch.setattr(common, "STATE_PREFETCH", prefetch)
-    monkeypatch.setattr(chunk_bwd, "DH_COPY", "off")
-    base = ops.gated_delta_bwd(*args, case["do"], case["dht"], 32**-0.5, True)
-    monkeypatch.setattr(chunk_bwd, "DH_COPY", "all")
-    launched = {}
-    wrap = torch.library.wrap_triton
-
-    class Record:
-        def __init__(self, kernel):
-            self.kernel = kernel
-
-        def __getitem__(self, grid):
-            def launch(*a, **kw):
-                launched.setdefault(self.kernel.fn.__name__, []).append((a, kw))
-                return wrap(self.kernel)[grid](*a, **kw)
-
-            return launch
-
-    monkeypatch.setattr(torch.library, "wrap_triton", Record)
-    got = ops.gated_delta_bwd(*args, case["do"], case["dht"], 32**-0.5, True)
-    for i, (a, b) in enumerate(zip(got, base, strict=True)):
-        assert torch.equal(a, b), i
-    ((h_args, h_kw),) = launched["_gated_delta_fwd_h_kernel"]
-    ((d_args, _),) = launched["_gated_delta_bwd_dqkwg_kernel"]
-    assert h_kw["DH_COPY"] and h_kw["COMPUTE_GH"]
-    copy, dhbuf = h_args[14], h_args[12]  # DHCOPY, DHBUF
-    assert copy.shape == dhbuf.shape and copy.data_ptr() != dhbuf.data_ptr()
-    assert d_args[6].data_ptr() == copy.data_ptr()  # dqkwg's DHBUF
-
-
 def test_triton_state_pass_gate_sums_from_dh_hi_lo(device):
     # the recompute's gate sums sum(S0 * dS) from dS stored as bf16 hi + lo (chunk_bwd's DH_SPLIT): within
     # ~2^-16 of the sums from fp32 dS, where hi alone is ~1e-3 off (so a lost or misplaced lo part shows)

@@ -645,25 +645,6 @@ def _fuse_dv(n_chains, device) -> bool:
 DH_SPLIT = env_choice("JAGATTN_GD_DH_SPLIT", ("auto", "off", "all"), "off")
 
 
-# dS copied to bf16 by the recompute for dqkwg (opt-in, session 32, not yet measured): dhu keeps storing fp32 dS (the
-# recompute's gate sums need it), and the recompute, which loads each fp32 tile anyway, also stores it rounded to bf16,
-# what dqkwg rounds it to for its dots (bitwise the same gradients on the GPU); dqkwg then reads half the bytes
-# (session 25 measured dqkwg 0.763 -> 0.690 ms on H16-8seqs with a bf16 dS) and the fp32 buffer is freed before
-# dqkwg's outputs are allocated. Costs one more store per step of the recompute's chain. "auto": on the bf16 speed
-# path (not with DH_SPLIT); "off" (default until measured); "all": also for other dtypes, the copy in the chunk
-# kernels' q dtype (fp32 for fp32 inputs: exact, every output bitwise that of "off": the CPU test of the plumbing).
-DH_COPY = env_choice("JAGATTN_GD_DH_COPY", ("auto", "off", "all"), "off")
-
-
-def _dh_copy(q_dtype, in_dtype, t, hv) -> torch.dtype | None:
-    """The dtype of the recompute's dS copy for dqkwg (``DH_COPY``), or None for no copy."""
-    if DH_COPY == "all":
-        return q_dtype
-    if DH_COPY == "auto" and q_dtype == torch.bfloat16 and not keep_fp32(in_dtype, "dqkwg", t, hv):
-        return torch.bfloat16
-    return None
-
-
 def _dh_split(q_dtype, in_dtype, t, hv) -> tuple[bool, torch.dtype]:
     """``(split, dtype of the dS parts)`` for chunk kernels on ``q_dtype`` q/k from ``in_dtype`` inputs."""
     if DH_SPLIT == "all":
@@ -844,17 +825,11 @@ def chunk_bwd(
     del du_local
     # the state pass runs after dhu so it can form sum(S0 * dS) from its exact fp32 state
     seg_n, hseg = seg if seg is not None else (0, None)
-    copy_dtype = None if dh_split else _dh_copy(q.dtype, v.dtype, t, hv)
-    dhcopy = None if copy_dtype is None else new_empty((ns, hv, dk_, dv_), dtype=copy_dtype, device=dev)
     hbuf, vnew, _, gh = _state_pass(
         k, None if fuse_h else w, u, gc, initial_state, cu, in_dtype=v.dtype, store_final=False, dhbuf=dhbuf,
         rk=rk, dhlo=dhlo if dh_split else None, fused=(v, beta, ainv) if fuse_h else None, seg=seg_n, hseg=hseg,
-        dhcopy=dhcopy,
     )  # fmt: skip
     del dhlo
-    if dhcopy is not None:
-        dhbuf = dhcopy  # dqkwg reads the copy; the fp32 dS is freed here
-        del dhcopy
     del w, u  # free before the per-chunk gradient buffers are allocated (peak memory)
     grp = hv // h
     # dq is final after dqkwg (only the l2norm backward or the cast to q's dtype follow), so without a

@@ -564,12 +564,11 @@ def _load_dh(DHBUF, DHLO, offs, mask, DH_SPLIT: tl.constexpr):
 
 @triton.jit
 def _h_chain(
-    K_, RK, W, U, V_, BETA, AINV, GC, H0, HT, HBUF, VNEW, DHBUF, DHLO, DHCOPY, GH, Q, RQ, O, bos, eos, i_n, i_v,
-    i_hv, i_h, scale, H: tl.constexpr, HV: tl.constexpr, K: tl.constexpr, V: tl.constexpr, BT: tl.constexpr,
-    BK: tl.constexpr, BV: tl.constexpr, NG: tl.constexpr, USE_INITIAL_STATE: tl.constexpr,
-    STORE_FINAL_STATE: tl.constexpr, COMPUTE_GH: tl.constexpr, DOT_PREC: tl.constexpr, KEEP: tl.constexpr,
-    EXACT_EXP: tl.constexpr, NORM: tl.constexpr, PREFETCH: tl.constexpr, DH_SPLIT: tl.constexpr,
-    DH_COPY: tl.constexpr, FUSE_WU: tl.constexpr, WU_PREC: tl.constexpr,
+    K_, RK, W, U, V_, BETA, AINV, GC, H0, HT, HBUF, VNEW, DHBUF, DHLO, GH, Q, RQ, O, bos, eos, i_n, i_v, i_hv, i_h,
+    scale, H: tl.constexpr, HV: tl.constexpr, K: tl.constexpr, V: tl.constexpr, BT: tl.constexpr, BK: tl.constexpr,
+    BV: tl.constexpr, NG: tl.constexpr, USE_INITIAL_STATE: tl.constexpr, STORE_FINAL_STATE: tl.constexpr,
+    COMPUTE_GH: tl.constexpr, DOT_PREC: tl.constexpr, KEEP: tl.constexpr, EXACT_EXP: tl.constexpr,
+    NORM: tl.constexpr, PREFETCH: tl.constexpr, DH_SPLIT: tl.constexpr, FUSE_WU: tl.constexpr, WU_PREC: tl.constexpr,
     WITH_O: tl.constexpr, O_PREC: tl.constexpr, O_KEEP: tl.constexpr, LOOP_STAGES: tl.constexpr, HSEG, i_state,
     SEG: tl.constexpr, SEG_STORE: tl.constexpr,
 ):  # fmt: skip
@@ -649,9 +648,6 @@ def _h_chain(
             tl.store(
                 GH + ((slot0 + i_t).to(tl.int64) * HV + i_hv) * NG + i_v, tl.sum(tl.sum(b_h * b_dh, 1), 0)
             )
-            if DH_COPY:
-                # dS rounded to the copy's dtype (bf16): what dqkwg rounds it to for its dots, read at half the bytes
-                tl.store(DHCOPY + p_slot + o_kv, b_dh.to(DHCOPY.dtype.element_ty), mask=m_kv)
 
         p_u = (rows[:, None] * HV + i_hv) * V + o_v[None, :]
         if FUSE_WU:
@@ -722,7 +718,6 @@ def _gated_delta_fwd_h_kernel(
     VNEW,
     DHBUF,
     DHLO,
-    DHCOPY,
     GH,
     Q,
     RQ,
@@ -748,7 +743,6 @@ def _gated_delta_fwd_h_kernel(
     NORM: tl.constexpr,
     PREFETCH: tl.constexpr,
     DH_SPLIT: tl.constexpr,
-    DH_COPY: tl.constexpr,
     FUSE_WU: tl.constexpr,
     WU_PREC: tl.constexpr,
     FUSE_O: tl.constexpr,
@@ -792,9 +786,9 @@ def _gated_delta_fwd_h_kernel(
         # (a slot past its sequence's last segment: no chunk; the state it loads, from a slot nothing wrote,
         # is unused)
         _h_chain(
-            K_, RK, W, U, V_, BETA, AINV, GC, HSEG, HT, HBUF, VNEW, DHBUF, DHLO, DHCOPY, GH, Q, RQ, O, s_bos, s_eos, i_sn,
+            K_, RK, W, U, V_, BETA, AINV, GC, HSEG, HT, HBUF, VNEW, DHBUF, DHLO, GH, Q, RQ, O, s_bos, s_eos, i_sn,
             i_v, i_hv, i_h, scale, H, HV, K, V, BT, BK, BV, NG, True, False, COMPUTE_GH, DOT_PREC, KEEP, EXACT_EXP,
-            NORM, PREFETCH, DH_SPLIT, DH_COPY, FUSE_WU, WU_PREC, False, O_PREC, O_KEEP, STAGES, HSEG, i_seg, SEG, False,
+            NORM, PREFETCH, DH_SPLIT, FUSE_WU, WU_PREC, False, O_PREC, O_KEEP, STAGES, HSEG, i_seg, SEG, False,
         )  # fmt: skip
     else:
         i_n = i_nh // HV
@@ -808,23 +802,23 @@ def _gated_delta_fwd_h_kernel(
             # before the branch (live across it, such tiles cost the fused loop registers: 248 -> 320 B of spill)
             if eos - bos <= o_max_len:
                 _h_chain(
-                    K_, RK, W, U, V_, BETA, AINV, GC, H0, HT, HBUF, VNEW, DHBUF, DHLO, DHCOPY, GH, Q, RQ, O, bos, eos, i_n, i_v, i_hv,
+                    K_, RK, W, U, V_, BETA, AINV, GC, H0, HT, HBUF, VNEW, DHBUF, DHLO, GH, Q, RQ, O, bos, eos, i_n, i_v, i_hv,
                     i_h, scale, H, HV, K, V, BT, BK, BV, NG, USE_INITIAL_STATE, STORE_FINAL_STATE, COMPUTE_GH, DOT_PREC,
-                    KEEP, EXACT_EXP, NORM, PREFETCH, DH_SPLIT, DH_COPY, FUSE_WU, WU_PREC, True, O_PREC, O_KEEP, O_STAGES, HSEG,
+                    KEEP, EXACT_EXP, NORM, PREFETCH, DH_SPLIT, FUSE_WU, WU_PREC, True, O_PREC, O_KEEP, O_STAGES, HSEG,
                     i_n, SEG, SEG_MODE == 1,
                 )  # fmt: skip
             else:
                 _h_chain(
-                    K_, RK, W, U, V_, BETA, AINV, GC, H0, HT, HBUF, VNEW, DHBUF, DHLO, DHCOPY, GH, Q, RQ, O, bos, eos, i_n, i_v, i_hv,
+                    K_, RK, W, U, V_, BETA, AINV, GC, H0, HT, HBUF, VNEW, DHBUF, DHLO, GH, Q, RQ, O, bos, eos, i_n, i_v, i_hv,
                     i_h, scale, H, HV, K, V, BT, BK, BV, NG, USE_INITIAL_STATE, STORE_FINAL_STATE, COMPUTE_GH, DOT_PREC,
-                    KEEP, EXACT_EXP, NORM, PREFETCH, DH_SPLIT, DH_COPY, FUSE_WU, WU_PREC, False, O_PREC, O_KEEP, STAGES, HSEG,
+                    KEEP, EXACT_EXP, NORM, PREFETCH, DH_SPLIT, FUSE_WU, WU_PREC, False, O_PREC, O_KEEP, STAGES, HSEG,
                     i_n, SEG, SEG_MODE == 1,
                 )  # fmt: skip
         else:
             _h_chain(
-                K_, RK, W, U, V_, BETA, AINV, GC, H0, HT, HBUF, VNEW, DHBUF, DHLO, DHCOPY, GH, Q, RQ, O, bos, eos, i_n, i_v, i_hv,
+                K_, RK, W, U, V_, BETA, AINV, GC, H0, HT, HBUF, VNEW, DHBUF, DHLO, GH, Q, RQ, O, bos, eos, i_n, i_v, i_hv,
                 i_h, scale, H, HV, K, V, BT, BK, BV, NG, USE_INITIAL_STATE, STORE_FINAL_STATE, COMPUTE_GH, DOT_PREC,
-                KEEP, EXACT_EXP, NORM, PREFETCH, DH_SPLIT, DH_COPY, FUSE_WU, WU_PREC, False, O_PREC, O_KEEP, STAGES, HSEG, i_n,
+                KEEP, EXACT_EXP, NORM, PREFETCH, DH_SPLIT, FUSE_WU, WU_PREC, False, O_PREC, O_KEEP, STAGES, HSEG, i_n,
                 SEG, SEG_MODE == 1,
             )  # fmt: skip
 
@@ -1046,8 +1040,14 @@ def _wu_lowp(prec: str, w_dtype, k_dtype) -> dict:
 # Session 22 (H200, Triton 3.6, gd_switch_ab, same process, benchmarks/results/2026-11-26-s22-h200-round3): forward
 # 1.036 -> 0.891 ms (H16-8seqs), 1.089 -> 0.946 (H16-64seqs), 1.118 -> 1.032 (H16-ragged), 2.051 -> 1.789
 # (H32-8seqs); H16-1seq runs V blocks of 16 (not fused). The backward lost with "state" (2.87 -> 3.05 ms) and
-# "all" (3.59: dhu spills 632 B with the extra products), so the default fuses the forward only.
-FUSE_WU = env_choice("JAGATTN_GD_FUSE_WU", ("off", "fwd", "state", "all"), "fwd")
+# "all" (3.59: dhu spills 632 B with the extra products), so the default fused the forward only until session 33.
+# Session 33 (H200, src_variant_ab, same process, benchmarks/results/2026-11-27-s33-h200-round4; the factored form
+# now scales K S on its narrow side, session 32): "state" backward 2.652 -> 2.591 ms (H16-8seqs), 3.073 -> 3.038
+# (H16-ragged), 2.693 -> 2.618 (H16-64seqs): the w/u launch 0.230 -> 0.110 ms (W alone), the recompute +0.05; dv and
+# dbeta bitwise, dq / dk / dg moved by rounding (<= 0.5% of their max: W is no longer rounded to bf16 before W S).
+# "all" still loses (dhu 0.442 -> 1.055 ms). Default "state" since then; H16-1seq's recompute runs segments whose
+# pass is fused only if its sequence chains alone would give V blocks of 64 (``chunk_bwd``), so it stays unfused.
+FUSE_WU = env_choice("JAGATTN_GD_FUSE_WU", ("off", "fwd", "state", "all"), "state")
 # The narrowest state-pass V block that fuse_wu / fuse_o fuse at (64: narrower ones miscompile at 4 warps, see
 # fuse_wu). Lowered only by device experiments that also force another warp count (benchmarks/rounds/).
 FUSE_MIN_BV = 64
@@ -1169,7 +1169,7 @@ def _h_row_bytes(k, v) -> int:
 
 def _state_pass(
     k, w, u, gc, initial_state, cu, *, in_dtype, store_final: bool, dhbuf=None, rk=None, dhlo=None,
-    fused=None, out=None, seg: int = 0, hseg=None, dhcopy=None,
+    fused=None, out=None, seg: int = 0, hseg=None,
 ):  # fmt: skip
     """The state pass (``_gated_delta_fwd_h_kernel``) over ``w``, ``u`` from ``_prepare``, or with ``fused =
     (v, beta, T^-1)`` and ``w = u = None`` forming v_new from T per chunk itself (``FUSE_WU``). ``out = (q, rq, o,
@@ -1180,8 +1180,6 @@ def _state_pass(
     ``seg > 0`` (``seg_chunks``): without ``hseg`` (the forward) the pass also stores the fp32 state entering every
     ``seg``-th chunk into a new ``[num_seg_slots, HV, K, V]`` buffer, returned as a fifth value; with ``hseg``
     (the backward's recompute, ``initial_state`` unused) it runs one chain per segment from those states.
-    ``dhcopy`` (the recompute, with ``dhbuf``; ``chunk_bwd.DH_COPY``): a buffer of dhbuf's shape that receives dS
-    rounded to its dtype, for dqkwg.
     Returns ``(hbuf, vnew, final, gh)`` or ``(hbuf, vnew, final, gh, hseg)``."""
     t, h, dk = k.shape
     if fused is not None:
@@ -1238,7 +1236,6 @@ def _state_pass(
             vnew,
             dhbuf if dhbuf is not None else gc,
             dhlo if dhlo is not None else gc,
-            dhcopy if dhcopy is not None else gc,
             gh,
             q_o,
             q_o if rq_o is None else rq_o,
@@ -1264,7 +1261,6 @@ def _state_pass(
             NORM=rk is not None,
             PREFETCH=state_prefetch("fwd_h" if dhbuf is None else "fwd_h_recompute"),
             DH_SPLIT=dhlo is not None,
-            DH_COPY=dhcopy is not None,
             FUSE_WU=fused is not None,
             WU_PREC=wu_prec,
             FUSE_O=out is not None,
