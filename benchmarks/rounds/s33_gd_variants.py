@@ -8,6 +8,7 @@
   expected bitwise.
 - ``dh_copy``: ``chunk_bwd.DH_COPY = "auto"`` (session 32's prepared switch): the recompute stores a bf16 copy of
   the fp32 dS it loads anyway and dqkwg reads that (half the bytes of its largest operand).
+  Measured slower (round 2) and its switch removed again in a0f200c: this variant no longer applies.
 """
 
 _M = "jagattn.gated_delta.triton.chunk_bwd"
