@@ -200,6 +200,31 @@ def test_triton_segment_recompute(name, seg, monkeypatch, device):
     assert seen == [(int(seg), True)]
 
 
+def test_triton_segment_recompute_fused(monkeypatch, device):
+    """The segmented recompute with v_new formed from T (``FUSE_WU="state"``), as H16-1seq runs it on the GPU: the
+    fusion is decided from the recompute's segment chains, not the sequence chains. Lengths 70 and 5 at 3 value heads
+    on 16 SMs: 6 sequence chains would run V blocks of 32 (unfused), the 9 segment chains of one chunk run V blocks
+    of 64 (V = 80: two), fused. Against the reference (slow gates: the carried states count), and the segments and
+    the fused pass did run."""
+    from jagattn.gated_delta.triton import chunk_bwd, chunk_fwd, common
+
+    monkeypatch.setattr(chunk_fwd, "SEG", "1")
+    monkeypatch.setattr(chunk_fwd, "FUSE_WU", "state")
+    monkeypatch.setattr(common, "_num_sms", lambda index: 16)
+    seen = []
+    inner = chunk_bwd._state_pass
+
+    def spy(*args, **kwargs):
+        seen.append((kwargs.get("seg"), kwargs.get("hseg") is not None, kwargs.get("fused") is not None))
+        return inner(*args, **kwargs)
+
+    monkeypatch.setattr(chunk_bwd, "_state_pass", spy)
+    name = "gva3-init-raw-vblocks"
+    case = make_case(dtype=torch.float16, seed=zlib.crc32(name.encode()) % 1000, device=device, **CASES[name])
+    check_against_reference(case, torch.float16)
+    assert seen == [(1, True, True)]
+
+
 def test_triton_no_tokens_keeps_state(device):
     case = make_case(
         [0, 0, 0], 1, 2, 16, 16, dtype=torch.float32, with_init=True, l2=True, seed=1, device=device

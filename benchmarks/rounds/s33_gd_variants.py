@@ -124,3 +124,40 @@ def _fuse_wu(mode):
 
 
 VARIANTS.update({"fuse_wu_state": _fuse_wu("state"), "fuse_wu_all": _fuse_wu("all")})
+
+
+# round 7: (a) the default now fuses the segmented recompute (H16-1seq) from its segment chains; "fuse_wu_fwd" is
+# the forward-only fusion, i.e. the unfused recompute there (the old default on that row). (b) wy accumulates
+# K K^T in its last key loop instead of the first (as FLA does), so that tile is not live through the V loop and
+# the dA chain; the dm * kk sums of dbeta and dG move after that loop (another summation order: not bitwise).
+_WY_KK_LATE = [
+    (_M, _WY, "        b_kk += tl.dot(b_k, tl.trans(b_k), input_precision=DOT_PREC)\n", ""),
+    (
+        _M,
+        _WY,
+        """    b_dm = tl.where(strict, b_da * e_ts, 0.0)  # d(beta_t kk_ts) before beta
+    b_db += tl.sum(b_dm * b_kk, 1)
+    b_dm = b_dm * b_beta[:, None]  # gradient w.r.t. kk_ts (t > s)
+    # G_t - G_s: + for the row t, - for the column s
+    b_dmkk = b_dm * b_kk
+    b_dg += tl.sum(b_dmkk, 1) - tl.sum(b_dmkk, 0)
+""",
+        """    b_dm0 = tl.where(strict, b_da * e_ts, 0.0)  # d(beta_t kk_ts) before beta
+    b_dm = b_dm0 * b_beta[:, None]  # gradient w.r.t. kk_ts (t > s)
+""",
+    ),
+    (
+        _M,
+        _WY,
+        "        b_kc = _c(b_kh, dt, DOT_PREC, KEEP)\n",
+        "        b_kc = _c(b_kh, dt, DOT_PREC, KEEP)\n        b_kk += tl.dot(b_kh, tl.trans(b_kh), input_precision=DOT_PREC)\n",
+    ),
+    (
+        _M,
+        _WY,
+        "    if L2N_BWD:\n        # every thread re-reads",
+        "    b_db += tl.sum(b_dm0 * b_kk, 1)\n    b_dmkk = b_dm * b_kk\n    b_dg += tl.sum(b_dmkk, 1) - tl.sum(b_dmkk, 0)\n"
+        "    if L2N_BWD:\n        # every thread re-reads",
+    ),
+]
+VARIANTS.update({"fuse_wu_fwd": _fuse_wu("fwd"), "wy_kk_late": _WY_KK_LATE})
