@@ -110,15 +110,20 @@ VARIANTS.update(
 # round 4: chunk_fwd.FUSE_WU past the forward (session 22 measured "state" 2.87 -> 3.05 ms and "all" 3.59 ms on the
 # backward of H16-8seqs; since then the factored v_new forms X S on the narrow side, s32/s33)
 def _fuse_wu(mode):
+    # (round 7 ran with an exit that set "fwd", the default before a0f200c: after the first fuse_wu_fwd pass every
+    # variant, the default included, ran with "fwd"; round 8 reran it with this restore)
+    saved = []
+
     def enter():
         from jagattn.gated_delta.triton import chunk_fwd
 
+        saved.append(chunk_fwd.FUSE_WU)
         chunk_fwd.FUSE_WU = mode
 
     def exit_():
         from jagattn.gated_delta.triton import chunk_fwd
 
-        chunk_fwd.FUSE_WU = "fwd"
+        chunk_fwd.FUSE_WU = saved.pop()
 
     return [(enter, exit_)]
 
