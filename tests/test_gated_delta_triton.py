@@ -183,32 +183,15 @@ def test_triton_segment_recompute(name, seg, monkeypatch, device):
     """The backward's recompute of the per-chunk states in segments of 1 or 2 chunks (``chunk_fwd.seg_chunks``;
     on the GPU "auto" takes 8-64 chunks, and only for few long sequences): the forward stores the fp32 state
     entering each segment, the recompute runs one chain per segment from it (sequences of 65, 70, 130 tokens: two
-    or three segments, a partial last one). Against the reference, and the segment path did run."""
-    from jagattn.gated_delta.triton import chunk_bwd, chunk_fwd
+    or three segments, a partial last one). Against the reference, and the segment path did run.
 
-    monkeypatch.setattr(chunk_fwd, "SEG", seg)
-    seen = []
-    inner = chunk_bwd._state_pass
-
-    def spy(*args, **kwargs):
-        seen.append((kwargs.get("seg"), kwargs.get("hseg") is not None))
-        return inner(*args, **kwargs)
-
-    monkeypatch.setattr(chunk_bwd, "_state_pass", spy)
-    case = make_case(dtype=torch.float16, seed=zlib.crc32(name.encode()) % 1000, device=device, **CASES[name])
-    check_against_reference(case, torch.float16)
-    assert seen == [(int(seg), True)]
-
-
-def test_triton_segment_recompute_fused(monkeypatch, device):
-    """The segmented recompute with v_new formed from T (``FUSE_WU="state"``), as H16-1seq runs it on the GPU: the
-    fusion is decided from the recompute's segment chains, not the sequence chains. Lengths 70 and 5 at 3 value heads
-    on 16 SMs: 6 sequence chains would run V blocks of 32 (unfused), the 9 segment chains of one chunk run V blocks
-    of 64 (V = 80: two), fused. Against the reference (slow gates: the carried states count), and the segments and
-    the fused pass did run."""
+    On 16 SMs with ``FUSE_WU="state"`` the recompute forms v_new from T exactly where its own chains run V blocks of
+    64 (as H16-1seq's segments do on the GPU, session 33): "gva3-init-raw-vblocks" (lengths 70 and 5, 3 value heads,
+    V = 80) at segments of 1 chunk has 9 segment chains x 2 V blocks of 64, fused, where its 6 sequence chains (and
+    the 6 segment chains of 2-chunk segments) run V blocks of 32, unfused; V = 16 is never fused."""
     from jagattn.gated_delta.triton import chunk_bwd, chunk_fwd, common
 
-    monkeypatch.setattr(chunk_fwd, "SEG", "1")
+    monkeypatch.setattr(chunk_fwd, "SEG", seg)
     monkeypatch.setattr(chunk_fwd, "FUSE_WU", "state")
     monkeypatch.setattr(common, "_num_sms", lambda index: 16)
     seen = []
@@ -219,10 +202,9 @@ def test_triton_segment_recompute_fused(monkeypatch, device):
         return inner(*args, **kwargs)
 
     monkeypatch.setattr(chunk_bwd, "_state_pass", spy)
-    name = "gva3-init-raw-vblocks"
     case = make_case(dtype=torch.float16, seed=zlib.crc32(name.encode()) % 1000, device=device, **CASES[name])
     check_against_reference(case, torch.float16)
-    assert seen == [(1, True, True)]
+    assert seen == [(int(seg), True, name == "gva3-init-raw-vblocks" and seg == "1")]
 
 
 def test_triton_no_tokens_keeps_state(device):
