@@ -131,7 +131,7 @@ CASES = {
     ),
     # strongly negative gates: chunk sums of gk reach ~ -250; GVA 3, V in several blocks, raw q/k
     "strong-gva3-vblocks": dict(
-        lengths=[130, 5], h=1, hv=3, dk=16, dv=80, with_init=True, l2=False, with_g=True, strong=True
+        lengths=[100, 5], h=1, hv=3, dk=16, dv=80, with_init=True, l2=False, with_g=True, strong=True
     ),
     # two key blocks in the dqk kernel, K not a power of two is the next case
     "strong-k64-l2": dict(
