@@ -1045,8 +1045,9 @@ def _wu_lowp(prec: str, w_dtype, k_dtype) -> dict:
 # now scales K S on its narrow side, session 32): "state" backward 2.652 -> 2.591 ms (H16-8seqs), 3.073 -> 3.038
 # (H16-ragged), 2.693 -> 2.618 (H16-64seqs): the w/u launch 0.230 -> 0.110 ms (W alone), the recompute +0.05; dv and
 # dbeta bitwise, dq / dk / dg moved by rounding (<= 0.5% of their max: W is no longer rounded to bf16 before W S).
-# "all" still loses (dhu 0.442 -> 1.055 ms). Default "state" since then; H16-1seq's recompute runs segments whose
-# pass is fused only if its sequence chains alone would give V blocks of 64 (``chunk_bwd``), so it stays unfused.
+# "all" still loses (dhu 0.442 -> 1.055 ms). Default "state" since then. ``chunk_bwd`` decides the recompute's fusion
+# from the chains it runs: H16-1seq's 9 segment slots x 16 heads run V blocks of 64 and are fused (round 8: backward
+# 3.080 -> 3.020 ms), although its 16 sequence chains alone would give V blocks of 16.
 FUSE_WU = env_choice("JAGATTN_GD_FUSE_WU", ("off", "fwd", "state", "all"), "state")
 # The narrowest state-pass V block that fuse_wu / fuse_o fuse at (64: narrower ones miscompile at 4 warps, see
 # fuse_wu). Lowered only by device experiments that also force another warp count (benchmarks/rounds/).
