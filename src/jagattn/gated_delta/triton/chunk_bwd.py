@@ -707,10 +707,10 @@ def chunk_bwd(
     # chunk_fwd.FUSE_WU: the recompute forms v_new from T (fuse_h), dhu W^T dU (fuse_dhu); the w/u kernel
     # then writes what is still read: W for an unfused dhu, nothing when both are fused
     row_bytes = chunk_fwd._h_row_bytes(k, v)
-    # the recompute's chains: one per segment with the forward's segment states (``seg``: H16-1seq's 9 segment
-    # slots x 16 heads run V blocks of 64, where its 16 sequence chains alone would give V blocks of 16)
-    seg_n = seg[0] if seg is not None else 0
-    h_chains = chunk_fwd.num_seg_slots(t, n, seg_n) if seg_n > 0 else n
+    # decided from the chains the recompute runs: one per segment with the forward's segment states (``seg``:
+    # H16-1seq's 9 segment slots x 16 heads run V blocks of 64, where its 16 sequence chains alone would give 16)
+    seg_n, hseg = seg if seg is not None else (0, None)
+    h_chains = chunk_fwd.state_pass_chains(t, n, seg_n, hseg is not None)
     fuse_h = chunk_fwd.fuse_wu("bwd_h", h_chains * hv, dv_, dk_, row_bytes)
     w_bytes = inter_dtype(k.dtype, "w", t, hv).itemsize  # dhu's launch_config below
     fuse_dhu = fuse_h and chunk_fwd.fuse_wu("bwd_dhu", n * hv, dv_, dk_, dk_ * max(q.element_size(), w_bytes))
@@ -828,7 +828,6 @@ def chunk_bwd(
         )
     del du_local
     # the state pass runs after dhu so it can form sum(S0 * dS) from its exact fp32 state
-    seg_n, hseg = seg if seg is not None else (0, None)
     hbuf, vnew, _, gh = _state_pass(
         k, None if fuse_h else w, u, gc, initial_state, cu, in_dtype=v.dtype, store_final=False, dhbuf=dhbuf,
         rk=rk, dhlo=dhlo if dh_split else None, fused=(v, beta, ainv) if fuse_h else None, seg=seg_n, hseg=hseg,

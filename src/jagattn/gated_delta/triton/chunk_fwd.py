@@ -1163,6 +1163,13 @@ def num_seg_slots(t: int, n: int, seg: int) -> int:
     return t // (BT * seg) + n if seg > 0 else 0
 
 
+def state_pass_chains(t: int, n: int, seg: int, from_segments: bool) -> int:
+    """Chains (program rows per value head) of ``_state_pass``: one per segment slot when it starts from the
+    forward's segment states (the backward's recompute with ``hseg``), else one per sequence. The launch's V block
+    and ``fuse_wu``'s decision for that pass both follow from this count."""
+    return num_seg_slots(t, n, seg) if seg > 0 and from_segments else n
+
+
 def _h_row_bytes(k, v) -> int:
     """``k_row_bytes`` of the state pass's ``launch_config`` (K times the wider of k's and the states' sizes)."""
     return k.shape[2] * max(k.element_size(), inter_dtype(k.dtype, "h", k.shape[0], v.shape[1]).itemsize)
@@ -1214,7 +1221,7 @@ def _state_pass(
             f"seg_states: the segment states have shape {tuple(hseg.shape)}, expected "
             f"{(num_seg_slots(t, n, seg), hv, dk, dv)} for {seg} chunks per segment"
         )
-    chains = num_seg_slots(t, n, seg) if seg_mode == 2 else n
+    chains = state_pass_chains(t, n, seg, seg_mode == 2)
     if n > 0:
         row_bytes = _h_row_bytes(k, u if fused is None else fused[0])
         bv, warps, stages = launch_config("fwd_h", n_programs=chains * hv, v=dv, k_row_bytes=row_bytes)
