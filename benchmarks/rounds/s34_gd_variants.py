@@ -1,0 +1,67 @@
+"""Session 34 (issue #6), for ``benchmarks/src_variant_ab.py --family gated_delta``: what two backward costs weigh.
+
+Both variants are measurements, not candidates:
+
+- ``no_gh``: the backward's recompute of the per-chunk states runs without ``COMPUTE_GH`` (no fp32 dS loads in the
+  chain, no per-chunk ``sum(S0 * dS)``); dqkwg reads zeros for the state term, so dg is WRONG. It prices the gate
+  sums inside the sequential recompute (512 MiB of fp32 dS read on the 32k-token 16-head rows).
+- ``noseek8``: ``_seq_of_slot`` without the binary search over ``cu_seqlens`` (``log2 N`` dependent loads at every
+  chunk kernel's program start; Nsight Compute, session 33: ~15% of wy's stall samples sit at its prologue). Valid
+  ONLY for 8 sequences of 4096 tokens (slot = 65 n + chunk), i.e. the H16-8seqs / H32-8seqs rows: it prices a chunk
+  table (one load per program) before building one.
+"""
+
+_COMMON = "jagattn.gated_delta.triton.common"
+
+_SEEK_OLD = """    lo = slot * 0
+    hi = lo + N
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        start = tl.load(CU + mid).to(tl.int32) // BT + mid
+        go_right = start <= slot
+        lo = tl.where(go_right, mid, lo)
+        hi = tl.where(go_right, hi, mid)
+    i_t = slot - (tl.load(CU + lo).to(tl.int32) // BT + lo)
+"""
+_SEEK_NEW = """    lo = slot // 65
+    i_t = slot - lo * 65
+"""
+
+
+def _no_gh_pair():
+    saved = {}
+
+    def enter():
+        import torch
+        import triton
+
+        from jagattn.gated_delta.triton import chunk_bwd
+
+        orig = chunk_bwd._state_pass
+        saved["fn"] = orig
+
+        def state_pass(*args, dhbuf=None, dhlo=None, **kw):
+            out = orig(*args, **kw)
+            if dhbuf is None:
+                return out
+            gh = torch.zeros(
+                (dhbuf.shape[0], dhbuf.shape[1], triton.cdiv(dhbuf.shape[3], 16)),
+                dtype=torch.float32,
+                device=dhbuf.device,
+            )
+            return (out[0], out[1], out[2], gh, *out[4:])
+
+        chunk_bwd._state_pass = state_pass
+
+    def exit_():
+        from jagattn.gated_delta.triton import chunk_bwd
+
+        chunk_bwd._state_pass = saved.pop("fn")
+
+    return enter, exit_
+
+
+VARIANTS = {
+    "no_gh": [_no_gh_pair()],
+    "noseek8": [(_COMMON, "_seq_of_slot", _SEEK_OLD, _SEEK_NEW)],
+}
