@@ -1014,17 +1014,37 @@ def test_triton_state_prefetch_and_dh_split_are_bitwise_the_same(dtype, monkeypa
 
     monkeypatch.setattr(common, "STATE_PREFETCH", "0")
     monkeypatch.setattr(chunk_bwd, "DH_SPLIT", "off")
+    monkeypatch.setattr(chunk_bwd, "CHUNK_TABLE", "off")
     base = run()
     # chunk_bwd.DH_SPLIT "all": dS stored as hi + lo parts in the kernels' q dtype (fp32 here, so exact):
     # the lo buffer's plumbing without its prefetch; prefetch forced on without the split; fp16 (whose q/k are
-    # fp32 copies too) the default prefetch with the split (CI time: one run each)
-    combos = (("1", "off"), ("0", "all")) if dtype == torch.float32 else (("auto", "all"),)
-    for mode, split in combos:
+    # fp32 copies too) the default prefetch with the split (CI time: one run each). The same runs take the
+    # chunk table (chunk_bwd.CHUNK_TABLE) in wy or in wy and dqkwg instead of the search: the same chunks
+    combos = (("1", "off", "wy"), ("0", "all", "wy_dqkwg")) if dtype == torch.float32 else (("auto", "all", "wy"),)
+    for mode, split, table in combos:
         monkeypatch.setattr(common, "STATE_PREFETCH", mode)
         monkeypatch.setattr(chunk_bwd, "DH_SPLIT", split)
+        monkeypatch.setattr(chunk_bwd, "CHUNK_TABLE", table)
         got = run()
         for i, (a, b) in enumerate(zip(got, base, strict=True)):
-            assert torch.equal(a, b), (mode, split, i)
+            assert torch.equal(a, b), (mode, split, table, i)
+
+
+@pytest.mark.parametrize(
+    "lengths", [[5], [64], [0, 63, 0, 65, 1, 130, 0], [0, 0], [64 * 3, 1, 64, 0, 200] * 3], ids=str
+)
+def test_chunk_table_is_the_slot_search(lengths, device):
+    # common.chunk_table: per slot (first row, end of its sequence), i.e. what _chunk_of finds by its search, for
+    # every slot of the schedule, empty sequences and slots past a sequence's last chunk included
+    from jagattn.gated_delta.triton import common
+
+    cu = torch.tensor([0, *torch.tensor(lengths).cumsum(0).tolist()], dtype=torch.int32, device=device)
+    ns = common.num_slots(int(cu[-1]), len(lengths))
+    want = []
+    for s in range(ns):
+        n = max(i for i in range(len(lengths)) if int(cu[i]) // common.BT + i <= s)
+        want += [int(cu[n]) + (s - int(cu[n]) // common.BT - n) * common.BT, int(cu[n + 1])]
+    assert common.chunk_table(cu, ns).tolist() == want
 
 
 def test_triton_state_pass_gate_sums_from_dh_hi_lo(device):

@@ -1,6 +1,6 @@
 """Session 34 (issue #6), for ``benchmarks/src_variant_ab.py --family gated_delta``: what two backward costs weigh.
 
-Both variants are measurements, not candidates:
+Round 1's two variants are measurements, not candidates:
 
 - ``no_gh``: the backward's recompute of the per-chunk states runs without ``COMPUTE_GH`` (no fp32 dS loads in the
   chain, no per-chunk ``sum(S0 * dS)``); dqkwg reads zeros for the state term, so dg is WRONG. It prices the gate
@@ -61,7 +61,33 @@ def _no_gh_pair():
     return enter, exit_
 
 
+def _set_pair(module: str, name: str, value):
+    """(enter, exit) setting ``module.name`` to ``value`` and restoring the saved value."""
+    saved = {}
+
+    def enter():
+        import importlib
+
+        mod = importlib.import_module(module)
+        saved["v"] = getattr(mod, name)
+        setattr(mod, name, value)
+
+    def exit_():
+        import importlib
+
+        setattr(importlib.import_module(module), name, saved.pop("v"))
+
+    return enter, exit_
+
+
+_BWD = "jagattn.gated_delta.triton.chunk_bwd"
+
 VARIANTS = {
     "no_gh": [_no_gh_pair()],
     "noseek8": [(_COMMON, "_seq_of_slot", _SEEK_OLD, _SEEK_NEW)],
+    # round 2: the chunk table (chunk_bwd.CHUNK_TABLE, default "wy") off, and in dqkwg too; the recompute without
+    # its dS prefetch (common.STATE_PREFETCH "0": the gates and dS loaded where used)
+    "tab_off": [_set_pair(_BWD, "CHUNK_TABLE", "off")],
+    "tab_dqkwg": [_set_pair(_BWD, "CHUNK_TABLE", "wy_dqkwg")],
+    "gh_noprefetch": [_set_pair(_COMMON, "STATE_PREFETCH", "0")],
 }

@@ -37,12 +37,14 @@ from .common import (
     _c,
     _chunk_of,
     _chunk_of_slot,
+    _chunk_of_tab,
     _dot_f32_lhs,
     _dot_lhs_f32_rhs,
     _exp,
     _l2n,
     _num_sms,
     block_k,
+    chunk_table,
     dot_precision,
     exact_exp,
     inter_dtype,
@@ -331,6 +333,7 @@ def _gated_delta_bwd_dqkwg_kernel(
     DW,
     DG,
     CU,
+    TAB,
     N,
     TH,
     scale,
@@ -348,12 +351,18 @@ def _gated_delta_bwd_dqkwg_kernel(
     KEEP: tl.constexpr,
     EXACT_EXP: tl.constexpr,
     NORM: tl.constexpr,
+    USE_TAB: tl.constexpr,
 ):
     scale = tl.cast(scale, tl.float32)  # Inductor passes Python floats as fp64 scalars
     # key block (dq/dk columns and a partial gate gradient) fastest: the NKB programs of one chunk read the
     # same dO / v_new / dU tiles, from L2 when they run together (with the key block as the slowest grid
     # dimension each of them came from DRAM once per key block; session 18)
-    i_s, row0, eos = _chunk_of(CU, N, BT, tl.program_id(0) // NKB)
+    if USE_TAB:
+        i_s = tl.program_id(0) // NKB
+        row0 = tl.load(TAB + 2 * i_s)
+        eos = tl.load(TAB + 2 * i_s + 1)
+    else:
+        i_s, row0, eos = _chunk_of(CU, N, BT, tl.program_id(0) // NKB)
     if row0 >= eos:
         return
     i_hv = tl.program_id(1)
@@ -452,6 +461,7 @@ def _gated_delta_bwd_wy_kernel(
     DKX,
     RSK,
     CU,
+    TAB,
     N,
     TH,
     H: tl.constexpr,
@@ -466,6 +476,7 @@ def _gated_delta_bwd_wy_kernel(
     EXACT_EXP: tl.constexpr,
     NORM: tl.constexpr,
     L2N_BWD: tl.constexpr,
+    USE_TAB: tl.constexpr,
 ):
     """Per chunk and value head, over ``[BT, BC]`` column tiles so that only ``[BT, BT]`` matrices stay
     live (a whole-row version held five ``[BT, K]`` fp32 tiles: 255 registers, spills and 229 KB of
@@ -489,7 +500,10 @@ def _gated_delta_bwd_wy_kernel(
     dW from the states three times and every ``[BT, BT]`` product in both orientations (1.75 ms of the
     4.8 ms backward on H16 8 x 4096).
     """
-    i_s, row0, eos = _chunk_of_slot(CU, N, BT)
+    if USE_TAB:
+        i_s, row0, eos = _chunk_of_tab(TAB)
+    else:
+        i_s, row0, eos = _chunk_of_slot(CU, N, BT)
     if row0 >= eos:
         return
     i_hv = tl.program_id(1)
@@ -631,6 +645,14 @@ def _fuse_dv(n_chains, device) -> bool:
         return False  # symbolic batch (compile with dynamic dims): no count-dependent choice, no guard
     index = (device.index or 0) if device.type == "cuda" else 0
     return 2 * n_chains >= _num_sms(index)
+
+
+# Where the chunk kernels find their chunk: a table built once per backward (``common.chunk_table``, one small launch:
+# per slot its first row and its sequence's end) instead of each program's binary search over cu_seqlens (``log2 N``
+# dependent loads before the first gate / tile load can issue). "wy" (default): the WY kernel reads it; "wy_dqkwg":
+# dqkwg too; "off": both search. Read at every call (device A/Bs flip it). H200 (session 34 round 1, a stand-in that
+# dropped the search on H16-8seqs): wy 0.758 -> 0.682 ms, but dqkwg 0.753 -> 0.876.
+CHUNK_TABLE = env_choice("JAGATTN_GD_CHUNK_TABLE", ("wy", "off", "wy_dqkwg"), "wy")
 
 
 # dS per chunk stored as bf16 hi + lo parts (DH_SPLIT of dhu / fwd_h) instead of fp32 (opt-in): "auto" on
@@ -843,6 +865,10 @@ def chunk_bwd(
         (t, hv, dk_), dtype=inter_dtype(k.dtype, "dq", t, hv) if grp == 1 else torch.float32, device=dev
     )
     dk = new_empty((t, hv, dk_), dtype=torch.float32, device=dev)
+    # the chunk table (CHUNK_TABLE): built once, read by the kernels that take it
+    tab_wy = CHUNK_TABLE in ("wy", "wy_dqkwg")
+    tab_dqkwg = CHUNK_TABLE == "wy_dqkwg"
+    tab = chunk_table(cu, ns) if tab_wy or tab_dqkwg else cu
     bv, warps, stages, bkb = launch_config("bwd_dqkwg", n_programs=ns * hv, v=dv_)
     bkb = min(bkb, bk)
     nkb = triton.cdiv(dk_, bkb)
@@ -866,6 +892,7 @@ def chunk_bwd(
             dw,
             dgp,
             cu,
+            tab if tab_dqkwg else cu,
             n,
             t * hv,
             scale,
@@ -883,6 +910,7 @@ def chunk_bwd(
             KEEP=keep_fp32(v.dtype, "dqkwg", t, hv),
             EXACT_EXP=exact,
             NORM=norm,
+            USE_TAB=tab_dqkwg,
             num_warps=warps,
             num_stages=stages,
         )
@@ -914,6 +942,7 @@ def chunk_bwd(
             dkx,
             k_l2n_rstd if l2n else db,
             cu,
+            tab if tab_wy else cu,
             n,
             t * hv,
             H=h,
@@ -928,10 +957,11 @@ def chunk_bwd(
             EXACT_EXP=exact,
             NORM=norm,
             L2N_BWD=l2n,
+            USE_TAB=tab_wy,
             num_warps=warps,
             num_stages=stages,
         )
-    del ainv, du, dw, dgp
+    del ainv, du, dw, dgp, tab
     dk = dkx  # the final dk with L2N_BWD (else dkx is dk itself)
     if grp > 1:
         dq = dq.view(t, h, grp, dk_).sum(2)

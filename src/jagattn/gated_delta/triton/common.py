@@ -64,6 +64,52 @@ def _chunk_of_slot(CU, N, BT: tl.constexpr):
 
 
 @triton.jit
+def _chunk_table_kernel(CU, TAB, N, NS, BT: tl.constexpr, BLOCK: tl.constexpr):
+    """``TAB[2 s], TAB[2 s + 1] = (first row, end of its sequence)`` of every slot ``s < NS`` (``_chunk_of``'s
+    values, int32): the binary search of ``_seq_of_slot`` for a block of slots at once."""
+    slot = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = slot < NS
+    lo = slot * 0
+    hi = tl.where(m, lo + N, lo + 1)  # (slots past NS: done at once)
+    while tl.max(hi - lo, 0) > 1:
+        mid = (lo + hi) // 2  # lo < mid < hi where hi - lo > 1; elsewhere mid == lo, which stays (start(lo) <= slot)
+        start = tl.load(CU + mid, mask=m, other=0).to(tl.int32) // BT + mid
+        go_right = start <= slot
+        lo = tl.where(go_right, mid, lo)
+        hi = tl.where(go_right, hi, mid)
+    bos = tl.load(CU + lo, mask=m, other=0).to(tl.int32)
+    eos = tl.load(CU + lo + 1, mask=m, other=0).to(tl.int32)
+    row0 = bos + (slot - (bos // BT + lo)) * BT
+    tl.store(TAB + 2 * slot, row0, mask=m)
+    tl.store(TAB + 2 * slot + 1, eos, mask=m)
+
+
+@triton.jit
+def _chunk_of_tab(TAB):
+    """``_chunk_of_slot`` from a chunk table (``chunk_table``): two independent loads instead of the search's
+    ``log2 N`` dependent ones at the program's start."""
+    i_s = tl.program_id(0)
+    return i_s, tl.load(TAB + 2 * i_s), tl.load(TAB + 2 * i_s + 1)
+
+
+def chunk_table(cu, ns: int):
+    """``[2 ns]`` int32: per slot its first row and the end of its sequence, by one small launch on ``cu``'s device
+    (no host sync). For the kernels whose program start waits on the search (``_chunk_of_tab``)."""
+    import torch
+
+    from ..._core.alloc import new_empty
+
+    tab = new_empty((2 * ns,), dtype=torch.int32, device=cu.device)
+    n = cu.shape[0] - 1
+    if ns > 0:
+        block = 256
+        torch.library.wrap_triton(_chunk_table_kernel)[(triton.cdiv(ns, block),)](
+            cu, tab, n, ns, BT=BT, BLOCK=block
+        )
+    return tab
+
+
+@triton.jit
 def _inv_unit_lower16(a):
     """``(I + a)^-1`` for a strictly lower-triangular ``[16, 16]`` fp32 block, by forward substitution.
 

@@ -1,0 +1,10 @@
+# Session 34 round 2 (issue #6): the backward's chunk table (chunk_bwd.CHUNK_TABLE: default "wy" against "off" and
+# "wy_dqkwg") and the recompute without its dS prefetch, on four rows (benchmarks/rounds/s34_gd_variants.py).
+# Call: JAGATTN_GIT_SHA=<sha> bash benchmarks/rounds/s34_round2.sh
+export OUT=${OUT:-$PWD/.device-out} JAGATTN_AUTOTUNE=0
+source benchmarks/device_round_env.sh
+PYTHONPATH=src timeout 420 python3 benchmarks/src_variant_ab.py --family gated_delta --repeats 3 --out $OUT --profile \
+    --variants benchmarks/rounds/s34_gd_variants.py --rows H16-8seqs,H16-64seqs,H16-ragged,H16-1seq \
+    --only tab_off,tab_dqkwg,gh_noprefetch 2>&1 | grep -v Warn > $OUT/ab_gd.log
+grep -hE "^row|: \{|x[01]\.[0-9]+\)|not applicable|rror|kernels of one" $OUT/ab_gd.log | cut -c1-420
+echo "elapsed $((SECONDS - T0)) s"
