@@ -1020,7 +1020,9 @@ def test_triton_state_prefetch_and_dh_split_are_bitwise_the_same(dtype, monkeypa
     # the lo buffer's plumbing without its prefetch; prefetch forced on without the split; fp16 (whose q/k are
     # fp32 copies too) the default prefetch with the split (CI time: one run each). The same runs take the
     # chunk table (chunk_bwd.CHUNK_TABLE) in wy or in wy and dqkwg instead of the search: the same chunks
-    combos = (("1", "off", "wy"), ("0", "all", "wy_dqkwg")) if dtype == torch.float32 else (("auto", "all", "wy"),)
+    combos = (("1", "off", "wy"), ("0", "all", "wy_dqkwg"))
+    if dtype != torch.float32:
+        combos = (("auto", "all", "wy"),)
     for mode, split, table in combos:
         monkeypatch.setattr(common, "STATE_PREFETCH", mode)
         monkeypatch.setattr(chunk_bwd, "DH_SPLIT", split)

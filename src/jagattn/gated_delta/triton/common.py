@@ -71,8 +71,9 @@ def _chunk_table_kernel(CU, TAB, N, NS, BT: tl.constexpr, BLOCK: tl.constexpr):
     m = slot < NS
     lo = slot * 0
     hi = tl.where(m, lo + N, lo + 1)  # (slots past NS: done at once)
+    # lo < mid < hi where hi - lo > 1; elsewhere mid == lo, which stays (start(lo) <= slot)
     while tl.max(hi - lo, 0) > 1:
-        mid = (lo + hi) // 2  # lo < mid < hi where hi - lo > 1; elsewhere mid == lo, which stays (start(lo) <= slot)
+        mid = (lo + hi) // 2
         start = tl.load(CU + mid, mask=m, other=0).to(tl.int32) // BT + mid
         go_right = start <= slot
         lo = tl.where(go_right, mid, lo)
