@@ -91,3 +91,40 @@ VARIANTS = {
     "tab_dqkwg": [_set_pair(_BWD, "CHUNK_TABLE", "wy_dqkwg")],
     "gh_noprefetch": [_set_pair(_COMMON, "STATE_PREFETCH", "0")],
 }
+
+
+# round 3: wy's exposed load latencies (its loops have two column tiles each at K = V = 128, so the pipeliner's
+# prologue is most of each loop; the partial gate sums and the l2norm factors are loaded mid-kernel)
+_WY = "_gated_delta_bwd_wy_kernel"
+_WY_EARLY = [
+    (_BWD, _WY, "    b_f = b_beta * b_eg\n",
+     "    b_f = b_beta * b_eg\n"
+     "    b_dgp = tl.zeros([BT], dtype=tl.float32)\n"
+     "    for i_kb in tl.static_range(NKB):\n"
+     "        b_dgp += tl.load(DGP + i_kb * TH + rows * HV + i_hv, mask=m_t, other=0.0)\n"
+     "    if L2N_BWD:\n"
+     "        b_r = tl.load(RSK + rows * H + i_h, mask=m_t, other=0.0)\n"),
+    (_BWD, _WY,
+     "    for i_kb in tl.static_range(NKB):  # partial gate gradients of dqkwg's key blocks\n"
+     "        b_dg += tl.load(DGP + i_kb * TH + rows * HV + i_hv, mask=m_t, other=0.0)\n",
+     "    b_dg += b_dgp\n"),
+    (_BWD, _WY,
+     "        tl.debug_barrier()\n        b_r = tl.load(RSK + rows * H + i_h, mask=m_t, other=0.0)\n",
+     "        tl.debug_barrier()\n"),
+]  # fmt: skip
+_WY_STATIC = [
+    (_BWD, _WY,
+     "    for i_k in range(tl.cdiv(K, BC)):\n        o_k = i_k * BC + o_c\n        m_k = o_k < K\n"
+     "        m_tk = m_t[:, None] & m_k[None, :]\n        b_k = tl.load(",
+     "    for i_k in tl.static_range((K + BC - 1) // BC):\n        o_k = i_k * BC + o_c\n        m_k = o_k < K\n"
+     "        m_tk = m_t[:, None] & m_k[None, :]\n        b_k = tl.load("),
+    (_BWD, _WY, "    for i_v in range(tl.cdiv(V, BC)):\n", "    for i_v in tl.static_range((V + BC - 1) // BC):\n"),
+    (_BWD, _WY,
+     "    for i_k in range(tl.cdiv(K, BC)):\n        o_k = i_k * BC + o_c\n        m_k = o_k < K\n"
+     "        m_tk = m_t[:, None] & m_k[None, :]\n        b_kh = tl.load(",
+     "    for i_k in tl.static_range((K + BC - 1) // BC):\n        o_k = i_k * BC + o_c\n        m_k = o_k < K\n"
+     "        m_tk = m_t[:, None] & m_k[None, :]\n        b_kh = tl.load("),
+]  # fmt: skip
+VARIANTS["wy_early"] = _WY_EARLY
+VARIANTS["wy_static"] = _WY_STATIC
+VARIANTS["wy_early_static"] = _WY_EARLY + _WY_STATIC
