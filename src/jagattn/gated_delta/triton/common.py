@@ -5,8 +5,10 @@ may be partial. Chunk ``i`` of sequence ``n`` lives in *slot* ``cu[n] // BT + n 
 ``n`` needs ``cdiv(len_n, BT)`` slots and owns ``cu[n+1] // BT - cu[n] // BT + 1 >= cdiv(len_n, BT)``
 of them, so ranges never overlap and ``T // BT + N`` slots cover every chunk. Per-chunk buffers
 (states ``h``, ``dh``) are indexed by slot, and chunk-parallel kernels launch one program per slot
-and find their sequence by a binary search over ``cu_seqlens``: no chunk table, no host sync, and
-at most ``N`` idle programs per head.
+and find their sequence by a binary search over ``cu_seqlens``: no host sync, and at most ``N`` idle
+programs per head. The backward's WY kernel reads a chunk table instead (``chunk_table``: the same
+search, done once per backward by one small launch), which spares its program start the search's
+dependent loads.
 
 Miscompile guard (Triton >= 3.4 on Hopper): a ``tl.trans`` of a tensor that came out of a
 ``tl.dot`` and then feeds another ``tl.dot`` is miscompiled (the transposed MMA-layout operand;
