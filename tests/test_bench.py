@@ -310,20 +310,33 @@ def test_lost_cuda_context_stops_the_run_and_says_why(tmp_path, monkeypatch, cap
 
 
 @pytest.mark.parametrize("how", ["raise", "abort"])
-def test_isolate_reruns_without_the_crashing_implementation(tmp_path, how):
+def test_isolate_reruns_without_the_crashing_implementation(tmp_path, how, monkeypatch, capsys):
     """--isolate: the family runs in a child process; when one implementation kills it (abort) or
-    breaks its CUDA context (raise), that column says so and the rows rerun without it."""
+    breaks its CUDA context (raise), that column says so and the rows rerun without it.
+
+    The parent is this process (``cli.main``, what ``python -m jagattn bench`` calls; it runs no row itself):
+    one interpreter start and torch import fewer per case (CI time). Its children are real
+    ``python -m jagattn bench`` processes, with the fault and the interpreter in their environment."""
     import os
     import subprocess
-    import sys
+    import types
 
     fault = "attention/smoke-causal-gqa:triton" + (":abort" if how == "abort" else "")
     out = tmp_path / "bench.json"
-    env = {**os.environ, harness.FAULT_ENV: fault, "TRITON_INTERPRET": "1"}
-    cmd = [sys.executable, "-m", "jagattn", "bench", "--suite", "smoke", "--family", "attention", "--isolate"]
+    monkeypatch.setenv(harness.FAULT_ENV, fault)
+    children = []
+
+    def call(argv, env=None, **kwargs):
+        children.append(argv)
+        env = {**(os.environ if env is None else env), "TRITON_INTERPRET": "1"}
+        return subprocess.call(argv, env=env, timeout=600, **kwargs)
+
+    monkeypatch.setattr(cli, "subprocess", types.SimpleNamespace(call=call))
+    cmd = ["--suite", "smoke", "--family", "attention", "--isolate"]
     cmd += ["--backends", "triton,reference", "--dtype", "fp16", "--cpu-reps", "1", "--no-progress"]
-    proc = subprocess.run([*cmd, "--json", str(out)], env=env, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 1, proc.stderr[-2000:]  # the crashed column counts as a failure
+    rc = cli.main([*cmd, "--json", str(out)])
+    assert rc == 1, capsys.readouterr().err[-2000:]  # the crashed column counts as a failure
+    assert len(children) == 2 and all(a[1:4] == ["-m", "jagattn", "bench"] for a in children), children
     doc = json.loads(out.read_text())
     (crash,) = doc["isolated"]["crashes"]
     assert (crash["row"], crash["impl"], crash["stage"]) == ("attention/smoke-causal-gqa", "triton", "check")

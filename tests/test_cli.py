@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 from jagattn.__main__ import main
 
@@ -61,11 +62,32 @@ def test_explain_bad_shape_is_a_clear_error():
         main(["explain", "attention", "--kv-heads", "5", "--batch", "1", "--seqlen", "4", "--dtype", "fp32"])
 
 
-def test_demo_runs_and_checks(capsys):
+def test_demo_runs_and_checks(capsys, monkeypatch):
     # In-process: conftest already set TRITON_INTERPRET when there is no GPU.
-    from jagattn.demo import run_demo
+    from jagattn import demo
 
-    assert run_demo(seed=1) == 0
+    # CI time: on the CPU the demo's fwd+bwd timing (one rep) repeats, call for call, the forward and backward
+    # it has just checked (the same case, arguments, backend and output-gradient seed); that repeat gets the
+    # checked call's results instead of a second interpreter run. Every other call (the references, the
+    # forward-only timing without gradients) runs as in `make demo`; on a GPU everything does.
+    real = demo._forward_backward
+    done = []  # (case, args, cot_seed, result): the objects are kept, so identity cannot be reused
+
+    def forward_backward(case, args, backend, cot_seed):
+        if backend == "auto":
+            for c, a, s, res in done:
+                if c is case and a is args and s == cot_seed:
+                    return res
+        res = real(case, args, backend, cot_seed)
+        if backend == "auto":
+            done.append((case, args, cot_seed, res))
+        return res
+
+    on_cpu = not torch.cuda.is_available()  # run_demo's device
+    if on_cpu:
+        monkeypatch.setattr(demo, "_forward_backward", forward_backward)
+    assert demo.run_demo(seed=1) == 0
+    assert not on_cpu or len(done) == len(demo.cases())  # each case's fwd+bwd through "auto" ran (once)
     out = capsys.readouterr().out
     assert "summary" in out and "FAIL" not in out
     for op in ("attention", "hstu_attention_cached", "gated_delta_rule"):

@@ -55,19 +55,21 @@ def _hstu_case(gen, device):
 
 
 def _gated_delta_case(gen, device, per_key=False):
-    # (per-key gates: fewer chunks, the gk kernels are the interpreter's slowest; still two sequences, an
-    # empty one and a partial second chunk)
+    # (per-key gates: fewer chunks and one value head, the gk kernels are the interpreter's slowest and cost per
+    # chunk and head; still two sequences, an empty one and a partial second chunk. GVA with gk runs through
+    # the fast path, the default, in test_gated_delta_gk.py::test_public_api_gk_with_gradients_runs_chunked_triton)
     lengths = [21, 0, 70] if per_key else [37, 0, 70, 21]
+    hv = 1 if per_key else 2
     t = sum(lengths)
     cu = testing.cu_seqlens(lengths, device=device)
     q, k = (testing.randn([t, 1, 16], generator=gen, dtype=F16, device=device) for _ in range(2))
-    v = testing.randn([t, 2, 16], generator=gen, dtype=F16, device=device)
-    g = torch.nn.functional.logsigmoid(testing.randn([t, 2], generator=gen, device=device))
-    beta = torch.sigmoid(testing.randn([t, 2], generator=gen, device=device))
-    h0 = testing.randn([len(lengths), 2, 16, 16], generator=gen, device=device)
+    v = testing.randn([t, hv, 16], generator=gen, dtype=F16, device=device)
+    g = torch.nn.functional.logsigmoid(testing.randn([t, hv], generator=gen, device=device))
+    beta = torch.sigmoid(testing.randn([t, hv], generator=gen, device=device))
+    h0 = testing.randn([len(lengths), hv, 16, 16], generator=gen, device=device)
     extra = {}
     if per_key:
-        extra["gk"] = torch.nn.functional.logsigmoid(testing.randn([t, 2, 16], generator=gen, device=device))
+        extra["gk"] = torch.nn.functional.logsigmoid(testing.randn([t, hv, 16], generator=gen, device=device))
 
     def call(q, k, v, g, beta, h0, *gk):
         kw = dict(extra, gk=gk[0]) if gk else {}

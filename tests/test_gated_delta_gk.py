@@ -113,12 +113,13 @@ def check_against_reference(case, dtype, run=run_chunked):
 
 CASES = {
     # partial chunks (63/65/130), an empty and a length-1 sequence, g and gk together (one value head: GVA with
-    # g and gk is strong-gva3-vblocks, GVA with l2norm and a state random seed 101; session 30 CI time)
+    # g and gk is strong-gva3-vblocks, GVA with l2norm and a state random seed 101; session 30 CI time; K = 16,
+    # one key tile: several tiles are strong-k64-l2 and k-not-pow2-l2, session 34 CI time)
     "odd-l2-init-g": dict(
         lengths=[63, 0, 65, 1, 130],
         h=1,
         hv=1,
-        dk=32,
+        dk=16,
         dv=16,
         with_init=True,
         l2=True,
@@ -174,18 +175,19 @@ def test_chunked_gk_random_batches(seed, device):
 def test_chunked_gk_single_token_without_state(dtype, device):
     # one sequence of one token, no initial state: nothing depends on the gates, so the gold dg and dgk
     # are exactly 0 and the rule's floor is 0; cancelling gate terms once left ~3e-8 here (fuzz seeds
-    # 5012 / 6002)
+    # 5012 / 6002, both at K = 16: one key tile, CI time)
     case = make_case(
-        [1], 1, 2, 32, 8, dtype=dtype, with_init=False, l2=False, with_g=True, strong=False, seed=6002,
+        [1], 1, 2, 16, 8, dtype=dtype, with_init=False, l2=False, with_g=True, strong=False, seed=6002,
         device=device,
     )  # fmt: skip
     check_against_reference(case, dtype)
 
 
 def test_chunked_gk_equals_recurrent_forward(device):
-    # strong gates (mild ones: the reference tests' forward)
+    # strong gates (mild ones: the reference tests' forward); K = 16 (CI time: the chunked forward's cost is
+    # its key tiles; several are in test_chunked_gk_matches_reference)
     case = make_case(
-        [63, 0, 65, 1, 130], 1, 2, 32, 16, dtype=torch.float32, with_init=True, l2=True, with_g=True,
+        [63, 0, 65, 1, 130], 1, 2, 16, 16, dtype=torch.float32, with_init=True, l2=True, with_g=True,
         strong=True, seed=31, device=device,
     )  # fmt: skip
     args = [case[n].detach() for n in NAMES]
@@ -198,9 +200,10 @@ def test_chunked_gk_equals_recurrent_forward(device):
 
 def test_gk_ops_schema_fake_and_autograd_registration(device):
     # the CPU part of opcheck (the AOT-dispatch checks need real kernels on fake tensors, which the
-    # interpreter cannot run: they are in test_gpu_gk_opcheck)
+    # interpreter cannot run: they are in test_gpu_gk_opcheck). One chunk (each util runs the ops: CI time);
+    # still two sequences (one empty) and GVA for the fake impls' shapes
     case = make_case(
-        [10, 0, 20], 1, 2, 16, 16, dtype=torch.float32, with_init=True, l2=True, with_g=True, strong=False,
+        [10, 0], 1, 2, 16, 16, dtype=torch.float32, with_init=True, l2=True, with_g=True, strong=False,
         seed=5, device=device,
     )  # fmt: skip
     utils = ("test_schema", "test_autograd_registration", "test_faketensor")
