@@ -358,9 +358,7 @@ def _gated_delta_bwd_dqkwg_kernel(
     # same dO / v_new / dU tiles, from L2 when they run together (with the key block as the slowest grid
     # dimension each of them came from DRAM once per key block; session 18)
     if USE_TAB:
-        i_s = tl.program_id(0) // NKB
-        row0 = tl.load(TAB + 2 * i_s)
-        eos = tl.load(TAB + 2 * i_s + 1)
+        i_s, row0, eos = _chunk_of_tab(TAB, tl.program_id(0) // NKB)
     else:
         i_s, row0, eos = _chunk_of(CU, N, BT, tl.program_id(0) // NKB)
     if row0 >= eos:
@@ -501,7 +499,7 @@ def _gated_delta_bwd_wy_kernel(
     4.8 ms backward on H16 8 x 4096).
     """
     if USE_TAB:
-        i_s, row0, eos = _chunk_of_tab(TAB)
+        i_s, row0, eos = _chunk_of_tab(TAB, tl.program_id(0))
     else:
         i_s, row0, eos = _chunk_of_slot(CU, N, BT)
     if row0 >= eos:

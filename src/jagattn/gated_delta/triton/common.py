@@ -88,10 +88,9 @@ def _chunk_table_kernel(CU, TAB, N, NS, BT: tl.constexpr, BLOCK: tl.constexpr):
 
 
 @triton.jit
-def _chunk_of_tab(TAB):
-    """``_chunk_of_slot`` from a chunk table (``chunk_table``): two independent loads instead of the search's
-    ``log2 N`` dependent ones at the program's start."""
-    i_s = tl.program_id(0)
+def _chunk_of_tab(TAB, i_s):
+    """``_chunk_of`` of slot ``i_s`` from a chunk table (``chunk_table``): two independent loads instead of the
+    search's ``log2 N`` dependent ones at the program's start."""
     return i_s, tl.load(TAB + 2 * i_s), tl.load(TAB + 2 * i_s + 1)
 
 
