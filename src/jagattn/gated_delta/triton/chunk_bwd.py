@@ -648,8 +648,10 @@ def _fuse_dv(n_chains, device) -> bool:
 # Where the chunk kernels find their chunk: a table built once per backward (``common.chunk_table``, one small launch:
 # per slot its first row and its sequence's end) instead of each program's binary search over cu_seqlens (``log2 N``
 # dependent loads before the first gate / tile load can issue). "wy" (default): the WY kernel reads it; "wy_dqkwg":
-# dqkwg too; "off": both search. Read at every call (device A/Bs flip it). H200 (session 34 round 1, a stand-in that
-# dropped the search on H16-8seqs): wy 0.758 -> 0.682 ms, but dqkwg 0.753 -> 0.876.
+# dqkwg too; "off": both search (and no table launch). The module value is read at every call (device A/Bs flip it).
+# H200, session 34 round 2 (same process, gradients bitwise): wy 0.749 -> 0.672 ms (H16-8seqs), 0.765 -> 0.675
+# (64seqs), 0.762 -> 0.684 (ragged), backward x1.026-1.032, none at N = 1; in dqkwg the table was slower (0.752 ->
+# 0.799 ms), hence "wy". Cost: one launch of cdiv(slots, 256) programs per backward.
 CHUNK_TABLE = env_choice("JAGATTN_GD_CHUNK_TABLE", ("wy", "off", "wy_dqkwg"), "wy")
 
 
