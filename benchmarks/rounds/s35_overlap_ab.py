@@ -26,6 +26,9 @@ import gated_delta_triton as gdt  # noqa: E402
 import jagattn  # noqa: E402
 from jagattn.gated_delta.triton import chunk_fwd as tf  # noqa: E402
 
+# "on-nowait": the output programs skip the wait (o wrong; what sharing the SMs costs the chains), "on-noo": no
+# output programs (what the per-chunk counts cost the chains)
+MODES = ["off", "on", "on-nowait", "on-noo"]
 EXTRA_ROWS = {"H16-2seqs": (16, "equal:2"), "H8-1seq": (8, "equal:1"), "H32-1seq": (32, "equal:1")}
 
 
@@ -63,11 +66,15 @@ def row(name: str, h: int, kind: str, passes: int) -> dict:
     tf.OVERLAP_O = "on"
     res["repeat_equal"] = sum(bool(torch.equal(fwd_nograd()[0], outs["off"][0])) for _ in range(30))
     for _ in range(passes):
-        for mode in ("off", "on"):
-            tf.OVERLAP_O = mode
+        for mode in MODES:
+            tf.OVERLAP_O, tf._OVX = mode.split("-")[0], (mode.split("-") + [""])[1]
             for label, fn in (("fwd_nograd", fwd_nograd), ("fwd", fwd), ("fwd_bwd", fwd_bwd)):
-                res["ms"].setdefault(f"{label} {mode}", []).append(bench(fn))
-    tf.OVERLAP_O = "off"
+                if label == "fwd_nograd" or "-" not in mode:
+                    res["ms"].setdefault(f"{label} {mode}", []).append(bench(fn))
+    for mode in MODES[2:]:
+        tf.OVERLAP_O, tf._OVX = mode.split("-")
+        res["kernels"][mode] = gdt.kernel_times(fwd_nograd)
+    tf.OVERLAP_O, tf._OVX = "off", ""
     print(f"{name}: bitwise (o no-grad, o, dq, dk, dv, dg, dbeta) {res['bitwise']}, repeats equal "
           f"{res['repeat_equal']}/30")  # fmt: skip
     for key, vals in res["ms"].items():
@@ -76,7 +83,7 @@ def row(name: str, h: int, kind: str, passes: int) -> dict:
             + " ".join(f"{x:.4f}" for x in vals)
             + f"  (median {sorted(vals)[len(vals) // 2]:.4f})"
         )
-    for mode in ("off", "on"):
+    for mode in MODES:
         top = sorted(res["kernels"][mode].items(), key=lambda x: -x[1])[:6]
         print(f"  kernels {mode}: " + "; ".join(f"{n[:40]} {ms:.4f}" for n, ms in top))
     return res
@@ -98,9 +105,10 @@ def ptx_check() -> list[str]:
                 for ln in ptx.splitlines()
                 if ln.strip() and not ln.strip().startswith(("//", ".loc"))
             ]
+            out.append(f"kernel with {ptx.count('cp.async.cg') + ptx.count('cp.async.ca')} cp.async lines")
             for i, ln in enumerate(lines):
                 if re.search(r"(red|atom)\.[\w.]*release", ln):
-                    before = lines[max(0, i - 3) : i]
+                    before = lines[max(0, i - 3) : i + 1]
                     out.append(
                         f"{'OK ' if any('bar.sync' in b for b in before) else 'NO BARRIER '}{ln} <- {before}"
                     )

@@ -37,7 +37,7 @@ def bench(fn) -> float:
 
 def probe(name: str, h: int, kind: str) -> dict:
     q, k, v, g, beta, cu = gdt.make(h, gdt.lengths_for(kind))
-    qn, kn = l2norm_fwd(q), l2norm_fwd(k)
+    kn = l2norm_fwd(k)
     gc, _ainv, w, u = tf._prepare(kn, v, g, beta, cu)
     res: dict = {"state_pass": {}}
     for bt in (64, 128):
@@ -56,7 +56,9 @@ def probe(name: str, h: int, kind: str) -> dict:
                 print(f"{name} state pass BT={bt} cfg={cfg}: {ms:.4f} ms", flush=True)
             except Exception as exc:
                 res["state_pass"][f"BT{bt} {cfg}"] = f"{type(exc).__name__}: {str(exc)[:160]}"
-                print(f"{name} state pass BT={bt} cfg={cfg}: {type(exc).__name__} {str(exc)[:160]}", flush=True)
+                print(
+                    f"{name} state pass BT={bt} cfg={cfg}: {type(exc).__name__} {str(exc)[:160]}", flush=True
+                )
             finally:
                 tf.BT = 64
                 common.CONFIG_OVERRIDE.clear()

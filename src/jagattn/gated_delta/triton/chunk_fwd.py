@@ -26,6 +26,7 @@ import triton.language as tl
 
 from ..._core.alloc import new_empty
 from ..._core.env import env_choice
+from ..._core.triton_utils import interpreter_enabled
 from .common import (
     BT,
     DEEP_K_ROW_BYTES,
@@ -571,6 +572,7 @@ def _h_chain(
     NORM: tl.constexpr, PREFETCH: tl.constexpr, DH_SPLIT: tl.constexpr, FUSE_WU: tl.constexpr, WU_PREC: tl.constexpr,
     WITH_O: tl.constexpr, O_PREC: tl.constexpr, O_KEEP: tl.constexpr, LOOP_STAGES: tl.constexpr, HSEG, i_state,
     SEG: tl.constexpr, SEG_STORE: tl.constexpr, FLAGS=None, SIGNAL: tl.constexpr = False,
+    SIGNAL_ASM: tl.constexpr = False,
 ):  # fmt: skip
     """The chain of ``_gated_delta_fwd_h_kernel`` over the chunks of rows ``[bos, eos)`` of sequence ``i_n`` (the
     whole sequence, or one segment of it), value head, V block: the initial state (H0 at state index ``i_state``),
@@ -682,9 +684,7 @@ def _h_chain(
         if not WITH_O:
             tl.store(VNEW + p_u, b_vn, mask=m_t[:, None] & m_v[None, :])
             if SIGNAL:
-                tl.atomic_add(
-                    FLAGS + 1 + (slot0 + i_t).to(tl.int64) * HV + i_hv, 1, sem="release", scope="gpu"
-                )
+                _count_done(FLAGS, 1 + (slot0 + i_t).to(tl.int64) * HV + i_hv, SIGNAL_ASM)
 
         if not PREFETCH and not FUSE_WU:
             b_g = tl.load(GC + rows * HV + i_hv, mask=m_t, other=0.0)
@@ -764,6 +764,8 @@ def _gated_delta_fwd_h_kernel(
     FLAGS=None,
     BV_O: tl.constexpr = 0,
     OVERLAP_O: tl.constexpr = False,
+    SIGNAL_ASM: tl.constexpr = False,
+    OVX: tl.constexpr = 0,
 ):
     """The sequential state pass over the chunks of one (sequence, value head, V block): stores each
     chunk's starting state (HBUF) and ``v_new = U~ - W S`` (VNEW), steps ``S``; the final state (HT),
@@ -801,7 +803,7 @@ def _gated_delta_fwd_h_kernel(
             j = ticket - n_h
             _o_chunk(
                 Q, K_, RQ, RK, VNEW, HBUF, GC, O, FLAGS, CU, N, j // (HV * nvo), (j // nvo) % HV, j % nvo, scale,
-                o_max_len, H, HV, K, V, BT, BK, BV_O, nvb, O_PREC, O_KEEP, EXACT_EXP, NORM, True,
+                o_max_len, H, HV, K, V, BT, BK, BV_O, nvb, O_PREC, O_KEEP, EXACT_EXP, NORM, OVX == 0,
             )  # fmt: skip
             return
         i_v = ticket % nvb
@@ -838,26 +840,49 @@ def _gated_delta_fwd_h_kernel(
                     K_, RK, W, U, V_, BETA, AINV, GC, H0, HT, HBUF, VNEW, DHBUF, DHLO, GH, Q, RQ, O, bos, eos, i_n, i_v, i_hv,
                     i_h, scale, H, HV, K, V, BT, BK, BV, NG, USE_INITIAL_STATE, STORE_FINAL_STATE, COMPUTE_GH, DOT_PREC,
                     KEEP, EXACT_EXP, NORM, PREFETCH, DH_SPLIT, FUSE_WU, WU_PREC, True, O_PREC, O_KEEP, O_STAGES, HSEG,
-                    i_n, SEG, SEG_MODE == 1, FLAGS, OVERLAP_O,
+                    i_n, SEG, SEG_MODE == 1, FLAGS, OVERLAP_O, SIGNAL_ASM,
                 )  # fmt: skip
             else:
                 _h_chain(
                     K_, RK, W, U, V_, BETA, AINV, GC, H0, HT, HBUF, VNEW, DHBUF, DHLO, GH, Q, RQ, O, bos, eos, i_n, i_v, i_hv,
                     i_h, scale, H, HV, K, V, BT, BK, BV, NG, USE_INITIAL_STATE, STORE_FINAL_STATE, COMPUTE_GH, DOT_PREC,
                     KEEP, EXACT_EXP, NORM, PREFETCH, DH_SPLIT, FUSE_WU, WU_PREC, False, O_PREC, O_KEEP, STAGES, HSEG,
-                    i_n, SEG, SEG_MODE == 1, FLAGS, OVERLAP_O,
+                    i_n, SEG, SEG_MODE == 1, FLAGS, OVERLAP_O, SIGNAL_ASM,
                 )  # fmt: skip
         else:
             _h_chain(
                 K_, RK, W, U, V_, BETA, AINV, GC, H0, HT, HBUF, VNEW, DHBUF, DHLO, GH, Q, RQ, O, bos, eos, i_n, i_v, i_hv,
                 i_h, scale, H, HV, K, V, BT, BK, BV, NG, USE_INITIAL_STATE, STORE_FINAL_STATE, COMPUTE_GH, DOT_PREC,
                 KEEP, EXACT_EXP, NORM, PREFETCH, DH_SPLIT, FUSE_WU, WU_PREC, False, O_PREC, O_KEEP, STAGES, HSEG, i_n,
-                SEG, SEG_MODE == 1, FLAGS, OVERLAP_O,
+                SEG, SEG_MODE == 1, FLAGS, OVERLAP_O, SIGNAL_ASM,
             )  # fmt: skip
 
 
 # ---------------------------------------------------------------------------------------------
 # the output
+
+
+@triton.jit
+def _count_done(FLAGS, idx, ASM: tl.constexpr):
+    """``FLAGS[idx] += 1`` after every store of the program, with release semantics at GPU scope (``OVERLAP_O``).
+    ``ASM``: a CTA barrier, then ``red.release.gpu`` by thread 0, in one inline-asm statement; Triton 3.6 lowers a
+    release ``tl.atomic_add`` to thread 0's ``atom.release`` without a barrier (its release then covers thread 0's
+    own stores only; H200 PTX, session 35), and a ``tl.debug_barrier`` before it stops the chain loop's software
+    pipelining (local Triton 3.9). Without ``ASM`` (the CPU interpreter, programs run one after another): both."""
+    if ASM:
+        addr = (FLAGS + idx).to(tl.int64, bitcast=True) + tl.zeros([1], dtype=tl.int64)
+        tl.inline_asm_elementwise(
+            "{ .reg .pred p; .reg .u32 t; mov.u32 t, %tid.x; setp.eq.u32 p, t, 0; bar.sync 0; "
+            "@p red.release.gpu.global.add.u32 [$1], 1; mov.u32 $0, 0; }",
+            "=r,l",
+            [addr],
+            dtype=tl.int32,
+            is_pure=False,
+            pack=1,
+        )
+    else:
+        tl.debug_barrier()
+        tl.atomic_add(FLAGS + idx, 1, sem="release", scope="gpu")
 
 
 @triton.jit
@@ -1179,6 +1204,7 @@ def fuse_o(n_chains, v, k: int, k_row_bytes: int) -> bool:
 # are stored (a per-(chunk, head) count in global memory, release / acquire at GPU scope). "auto": where the chains
 # fit one wave and the pass is unfused for some sequence; "off"; "on": wherever the pass runs unfused (tests).
 OVERLAP_O = env_choice("JAGATTN_GD_OVERLAP_O", ("auto", "off", "on"), "off")
+_OVX = ""  # session 35 measurement only: "nowait" (output programs do not wait: wrong o), "noo" (no output programs)
 
 
 def overlap_o(
@@ -1321,7 +1347,7 @@ def _state_pass(
                 )
             # FLAGS: the ticket counter, then one done-count per (chunk slot, value head)
             flags = torch.zeros((1 + ns * hv,), dtype=torch.int32, device=dev)
-            grid = (triton.cdiv(dv, bv) * chains * hv + ns * hv * triton.cdiv(dv, bv_o),)
+            grid = (triton.cdiv(dv, bv) * chains * hv + ns * hv * triton.cdiv(dv, bv_o) * (_OVX != "noo"),)
         else:
             flags, bv_o = gc, 0
             grid = (triton.cdiv(dv, bv), chains * hv)
@@ -1378,6 +1404,8 @@ def _state_pass(
             FLAGS=flags,
             BV_O=bv_o,
             OVERLAP_O=overlap_o is not None,
+            SIGNAL_ASM=not interpreter_enabled(),
+            OVX=1 if _OVX == "nowait" else 0,
             num_warps=warps,
             num_stages=stages,
         )
