@@ -26,7 +26,6 @@ import triton.language as tl
 
 from ..._core.alloc import new_empty
 from ..._core.env import env_choice
-from ..._core.triton_utils import interpreter_enabled
 from .common import (
     BT,
     DEEP_K_ROW_BYTES,
@@ -571,18 +570,13 @@ def _h_chain(
     COMPUTE_GH: tl.constexpr, DOT_PREC: tl.constexpr, KEEP: tl.constexpr, EXACT_EXP: tl.constexpr,
     NORM: tl.constexpr, PREFETCH: tl.constexpr, DH_SPLIT: tl.constexpr, FUSE_WU: tl.constexpr, WU_PREC: tl.constexpr,
     WITH_O: tl.constexpr, O_PREC: tl.constexpr, O_KEEP: tl.constexpr, LOOP_STAGES: tl.constexpr, HSEG, i_state,
-    SEG: tl.constexpr, SEG_STORE: tl.constexpr, FLAGS=None, SIGNAL: tl.constexpr = False,
-    SIGNAL_ASM: tl.constexpr = False,
+    SEG: tl.constexpr, SEG_STORE: tl.constexpr,
 ):  # fmt: skip
     """The chain of ``_gated_delta_fwd_h_kernel`` over the chunks of rows ``[bos, eos)`` of sequence ``i_n`` (the
     whole sequence, or one segment of it), value head, V block: the initial state (H0 at state index ``i_state``),
     the chunk loop, the final state. ``WITH_O``: each step forms the chunk's output (``FUSE_O``) instead of storing
     its state and v_new. ``LOOP_STAGES``: the loop's software-pipeline depth. ``SEG_STORE``: the fp32 state
-    entering every ``SEG``-th chunk goes to HSEG at its segment slot (``seg_chunks``). ``SIGNAL`` (``OVERLAP_O``):
-    after each chunk's state and v_new are stored, count the chunk done in FLAGS for the output programs of the
-    same launch: one atomic increment with release semantics at GPU scope, which orders every store of the
-    program before it (Triton lowers it to a CTA barrier, then ``red.release.gpu`` by one thread; an explicit
-    ``tl.debug_barrier`` there would also stop the loop's software pipelining)."""
+    entering every ``SEG``-th chunk goes to HSEG at its segment slot (``seg_chunks``)."""
     n_chunks = tl.cdiv(eos - bos, BT)
     slot0 = bos // BT + i_n
     o_k = tl.arange(0, BK)
@@ -683,8 +677,6 @@ def _h_chain(
         b_vn = b_vn.to(dt)
         if not WITH_O:
             tl.store(VNEW + p_u, b_vn, mask=m_t[:, None] & m_v[None, :])
-            if SIGNAL:
-                _count_done(FLAGS, 1 + (slot0 + i_t).to(tl.int64) * HV + i_hv, SIGNAL_ASM)
 
         if not PREFETCH and not FUSE_WU:
             b_g = tl.load(GC + rows * HV + i_hv, mask=m_t, other=0.0)
@@ -761,11 +753,6 @@ def _gated_delta_fwd_h_kernel(
     HSEG=None,
     SEG: tl.constexpr = 0,
     SEG_MODE: tl.constexpr = 0,
-    FLAGS=None,
-    BV_O: tl.constexpr = 0,
-    OVERLAP_O: tl.constexpr = False,
-    SIGNAL_ASM: tl.constexpr = False,
-    OVX: tl.constexpr = 0,
 ):
     """The sequential state pass over the chunks of one (sequence, value head, V block): stores each
     chunk's starting state (HBUF) and ``v_new = U~ - W S`` (VNEW), steps ``S``; the final state (HT),
@@ -785,32 +772,10 @@ def _gated_delta_fwd_h_kernel(
     Segments of ``SEG`` chunks (``seg_chunks``): ``SEG_MODE == 1`` (the forward) also stores the fp32 state
     entering each segment in HSEG ``[segment slots, HV, K, V]``; ``SEG_MODE == 2`` (the backward's recompute)
     runs one program per (segment slot, value head, V block) instead of per sequence, each starting from the
-    forward's stored state: the same chain, cut into independent pieces.
-
-    ``OVERLAP_O`` (``chunk_fwd.OVERLAP_O``, forward only): the output kernel's programs run in this launch too, on
-    the GPU that the few chains leave idle. A 1-D grid; each program draws a ticket from ``FLAGS[0]`` (zeroed):
-    the first ``N HV cdiv(V, BV)`` tickets are the state pass's programs, the rest the output's (``_o_chunk``, V
-    blocks of ``BV_O``, chunk-major), each of which waits until its chunk's state and v_new are stored. Tickets, not
-    program ids: every chain has been taken by a running program before any output program starts waiting, and
-    chains never wait, so no launch order or residency can deadlock it."""
+    forward's stored state: the same chain, cut into independent pieces."""
     scale = tl.cast(scale, tl.float32)  # Inductor passes Python floats as fp64 scalars
-    if OVERLAP_O:
-        ticket = tl.atomic_add(FLAGS, 1)
-        nvb = (V + BV - 1) // BV
-        n_h = N * HV * nvb
-        if ticket >= n_h:
-            nvo = (V + BV_O - 1) // BV_O
-            j = ticket - n_h
-            _o_chunk(
-                Q, K_, RQ, RK, VNEW, HBUF, GC, O, FLAGS, CU, N, j // (HV * nvo), (j // nvo) % HV, j % nvo, scale,
-                o_max_len, H, HV, K, V, BT, BK, BV_O, nvb, O_PREC, O_KEEP, EXACT_EXP, NORM, OVX == 0,
-            )  # fmt: skip
-            return
-        i_v = ticket % nvb
-        i_nh = ticket // nvb
-    else:
-        i_v = tl.program_id(0)
-        i_nh = tl.program_id(1)
+    i_v = tl.program_id(0)
+    i_nh = tl.program_id(1)
     i_hv = i_nh % HV
     i_h = i_hv // (HV // H)
     if SEG_MODE == 2:
@@ -840,107 +805,26 @@ def _gated_delta_fwd_h_kernel(
                     K_, RK, W, U, V_, BETA, AINV, GC, H0, HT, HBUF, VNEW, DHBUF, DHLO, GH, Q, RQ, O, bos, eos, i_n, i_v, i_hv,
                     i_h, scale, H, HV, K, V, BT, BK, BV, NG, USE_INITIAL_STATE, STORE_FINAL_STATE, COMPUTE_GH, DOT_PREC,
                     KEEP, EXACT_EXP, NORM, PREFETCH, DH_SPLIT, FUSE_WU, WU_PREC, True, O_PREC, O_KEEP, O_STAGES, HSEG,
-                    i_n, SEG, SEG_MODE == 1, FLAGS, OVERLAP_O, SIGNAL_ASM,
+                    i_n, SEG, SEG_MODE == 1,
                 )  # fmt: skip
             else:
                 _h_chain(
                     K_, RK, W, U, V_, BETA, AINV, GC, H0, HT, HBUF, VNEW, DHBUF, DHLO, GH, Q, RQ, O, bos, eos, i_n, i_v, i_hv,
                     i_h, scale, H, HV, K, V, BT, BK, BV, NG, USE_INITIAL_STATE, STORE_FINAL_STATE, COMPUTE_GH, DOT_PREC,
                     KEEP, EXACT_EXP, NORM, PREFETCH, DH_SPLIT, FUSE_WU, WU_PREC, False, O_PREC, O_KEEP, STAGES, HSEG,
-                    i_n, SEG, SEG_MODE == 1, FLAGS, OVERLAP_O, SIGNAL_ASM,
+                    i_n, SEG, SEG_MODE == 1,
                 )  # fmt: skip
         else:
             _h_chain(
                 K_, RK, W, U, V_, BETA, AINV, GC, H0, HT, HBUF, VNEW, DHBUF, DHLO, GH, Q, RQ, O, bos, eos, i_n, i_v, i_hv,
                 i_h, scale, H, HV, K, V, BT, BK, BV, NG, USE_INITIAL_STATE, STORE_FINAL_STATE, COMPUTE_GH, DOT_PREC,
                 KEEP, EXACT_EXP, NORM, PREFETCH, DH_SPLIT, FUSE_WU, WU_PREC, False, O_PREC, O_KEEP, STAGES, HSEG, i_n,
-                SEG, SEG_MODE == 1, FLAGS, OVERLAP_O, SIGNAL_ASM,
+                SEG, SEG_MODE == 1,
             )  # fmt: skip
 
 
 # ---------------------------------------------------------------------------------------------
 # the output
-
-
-@triton.jit
-def _count_done(FLAGS, idx, ASM: tl.constexpr):
-    """``FLAGS[idx] += 1`` after every store of the program, with release semantics at GPU scope (``OVERLAP_O``).
-    ``ASM``: a CTA barrier, then ``red.release.gpu`` by thread 0, in one inline-asm statement; Triton 3.6 lowers a
-    release ``tl.atomic_add`` to thread 0's ``atom.release`` without a barrier (its release then covers thread 0's
-    own stores only; H200 PTX, session 35), and a ``tl.debug_barrier`` before it stops the chain loop's software
-    pipelining (local Triton 3.9). Without ``ASM`` (the CPU interpreter, programs run one after another): both."""
-    if ASM:
-        addr = (FLAGS + idx).to(tl.int64, bitcast=True) + tl.zeros([1], dtype=tl.int64)
-        tl.inline_asm_elementwise(
-            "{ .reg .pred p; .reg .u32 t; mov.u32 t, %tid.x; setp.eq.u32 p, t, 0; bar.sync 0; "
-            "@p red.release.gpu.global.add.u32 [$1], 1; mov.u32 $0, 0; }",
-            "=r,l",
-            [addr],
-            dtype=tl.int32,
-            is_pure=False,
-            pack=1,
-        )
-    else:
-        tl.debug_barrier()
-        tl.atomic_add(FLAGS + idx, 1, sem="release", scope="gpu")
-
-
-@triton.jit
-def _o_chunk(
-    Q, K_, RQ, RK, VNEW, HBUF, GC, O, FLAGS, CU, N, i_s, i_hv, i_v, scale, o_min_len, H: tl.constexpr,
-    HV: tl.constexpr, K: tl.constexpr, V: tl.constexpr, BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr,
-    NVB_H: tl.constexpr, DOT_PREC: tl.constexpr, KEEP: tl.constexpr, EXACT_EXP: tl.constexpr, NORM: tl.constexpr,
-    WAIT: tl.constexpr,
-):  # fmt: skip
-    """o of chunk slot ``i_s``, value head ``i_hv``, V block ``i_v`` from its state (HBUF) and v_new (VNEW); nothing
-    for a slot past its sequence's end or a sequence of at most ``o_min_len`` tokens. ``WAIT`` (``OVERLAP_O``): the
-    state pass runs in the same launch, so first wait until its ``NVB_H`` V-block programs of this (slot, head) have
-    counted the chunk done in FLAGS."""
-    i_n, i_t = _seq_of_slot(CU, i_s, N, BT)
-    bos = tl.load(CU + i_n).to(tl.int32)
-    eos = tl.load(CU + i_n + 1).to(tl.int32)
-    row0 = bos + i_t * BT
-    if row0 < eos and eos - bos > o_min_len:
-        if WAIT:
-            p_flag = FLAGS + 1 + i_s.to(tl.int64) * HV + i_hv
-            seen = tl.atomic_add(p_flag, 0, sem="acquire", scope="gpu")
-            while seen < NVB_H:
-                seen = tl.atomic_add(p_flag, 0, sem="acquire", scope="gpu")
-        i_h = i_hv // (HV // H)
-        o_t = tl.arange(0, BT)
-        rows = (row0 + o_t).to(tl.int64)
-        m_t = (row0 + o_t) < eos
-        o_k = tl.arange(0, BK)
-        m_k = o_k < K
-        o_v = i_v * BV + tl.arange(0, BV)
-        m_v = o_v < V
-        dt = VNEW.dtype.element_ty
-
-        p_qk = (rows[:, None] * H + i_h) * K + o_k[None, :]
-        m_tk = m_t[:, None] & m_k[None, :]
-        b_q = _l2n(tl.load(Q + p_qk, mask=m_tk, other=0.0), RQ, rows, m_t, i_h, H, NORM)
-        b_k = _l2n(tl.load(K_ + p_qk, mask=m_tk, other=0.0), RK, rows, m_t, i_h, H, NORM)
-        b_h = tl.load(
-            HBUF + (i_s.to(tl.int64) * HV + i_hv) * K * V + o_k[:, None] * V + o_v[None, :],
-            mask=m_k[:, None] & m_v[None, :],
-            other=0.0,
-        )
-        b_g = tl.load(GC + rows * HV + i_hv, mask=m_t, other=0.0)
-
-        b_o = (
-            tl.dot(_c(b_q, dt, DOT_PREC, KEEP), _c(b_h, dt, DOT_PREC, KEEP), input_precision=DOT_PREC)
-            * _exp(b_g, EXACT_EXP)[:, None]
-        )
-        b_qk = tl.dot(b_q, tl.trans(b_k), input_precision=DOT_PREC)
-        causal = (o_t[:, None] >= o_t[None, :]) & m_t[:, None]
-        b_p = tl.where(
-            causal, b_qk * _exp(tl.where(causal, b_g[:, None] - b_g[None, :], 0.0), EXACT_EXP), 0.0
-        )
-        p_v = (rows[:, None] * HV + i_hv) * V + o_v[None, :]
-        m_tv = m_t[:, None] & m_v[None, :]
-        b_vn = tl.load(VNEW + p_v, mask=m_tv, other=0.0)
-        b_o = (b_o + _dot_f32_lhs(b_p, b_vn, DOT_PREC, KEEP)) * scale
-        tl.store(O + p_v, b_o.to(O.dtype.element_ty), mask=m_tv)
 
 
 @triton.jit
@@ -972,10 +856,48 @@ def _gated_delta_fwd_o_kernel(
     """o per chunk, head and V block from the per-chunk states and v_new; only sequences longer than
     ``o_min_len`` tokens (-1: all; with ``FUSE_O`` the state pass wrote the others' o itself)."""
     scale = tl.cast(scale, tl.float32)  # Inductor passes Python floats as fp64 scalars
-    _o_chunk(
-        Q, K_, RQ, RK, VNEW, HBUF, GC, O, CU, CU, N, tl.program_id(0), tl.program_id(1), tl.program_id(2), scale,
-        o_min_len, H, HV, K, V, BT, BK, BV, 1, DOT_PREC, KEEP, EXACT_EXP, NORM, False,
-    )  # fmt: skip
+    i_s = tl.program_id(0)
+    i_hv = tl.program_id(1)
+    i_v = tl.program_id(2)
+    i_n, i_t = _seq_of_slot(CU, i_s, N, BT)
+    bos = tl.load(CU + i_n).to(tl.int32)
+    eos = tl.load(CU + i_n + 1).to(tl.int32)
+    row0 = bos + i_t * BT
+    if row0 >= eos or eos - bos <= o_min_len:
+        return
+    i_h = i_hv // (HV // H)
+    o_t = tl.arange(0, BT)
+    rows = (row0 + o_t).to(tl.int64)
+    m_t = (row0 + o_t) < eos
+    o_k = tl.arange(0, BK)
+    m_k = o_k < K
+    o_v = i_v * BV + tl.arange(0, BV)
+    m_v = o_v < V
+    dt = VNEW.dtype.element_ty
+
+    p_qk = (rows[:, None] * H + i_h) * K + o_k[None, :]
+    m_tk = m_t[:, None] & m_k[None, :]
+    b_q = _l2n(tl.load(Q + p_qk, mask=m_tk, other=0.0), RQ, rows, m_t, i_h, H, NORM)
+    b_k = _l2n(tl.load(K_ + p_qk, mask=m_tk, other=0.0), RK, rows, m_t, i_h, H, NORM)
+    b_h = tl.load(
+        HBUF + (i_s.to(tl.int64) * HV + i_hv) * K * V + o_k[:, None] * V + o_v[None, :],
+        mask=m_k[:, None] & m_v[None, :],
+        other=0.0,
+    )
+    b_g = tl.load(GC + rows * HV + i_hv, mask=m_t, other=0.0)
+
+    b_o = (
+        tl.dot(_c(b_q, dt, DOT_PREC, KEEP), _c(b_h, dt, DOT_PREC, KEEP), input_precision=DOT_PREC)
+        * _exp(b_g, EXACT_EXP)[:, None]
+    )
+    b_qk = tl.dot(b_q, tl.trans(b_k), input_precision=DOT_PREC)
+    causal = (o_t[:, None] >= o_t[None, :]) & m_t[:, None]
+    b_p = tl.where(causal, b_qk * _exp(tl.where(causal, b_g[:, None] - b_g[None, :], 0.0), EXACT_EXP), 0.0)
+    p_v = (rows[:, None] * HV + i_hv) * V + o_v[None, :]
+    m_tv = m_t[:, None] & m_v[None, :]
+    b_vn = tl.load(VNEW + p_v, mask=m_tv, other=0.0)
+    b_o = (b_o + _dot_f32_lhs(b_p, b_vn, DOT_PREC, KEEP)) * scale
+    tl.store(O + p_v, b_o.to(O.dtype.element_ty), mask=m_tv)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1196,33 +1118,6 @@ def fuse_o(n_chains, v, k: int, k_row_bytes: int) -> bool:
     return launch_config("fwd_h", n_programs=n_chains, v=v, k_row_bytes=k_row_bytes)[0] >= FUSE_MIN_BV
 
 
-# The output kernel's programs inside the forward's state pass launch (``OVERLAP_O`` of
-# ``_gated_delta_fwd_h_kernel``). Where the (sequence, value head, V block) chains of the unfused pass fill at most
-# one program per SM (one 32k-token sequence x 16 heads: 128 chains of V blocks of 16), each SM runs one
-# latency-bound chain and is otherwise idle for the pass's whole duration, and the output kernel only starts after it.
-# With the overlap the output programs run beside the chains and start on a chunk as soon as its state and v_new
-# are stored (a per-(chunk, head) count in global memory, release / acquire at GPU scope). "auto": where the chains
-# fit one wave and the pass is unfused for some sequence; "off"; "on": wherever the pass runs unfused (tests).
-OVERLAP_O = env_choice("JAGATTN_GD_OVERLAP_O", ("auto", "off", "on"), "off")
-_OVX = ""  # session 35 measurement only: "nowait" (output programs do not wait: wrong o), "noo" (no output programs)
-
-
-def overlap_o(
-    n, hv, v, k: int, k_row_bytes: int, o_cfg, fuse: bool, with_o: bool, device_index: int = 0
-) -> bool:
-    """Whether the forward's state pass launch also runs the output kernel's programs (``OVERLAP_O``), from
-    shapes only. Never with ``FUSE_WU`` (its chains are the wide-V-block ones that fill the GPU), with an output
-    config whose warps differ from the pass's, or for symbolic shapes."""
-    if OVERLAP_O == "off" or fuse or not all(isinstance(x, int) for x in (n, hv, v)) or n == 0:
-        return False
-    bv, warps, _ = launch_config("fwd_h", n_programs=n * hv, v=v, k_row_bytes=k_row_bytes)
-    if warps != o_cfg[1]:
-        return False
-    if OVERLAP_O == "on":
-        return True
-    return n * hv * triton.cdiv(v, bv) <= _num_sms(device_index)
-
-
 # The backward's recompute of the per-chunk states in segments (``SEG_MODE`` of ``_gated_delta_fwd_h_kernel``):
 # the forward (when a backward follows: ``ops.gated_delta_fwd_keep_t``) stores the exact fp32 state entering every
 # ``seg_chunks`` -th chunk of each sequence, and the recompute runs one chain per segment instead of per sequence,
@@ -1282,7 +1177,7 @@ def _h_row_bytes(k, v) -> int:
 
 def _state_pass(
     k, w, u, gc, initial_state, cu, *, in_dtype, store_final: bool, dhbuf=None, rk=None, dhlo=None,
-    fused=None, out=None, seg: int = 0, hseg=None, fuse_out: bool = True, overlap_o=None,
+    fused=None, out=None, seg: int = 0, hseg=None,
 ):  # fmt: skip
     """The state pass (``_gated_delta_fwd_h_kernel``) over ``w``, ``u`` from ``_prepare``, or with ``fused =
     (v, beta, T^-1)`` and ``w = u = None`` forming v_new from T per chunk itself (``FUSE_WU``). ``out = (q, rq, o,
@@ -1293,9 +1188,6 @@ def _state_pass(
     ``seg > 0`` (``seg_chunks``): without ``hseg`` (the forward) the pass also stores the fp32 state entering every
     ``seg``-th chunk into a new ``[num_seg_slots, HV, K, V]`` buffer, returned as a fifth value; with ``hseg``
     (the backward's recompute, ``initial_state`` unused) it runs one chain per segment from those states.
-    ``fuse_out=False`` takes ``out`` for ``overlap_o`` alone (no ``FUSE_O``). ``overlap_o = (BV, warps)``
-    (``OVERLAP_O``, forward only, with ``out``): the output kernel's programs for the sequences longer than
-    ``max_len`` run in the same launch (the output's V blocks of BV; its warps must be the pass's).
     Returns ``(hbuf, vnew, final, gh)`` or ``(hbuf, vnew, final, gh, hseg)``."""
     t, h, dk = k.shape
     if fused is not None:
@@ -1315,8 +1207,6 @@ def _state_pass(
     # one partial sum per V block of the autotuned width (>= 16); unused entries stay 0
     gh = torch.zeros((ns, hv, ng) if dhbuf is not None else (0,), dtype=torch.float32, device=dev)
     vnew = new_empty((t, hv, dv), dtype=inter_dtype(k.dtype, "vnew", t, hv), device=dev)
-    if overlap_o is not None and out is None:
-        raise ValueError("_state_pass: overlap_o (OVERLAP_O) needs out")
     q_o, rq_o, o_o, scale_o, o_max_len = out if out is not None else (gc, None, gc, 1.0, -1)
     final = new_empty((n, hv, dk, dv) if store_final else (0,), dtype=torch.float32, device=dev)
     seg_mode = 0 if seg == 0 else 2 if hseg is not None else 1
@@ -1336,22 +1226,10 @@ def _state_pass(
         row_bytes = _h_row_bytes(k, u if fused is None else fused[0])
         bv, warps, stages = launch_config("fwd_h", n_programs=chains * hv, v=dv, k_row_bytes=row_bytes)
         o_stages = stages
-        if out is not None and fuse_out:
+        if out is not None:
             # the fused output's (BV, warps, stages); the long sequences' loop keeps ``stages``
             bv, warps, o_stages = launch_config("fwd_h_o", n_programs=n * hv, v=dv, k_row_bytes=row_bytes)
-        if overlap_o is not None:
-            bv_o, warps_o = overlap_o
-            if warps_o != warps:
-                raise ValueError(
-                    f"_state_pass: overlap_o needs the state pass's {warps} warps, got {warps_o}"
-                )
-            # FLAGS: the ticket counter, then one done-count per (chunk slot, value head)
-            flags = torch.zeros((1 + ns * hv,), dtype=torch.int32, device=dev)
-            grid = (triton.cdiv(dv, bv) * chains * hv + ns * hv * triton.cdiv(dv, bv_o) * (_OVX != "noo"),)
-        else:
-            flags, bv_o = gc, 0
-            grid = (triton.cdiv(dv, bv), chains * hv)
-        torch.library.wrap_triton(_gated_delta_fwd_h_kernel)[grid](
+        torch.library.wrap_triton(_gated_delta_fwd_h_kernel)[(triton.cdiv(dv, bv), chains * hv)](
             k,
             k if rk is None else rk,
             w,
@@ -1393,7 +1271,7 @@ def _state_pass(
             DH_SPLIT=dhlo is not None,
             FUSE_WU=fused is not None,
             WU_PREC=wu_prec,
-            FUSE_O=out is not None and fuse_out,
+            FUSE_O=out is not None,
             O_PREC=dot_precision(in_dtype, "fwd_o"),
             O_KEEP=keep_fp32(in_dtype, "fwd_o", t, hv),
             O_STAGES=o_stages,
@@ -1401,11 +1279,6 @@ def _state_pass(
             HSEG=hseg if hseg is not None else gc,
             SEG=seg,
             SEG_MODE=seg_mode,
-            FLAGS=flags,
-            BV_O=bv_o,
-            OVERLAP_O=overlap_o is not None,
-            SIGNAL_ASM=not interpreter_enabled(),
-            OVX=1 if _OVX == "nowait" else 0,
             num_warps=warps,
             num_stages=stages,
         )
@@ -1440,24 +1313,18 @@ def chunk_fwd(
     with_o = fuse_o(n * hv, dv, dk, _h_row_bytes(k, v))
     o_max_len = fuse_o_max_len(t, n) if with_o else -1
     seg = seg if keep_t is not None else 0
-    ns = num_slots(t, n)
-    o_cfg = launch_config(
-        "fwd_o",
-        n_programs=ns * hv,
-        v=dv,
-        k_row_bytes=dk * max(k.element_size(), inter_dtype(k.dtype, "h", t, hv).itemsize),
-    )
-    overlap = overlap_o(n, hv, dv, dk, _h_row_bytes(k, v), o_cfg, fuse, with_o, k.device.index or 0)
     hbuf, vnew, final, _, *hseg = _state_pass(
         k, w, u, gc, initial_state, cu, in_dtype=v.dtype, store_final=True, rk=rk,
-        fused=(v, beta, ainv) if fuse else None, out=(q, rq, o, scale, o_max_len) if with_o or overlap else None,
-        seg=seg, fuse_out=with_o, overlap_o=o_cfg[:2] if overlap else None,
+        fused=(v, beta, ainv) if fuse else None, out=(q, rq, o, scale, o_max_len) if with_o else None, seg=seg,
     )  # fmt: skip
     hseg = hseg[0] if hseg else new_empty((0,), dtype=torch.float32, device=v.device)
     if keep_t == "input":
         ainv = ainv.to(k.dtype)
-    if ns > 0 and not overlap:
-        bv, warps, stages = o_cfg
+    ns = num_slots(t, n)
+    if ns > 0:
+        bv, warps, stages = launch_config(
+            "fwd_o", n_programs=ns * hv, v=dv, k_row_bytes=dk * max(k.element_size(), hbuf.element_size())
+        )
         torch.library.wrap_triton(_gated_delta_fwd_o_kernel)[(ns, hv, triton.cdiv(dv, bv))](
             q,
             k,
