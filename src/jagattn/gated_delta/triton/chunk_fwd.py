@@ -500,123 +500,6 @@ def _gated_delta_fwd_wu_loop_kernel(
         tl.store(U + p_v, b_u.to(w_dt), mask=m)
 
 
-@triton.jit
-def _gated_delta_fwd_wu_pair_kernel(
-    K_,
-    RK,
-    V_,
-    BETA,
-    GC,
-    AINV,
-    W,
-    U,
-    CU,
-    N,
-    H: tl.constexpr,
-    HV: tl.constexpr,
-    K: tl.constexpr,
-    V: tl.constexpr,
-    BT: tl.constexpr,
-    BC: tl.constexpr,
-    DOT_PREC: tl.constexpr,
-    EXACT_EXP: tl.constexpr,
-    LOWP_W: tl.constexpr,
-    NORM: tl.constexpr,
-):
-    """W and U~ of two chunks at once in their pair form (``PAIR``): chunk ``a`` (even index within its
-    sequence) as ``_gated_delta_fwd_wu_loop_kernel`` writes them, the next chunk ``b`` as
-
-        W'_b = exp(G_a,last) W_b - M W_a,   U'_b = U~_b - M U~_a,   M = W_b Ka~^T  [BT, BT]
-
-    with ``Ka~ = exp(G_a,last - G_a) * K_a`` (a's keys decayed to its end). Then ``v_new_b = U'_b - W'_b S_a``
-    from the state ``S_a`` entering ``a``: the 2 BT rows of the pair are one WY step of the state pass, which
-    no longer needs the state between ``a`` and ``b`` on its chain. ``M`` is formed as
-    ``T_b (f_b K_b Ka^T d_a)`` (``f = beta exp(G)``, ``d_a = exp(G_a,last - G_a)``) from a first pass over
-    the key tiles. One program per chunk slot and value head; odd chunks return at once."""
-    i_s = tl.program_id(0)
-    i_hv = tl.program_id(1)
-    i_n, i_t = _seq_of_slot(CU, i_s, N, BT)
-    bos = tl.load(CU + i_n).to(tl.int32)
-    eos = tl.load(CU + i_n + 1).to(tl.int32)
-    row0 = bos + i_t * BT
-    if row0 >= eos or i_t % 2 == 1:
-        return
-    i_h = i_hv // (HV // H)
-    o_t = tl.arange(0, BT)
-    rows_a = (row0 + o_t).to(tl.int64)
-    rows_b = rows_a + BT
-    m_a = (row0 + o_t) < eos
-    m_b = (row0 + BT + o_t) < eos
-    b_ta = tl.load(AINV + (rows_a[:, None] * HV + i_hv) * BT + o_t[None, :], mask=m_a[:, None], other=0.0).to(
-        tl.float32
-    )
-    b_tb = tl.load(AINV + (rows_b[:, None] * HV + i_hv) * BT + o_t[None, :], mask=m_b[:, None], other=0.0).to(
-        tl.float32
-    )
-    beta_a = tl.load(BETA + rows_a * HV + i_hv, mask=m_a, other=0.0).to(tl.float32)
-    beta_b = tl.load(BETA + rows_b * HV + i_hv, mask=m_b, other=0.0).to(tl.float32)
-    g_a = tl.load(GC + rows_a * HV + i_hv, mask=m_a, other=0.0)
-    g_b = tl.load(GC + rows_b * HV + i_hv, mask=m_b, other=0.0)
-    ga_last = tl.load(GC + (tl.minimum(row0 + BT, eos) - 1).to(tl.int64) * HV + i_hv)
-    f_a = tl.where(m_a, beta_a * _exp(g_a, EXACT_EXP), 0.0)
-    f_b = tl.where(m_b, beta_b * _exp(g_b, EXACT_EXP), 0.0)
-    d_a = tl.where(m_a, _exp(tl.where(m_a, ga_last - g_a, 0.0), EXACT_EXP), 0.0)
-    e_a = _exp(ga_last, EXACT_EXP)
-    o_c = tl.arange(0, BC)
-    w_dt = W.dtype.element_ty
-    dt = K_.dtype.element_ty
-
-    # K_b K_a^T over the key tiles, then M = T_b (f_b K_b K_a^T d_a)
-    b_kk = tl.zeros([BT, BT], dtype=tl.float32)
-    for i_c in range(0, tl.cdiv(K, BC)):
-        o_k = i_c * BC + o_c
-        m_k = (o_k < K)[None, :]
-        b_ka = _l2n(
-            tl.load(K_ + (rows_a[:, None] * H + i_h) * K + o_k[None, :], mask=m_a[:, None] & m_k, other=0.0),
-            RK, rows_a, m_a, i_h, H, NORM,
-        )  # fmt: skip
-        b_kb = _l2n(
-            tl.load(K_ + (rows_b[:, None] * H + i_h) * K + o_k[None, :], mask=m_b[:, None] & m_k, other=0.0),
-            RK, rows_b, m_b, i_h, H, NORM,
-        )  # fmt: skip
-        b_kk += tl.dot(_c(b_kb, dt, DOT_PREC), tl.trans(_c(b_ka, dt, DOT_PREC)), input_precision=DOT_PREC)
-    b_m = tl.dot(b_tb, b_kk * f_b[:, None] * d_a[None, :], input_precision=DOT_PREC)
-
-    for i_c in range(0, tl.cdiv(K, BC)):
-        o_k = i_c * BC + o_c
-        m_k = (o_k < K)[None, :]
-        b_ka = _l2n(
-            tl.load(K_ + (rows_a[:, None] * H + i_h) * K + o_k[None, :], mask=m_a[:, None] & m_k, other=0.0),
-            RK, rows_a, m_a, i_h, H, NORM,
-        )  # fmt: skip
-        b_kb = _l2n(
-            tl.load(K_ + (rows_b[:, None] * H + i_h) * K + o_k[None, :], mask=m_b[:, None] & m_k, other=0.0),
-            RK, rows_b, m_b, i_h, H, NORM,
-        )  # fmt: skip
-        b_xa = b_ka.to(tl.float32) * f_a[:, None]
-        b_xb = b_kb.to(tl.float32) * f_b[:, None]
-        if LOWP_W:
-            b_wa = tl.dot(b_ta.to(dt), b_xa.to(dt))
-            b_wb = tl.dot(b_tb.to(dt), b_xb.to(dt))
-        else:
-            b_wa = tl.dot(b_ta, b_xa, input_precision=DOT_PREC)
-            b_wb = tl.dot(b_tb, b_xb, input_precision=DOT_PREC)
-        b_wb = b_wb * e_a - tl.dot(b_m, b_wa, input_precision=DOT_PREC)
-        tl.store(W + (rows_a[:, None] * HV + i_hv) * K + o_k[None, :], b_wa.to(w_dt), mask=m_a[:, None] & m_k)
-        tl.store(W + (rows_b[:, None] * HV + i_hv) * K + o_k[None, :], b_wb.to(w_dt), mask=m_b[:, None] & m_k)
-    for i_c in range(0, tl.cdiv(V, BC)):
-        o_v = i_c * BC + o_c
-        m_v = (o_v < V)[None, :]
-        p_a = (rows_a[:, None] * HV + i_hv) * V + o_v[None, :]
-        p_b = (rows_b[:, None] * HV + i_hv) * V + o_v[None, :]
-        b_ya = tl.load(V_ + p_a, mask=m_a[:, None] & m_v, other=0.0).to(tl.float32) * beta_a[:, None]
-        b_yb = tl.load(V_ + p_b, mask=m_b[:, None] & m_v, other=0.0).to(tl.float32) * beta_b[:, None]
-        b_ua = tl.dot(b_ta, b_ya, input_precision=DOT_PREC)
-        b_ub = tl.dot(b_tb, b_yb, input_precision=DOT_PREC) - tl.dot(b_m, b_ua, input_precision=DOT_PREC)
-        tl.store(U + p_a, b_ua.to(w_dt), mask=m_a[:, None] & m_v)
-        tl.store(U + p_b, b_ub.to(w_dt), mask=m_b[:, None] & m_v)
-
-
 # ---------------------------------------------------------------------------------------------
 # the sequential state pass
 
@@ -820,88 +703,6 @@ def _h_chain(
 
 
 @triton.jit
-def _h_chain_pairs(
-    K_, RK, W, U, GC, H0, HT, HBUF, VNEW, bos, eos, i_n, i_v, i_hv, i_h, H: tl.constexpr, HV: tl.constexpr,
-    K: tl.constexpr, V: tl.constexpr, BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr,
-    USE_INITIAL_STATE: tl.constexpr, STORE_FINAL_STATE: tl.constexpr, DOT_PREC: tl.constexpr, KEEP: tl.constexpr,
-    EXACT_EXP: tl.constexpr, NORM: tl.constexpr, LOOP_STAGES: tl.constexpr, HSEG, SEG: tl.constexpr,
-    SEG_STORE: tl.constexpr,
-):  # fmt: skip
-    """``_h_chain`` (forward, unfused) two chunks a step (``PAIR``): W and U~ come in their pair form
-    (``_gated_delta_fwd_wu_pair_kernel``), so the ``2 BT`` rows of chunks ``a``, ``b`` get their v_new from the state
-    entering ``a`` in one product, and the chain steps ``S -> exp(G_last) S + K^T (exp(G_last - G) v_new)`` over both
-    (``G`` summed across the pair). The state entering ``b`` (the output kernel reads it, and a segment may start
-    there) is formed beside the chain from ``a``'s rows."""
-    n_chunks = tl.cdiv(eos - bos, BT)
-    slot0 = bos // BT + i_n
-    o_k = tl.arange(0, BK)
-    o_v = i_v * BV + tl.arange(0, BV)
-    m_k = o_k < K
-    m_v = o_v < V
-    m_kv = m_k[:, None] & m_v[None, :]
-    o_kv = o_k[:, None] * V + o_v[None, :]
-    p_state = (i_n * HV + i_hv).to(tl.int64) * K * V
-    if USE_INITIAL_STATE:
-        b_h = tl.load(H0 + p_state + o_kv, mask=m_kv, other=0.0).to(tl.float32)
-    else:
-        b_h = tl.zeros([BK, BV], dtype=tl.float32)
-    dt = W.dtype.element_ty
-    o_t2 = tl.arange(0, 2 * BT)
-    in_a = o_t2 < BT
-    for i_p in tl.range(0, tl.cdiv(n_chunks, 2), num_stages=LOOP_STAGES):
-        i_t = 2 * i_p
-        row0 = bos + i_t * BT
-        rows = (row0 + o_t2).to(tl.int64)
-        m_t = (row0 + o_t2) < eos
-        has_b = row0 + BT < eos
-        p_slot = ((slot0 + i_t).to(tl.int64) * HV + i_hv) * K * V
-        tl.store(HBUF + p_slot + o_kv, b_h.to(HBUF.dtype.element_ty), mask=m_kv)
-        if SEG_STORE:  # noqa: SIM102 (constexpr first)
-            if i_t % SEG == 0:
-                p_seg = ((bos // (BT * SEG) + i_n + i_t // SEG).to(tl.int64) * HV + i_hv) * K * V
-                tl.store(HSEG + p_seg + o_kv, b_h, mask=m_kv)
-        p_u = (rows[:, None] * HV + i_hv) * V + o_v[None, :]
-        m_tv = m_t[:, None] & m_v[None, :]
-        b_w = tl.load(
-            W + (rows[:, None] * HV + i_hv) * K + o_k[None, :], mask=m_t[:, None] & m_k[None, :], other=0.0
-        )
-        b_u = tl.load(U + p_u, mask=m_tv, other=0.0).to(tl.float32)
-        b_vn = (
-            b_u - tl.dot(_c(b_w, dt, DOT_PREC, KEEP), _c(b_h, dt, DOT_PREC, KEEP), input_precision=DOT_PREC)
-        ).to(dt)
-        tl.store(VNEW + p_u, b_vn, mask=m_tv)
-        b_g = tl.load(GC + rows * HV + i_hv, mask=m_t, other=0.0)
-        ga_last = tl.load(GC + (tl.minimum(row0 + BT, eos) - 1).to(tl.int64) * HV + i_hv)
-        gb_last = tl.load(GC + (tl.minimum(row0 + 2 * BT, eos) - 1).to(tl.int64) * HV + i_hv)
-        g_pair = tl.where(in_a, b_g, b_g + ga_last)
-        gp_last = tl.where(has_b, gb_last + ga_last, ga_last)
-        b_k = tl.load(
-            K_ + (rows[:, None] * H + i_h) * K + o_k[None, :], mask=m_t[:, None] & m_k[None, :], other=0.0
-        )
-        b_k = _l2n(b_k, RK, rows, m_t, i_h, H, NORM)
-        b_kc = _c(b_k, dt, DOT_PREC, KEEP)
-        b_vf = b_vn.to(tl.float32)
-        # the state entering b: S exp(G_a,last) + K_a^T (exp(G_a,last - G_a) v_new_a), off the chain
-        a_rows = m_t & in_a
-        b_va = b_vf * tl.where(a_rows, _exp(tl.where(a_rows, ga_last - b_g, 0.0), EXACT_EXP), 0.0)[:, None]
-        b_hb = b_h * _exp(ga_last, EXACT_EXP) + tl.dot(
-            tl.trans(b_kc), _c(b_va, dt, DOT_PREC, KEEP), input_precision=DOT_PREC
-        )
-        m_hb = m_kv & ((o_k * 0 + row0 + BT) < eos)[:, None]  # (a tensor test: the interpreter's masks)
-        tl.store(HBUF + p_slot + HV * K * V + o_kv, b_hb.to(HBUF.dtype.element_ty), mask=m_hb)
-        if SEG_STORE:  # noqa: SIM102
-            if (i_t + 1) % SEG == 0:
-                p_seg = ((bos // (BT * SEG) + i_n + (i_t + 1) // SEG).to(tl.int64) * HV + i_hv) * K * V
-                tl.store(HSEG + p_seg + o_kv, b_hb, mask=m_hb)
-        b_vd = b_vf * tl.where(m_t, _exp(gp_last - g_pair, EXACT_EXP), 0.0)[:, None]
-        b_h = b_h * _exp(gp_last, EXACT_EXP) + tl.dot(
-            tl.trans(b_kc), _c(b_vd, dt, DOT_PREC, KEEP), input_precision=DOT_PREC
-        )
-    if STORE_FINAL_STATE:
-        tl.store(HT + p_state + o_kv, b_h, mask=m_kv)
-
-
-@triton.jit
 def _gated_delta_fwd_h_kernel(
     K_,
     RK,
@@ -952,7 +753,6 @@ def _gated_delta_fwd_h_kernel(
     HSEG=None,
     SEG: tl.constexpr = 0,
     SEG_MODE: tl.constexpr = 0,
-    PAIR: tl.constexpr = False,
 ):
     """The sequential state pass over the chunks of one (sequence, value head, V block): stores each
     chunk's starting state (HBUF) and ``v_new = U~ - W S`` (VNEW), steps ``S``; the final state (HT),
@@ -1014,11 +814,6 @@ def _gated_delta_fwd_h_kernel(
                     KEEP, EXACT_EXP, NORM, PREFETCH, DH_SPLIT, FUSE_WU, WU_PREC, False, O_PREC, O_KEEP, STAGES, HSEG,
                     i_n, SEG, SEG_MODE == 1,
                 )  # fmt: skip
-        elif PAIR:
-            _h_chain_pairs(
-                K_, RK, W, U, GC, H0, HT, HBUF, VNEW, bos, eos, i_n, i_v, i_hv, i_h, H, HV, K, V, BT, BK, BV,
-                USE_INITIAL_STATE, STORE_FINAL_STATE, DOT_PREC, KEEP, EXACT_EXP, NORM, STAGES, HSEG, SEG, SEG_MODE == 1,
-            )  # fmt: skip
         else:
             _h_chain(
                 K_, RK, W, U, V_, BETA, AINV, GC, H0, HT, HBUF, VNEW, DHBUF, DHLO, GH, Q, RQ, O, bos, eos, i_n, i_v, i_hv,
@@ -1112,9 +907,7 @@ def _gated_delta_fwd_o_kernel(
 def _prepare(k, v, g, beta, cu, saved=None, rk=None, wu: bool | str = True, norm_out=None):
     """``(gc [T, HV] fp32, T^-1 blocks [T, HV, BT] fp32, w [T, HV, K], u~ [T, HV, V])``; with ``wu`` False
     (the state passes form v_new from T themselves, ``FUSE_WU``) w and u are not computed (``None``), with
-    ``wu="w"`` only W is (u ``None``: for ``dhu`` when only the state passes are fused), with ``wu="pair"`` both
-    in the pair form of ``PAIR`` (``_gated_delta_fwd_wu_pair_kernel``: the forward's state pass then steps two
-    chunks at a time). ``norm_out = (kn, rk)``
+    ``wu="w"`` only W is (u ``None``: for ``dhu`` when only the state passes are fused). ``norm_out = (kn, rk)``
     (``[T, H, K]`` in k's dtype, ``[T, H]`` fp32; not with ``saved``): k is raw and the solve kernel writes its
     L2-normalised copy and factors there, which every later kernel then reads as k.
 
@@ -1133,8 +926,7 @@ def _prepare(k, v, g, beta, cu, saved=None, rk=None, wu: bool | str = True, norm
         gc = new_empty((t, hv), dtype=torch.float32, device=dev)
         ainv = new_empty((t, hv, BT), dtype=torch.float32, device=dev)
     w = new_empty((t, hv, dk) if wu else (0,), dtype=inter_dtype(k.dtype, "w", t, hv), device=dev)
-    do_u = wu is True or wu == "pair"
-    u = new_empty((t, hv, dv) if do_u else (0,), dtype=inter_dtype(k.dtype, "u", t, hv), device=dev)
+    u = new_empty((t, hv, dv) if wu is True else (0,), dtype=inter_dtype(k.dtype, "u", t, hv), device=dev)
     if ns > 0:
         prec = dot_precision(v.dtype, "kkt")  # the input dtype: k may be an fp32 copy (l2norm, fp16)
         exact = exact_exp(k.dtype)
@@ -1178,20 +970,18 @@ def _prepare(k, v, g, beta, cu, saved=None, rk=None, wu: bool | str = True, norm
         k = norm_out[0]  # the later kernels read the normalised copy
     if not wu:
         return gc, ainv, None, None
+    do_u = wu is True
     if ns > 0:
         prec = dot_precision(v.dtype, "wu")
         bc, wu_warps, wu_stages = launch_config("fwd_wu", n_programs=ns * hv, v=dv)
-        # every parameter passed explicitly (Inductor's launcher needs them all, defaults included)
-        if wu == "pair":
-            kern, grid = _gated_delta_fwd_wu_pair_kernel, (ns, hv)
-            extra = {"LOWP_W": _wu_lowp(prec, w.dtype, k.dtype)["LOWP_W"]}
-        elif WU_VARIANT == "loop":
-            kern, grid = _gated_delta_fwd_wu_loop_kernel, (ns, hv)
-            extra = {**_wu_lowp(prec, w.dtype, k.dtype), "DO_U": do_u}
+        if WU_VARIANT == "loop":
+            wu, grid = _gated_delta_fwd_wu_loop_kernel, (ns, hv)
         else:
             n_tiles = triton.cdiv(dk, bc) + (triton.cdiv(dv, bc) if wu is True else 0)
-            kern, grid, extra = _gated_delta_fwd_wu_kernel, (ns, hv, n_tiles), {}
-        torch.library.wrap_triton(kern)[grid](
+            wu, grid = _gated_delta_fwd_wu_kernel, (ns, hv, n_tiles)
+        # every parameter passed explicitly (Inductor's launcher needs them all, defaults included)
+        extra = {**_wu_lowp(prec, w.dtype, k.dtype), "DO_U": do_u} if WU_VARIANT == "loop" else {}
+        torch.library.wrap_triton(wu)[grid](
             k,
             k if rk is None else rk,
             v,
@@ -1328,36 +1118,6 @@ def fuse_o(n_chains, v, k: int, k_row_bytes: int) -> bool:
     return launch_config("fwd_h", n_programs=n_chains, v=v, k_row_bytes=k_row_bytes)[0] >= FUSE_MIN_BV
 
 
-# The forward's unfused state pass two chunks a step (``PAIR`` of ``_gated_delta_fwd_h_kernel``, the w/u launch in
-# the pair form of ``_gated_delta_fwd_wu_pair_kernel``). Where few (sequence, value head) chains run V blocks of 16
-# (one 32k-token sequence x 16 heads: 128 programs, one per SM), each chain step is bound by latency, not by its
-# rows: the unfused pass's kernel launched with 128-row steps took 0.410 ms against 0.710 at 64 on the same buffers
-# (H200, session 35 round 1, ``benchmarks/rounds/s35_pair_probe.py``). Pairs halve the steps; the pair form of W, U~
-# is formed chunk-parallel beforehand. "auto": where the pass is unfused (no ``FUSE_WU``, no ``FUSE_O``) and runs
-# V blocks of 16; "off"; "on": wherever it is unfused on the bf16 speed path (A/Bs, gpu tests); "any": wherever it
-# is unfused, any dtype (the CPU tests' plumbing check).
-PAIR = env_choice("JAGATTN_GD_PAIR", ("auto", "off", "on", "any"), "off")
-
-
-def pair_steps(n, hv, v, k_row_bytes: int, fuse: bool, with_o: bool, w_dtype, device_index: int = 0) -> bool:
-    """Whether the forward's state pass steps two chunks at a time (``PAIR``), from shapes only; never for
-    symbolic shapes (no guard on the sizes). "auto" only on the bf16 speed path (``w_dtype``, W's storage dtype, is
-    bf16): in fp32 the pair form's separately rounded ``M U~_a`` and ``M W_a S`` terms cost dg more than the SPEC
-    rule's fp32 allowance on a CPU case (lengths 129, 3, 192, seed 61: 1.4e-5 against 1.0e-5)."""
-    import torch
-
-    if PAIR == "off" or fuse or with_o or not all(isinstance(x, int) for x in (n, hv, v)):
-        return False
-    if PAIR == "any":
-        return True
-    if w_dtype != torch.bfloat16:
-        return False
-    if PAIR == "on":
-        return True
-    bv = launch_config("fwd_h", n_programs=n * hv, v=v, k_row_bytes=k_row_bytes, device_index=device_index)[0]
-    return bv == 16
-
-
 # The backward's recompute of the per-chunk states in segments (``SEG_MODE`` of ``_gated_delta_fwd_h_kernel``):
 # the forward (when a backward follows: ``ops.gated_delta_fwd_keep_t``) stores the exact fp32 state entering every
 # ``seg_chunks`` -th chunk of each sequence, and the recompute runs one chain per segment instead of per sequence,
@@ -1417,7 +1177,7 @@ def _h_row_bytes(k, v) -> int:
 
 def _state_pass(
     k, w, u, gc, initial_state, cu, *, in_dtype, store_final: bool, dhbuf=None, rk=None, dhlo=None,
-    fused=None, out=None, seg: int = 0, hseg=None, pair: bool = False,
+    fused=None, out=None, seg: int = 0, hseg=None,
 ):  # fmt: skip
     """The state pass (``_gated_delta_fwd_h_kernel``) over ``w``, ``u`` from ``_prepare``, or with ``fused =
     (v, beta, T^-1)`` and ``w = u = None`` forming v_new from T per chunk itself (``FUSE_WU``). ``out = (q, rq, o,
@@ -1428,8 +1188,6 @@ def _state_pass(
     ``seg > 0`` (``seg_chunks``): without ``hseg`` (the forward) the pass also stores the fp32 state entering every
     ``seg``-th chunk into a new ``[num_seg_slots, HV, K, V]`` buffer, returned as a fifth value; with ``hseg``
     (the backward's recompute, ``initial_state`` unused) it runs one chain per segment from those states.
-    ``pair`` (``PAIR``, the forward without ``fused``: ``w``, ``u`` from ``_prepare(wu="pair")``): the unfused loop
-    steps two chunks at a time.
     Returns ``(hbuf, vnew, final, gh)`` or ``(hbuf, vnew, final, gh, hseg)``."""
     t, h, dk = k.shape
     if fused is not None:
@@ -1521,7 +1279,6 @@ def _state_pass(
             HSEG=hseg if hseg is not None else gc,
             SEG=seg,
             SEG_MODE=seg_mode,
-            PAIR=pair,
             num_warps=warps,
             num_stages=stages,
         )
@@ -1549,18 +1306,16 @@ def chunk_fwd(
     n = cu.shape[0] - 1
     rq, rk = rstd if rstd is not None else (None, None)
     fuse = fuse_wu("fwd_h", n * hv, dv, dk, _h_row_bytes(k, v))
-    with_o = fuse_o(n * hv, dv, dk, _h_row_bytes(k, v))
-    pair = pair_steps(n, hv, dv, _h_row_bytes(k, v), fuse, with_o, inter_dtype(k.dtype, "w", t, hv))
-    gc, ainv, w, u = _prepare(k, v, g, beta, cu, rk=rk, wu="pair" if pair else not fuse, norm_out=norm_k_out)
+    gc, ainv, w, u = _prepare(k, v, g, beta, cu, rk=rk, wu=not fuse, norm_out=norm_k_out)
     if norm_k_out is not None:
         k = norm_k_out[0]
     o = new_empty((t, hv, dv), dtype=v.dtype, device=v.device)
+    with_o = fuse_o(n * hv, dv, dk, _h_row_bytes(k, v))
     o_max_len = fuse_o_max_len(t, n) if with_o else -1
     seg = seg if keep_t is not None else 0
     hbuf, vnew, final, _, *hseg = _state_pass(
         k, w, u, gc, initial_state, cu, in_dtype=v.dtype, store_final=True, rk=rk,
         fused=(v, beta, ainv) if fuse else None, out=(q, rq, o, scale, o_max_len) if with_o else None, seg=seg,
-        pair=pair,
     )  # fmt: skip
     hseg = hseg[0] if hseg else new_empty((0,), dtype=torch.float32, device=v.device)
     if keep_t == "input":
