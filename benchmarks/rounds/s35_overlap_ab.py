@@ -6,6 +6,8 @@ with ``OVERLAP_O`` "off" and "on" in turns (3 passes); o, the final state and ev
 between the two; the per-kernel profile of both forwards; and the PTX of every compiled state-pass kernel checked
 for a CTA barrier right before each ``red.release`` (what makes the release cover every thread's stores).
 
+Runs against commit 93c2509 only (``OVERLAP_O`` was reverted after round 3).
+
 Usage (GPU): ``PYTHONPATH=src python3 benchmarks/rounds/s35_overlap_ab.py --out $OUT [--rows H16-1seq,...]``.
 """
 

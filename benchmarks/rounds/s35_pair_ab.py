@@ -6,6 +6,8 @@ Per row: the public forward without gradients, with gradients (keeps T), and for
 to the output's max (the pair form rounds W and U~ otherwise: not bitwise); and the per-kernel profile of both
 forwards. The SPEC-rule check is the gated delta gpu tests with ``JAGATTN_GD_PAIR=on`` (the round script).
 
+Runs against commit a0cd371 only (``PAIR`` was reverted after round 5).
+
 Usage (GPU): ``PYTHONPATH=src python3 benchmarks/rounds/s35_pair_ab.py --out $OUT [--rows H16-1seq,...]``.
 """
 
