@@ -871,7 +871,9 @@ def chunk_bwd(
     tab_wy = CHUNK_TABLE in ("wy", "wy_dqkwg")
     tab_dqkwg = CHUNK_TABLE == "wy_dqkwg"
     tab = chunk_table(cu, ns) if tab_wy or tab_dqkwg else cu
-    bv, warps, stages, bkb = launch_config("bwd_dqkwg", n_programs=ns * hv, v=dv_)
+    bv, warps, stages, bkb = launch_config(
+        "bwd_dqkwg", n_programs=ns * hv, v=dv_, k_row_bytes=dk_ * max(k.element_size(), hbuf.element_size())
+    )
     bkb = min(bkb, bk)
     nkb = triton.cdiv(dk_, bkb)
     dgp = new_empty((nkb, t, hv), dtype=torch.float32, device=dev)

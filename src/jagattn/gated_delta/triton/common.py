@@ -296,6 +296,14 @@ CANDIDATES = {
 }
 
 
+DQKWG_NARROW_ROWS = (
+    64,
+    4,
+    2,
+    64,
+)  # bwd_dqkwg's config for K rows of at most DEEP_K_ROW_BYTES (launch_config)
+
+
 def parse_config_override(text: str) -> dict[str, tuple[int, ...]]:
     """``JAGATTN_GD_CONFIG`` (``"kernel=a,b,c;..."``, empty items skipped) as kernel -> config. A
     ValueError naming the variable for an item without ``=``, a kernel not in ``CANDIDATES``, a value
@@ -376,6 +384,13 @@ def launch_config(
         if wide_k:
             return (64, 4, 1)
         return (128 if v > 64 else 64, 4, 2)
+    if kernel == "bwd_dqkwg" and 0 < k_row_bytes <= DEEP_K_ROW_BYTES:
+        # bf16 q/k and states at K <= 128 (the speed path): V blocks of 64 at two stages. H200, session 35 round 6
+        # (benchmarks/gd_switch_ab.py, same process, gradients bitwise the default's): dqkwg 0.756 -> 0.741 ms,
+        # backward 2.505 -> 2.483 ms on H16-8seqs; 0.764 -> 0.743, 2.877 -> 2.863 on H16-ragged. Wider rows (fp32
+        # copies or states) keep the first candidate: locally (Triton 3.9, sm_90) fp16 at K = 128 spills 1336 B
+        # there against 1136 at (32, 4, 3, 64)
+        return DQKWG_NARROW_ROWS
     if kernel in ("bwd_dqkwg", "bwd_wy", "fwd_wu", "fwd_h_o"):
         return CANDIDATES[kernel][0]
     if kernel == "fwd_recurrent":
