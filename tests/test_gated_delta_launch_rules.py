@@ -241,3 +241,52 @@ def test_fuse_o_max_len(monkeypatch):
     assert chunk_fwd.fuse_o_max_len(object(), 8) == -1
     monkeypatch.setattr(chunk_fwd, "FUSE_O_MAX_MEAN", 1.5)
     assert chunk_fwd.fuse_o_max_len(32768, 7) == 7022
+
+
+def test_dqkwg_narrow_row_config_rule(monkeypatch):
+    # session 35 (H200 rounds 6-7): (64, 4, 2, 64) for K rows of at most 256 bytes, the first candidate otherwise
+    # (and when the caller passes no row size); JAGATTN_GD_CONFIG still wins
+    monkeypatch.setattr(common, "CONFIG_OVERRIDE", {})
+    first = common.CANDIDATES["bwd_dqkwg"][0]
+    assert common.DQKWG_NARROW_ROWS in common.CANDIDATES["bwd_dqkwg"] and first != common.DQKWG_NARROW_ROWS
+    assert common.launch_config("bwd_dqkwg", n_programs=99, v=128, k_row_bytes=256) == common.DQKWG_NARROW_ROWS
+    assert common.launch_config("bwd_dqkwg", n_programs=99, v=128, k_row_bytes=512) == first
+    assert common.launch_config("bwd_dqkwg", n_programs=99, v=128) == first
+    monkeypatch.setitem(common.CONFIG_OVERRIDE, "bwd_dqkwg", (32, 8, 3, 64))
+    assert common.launch_config("bwd_dqkwg", n_programs=99, v=128, k_row_bytes=256) == (32, 8, 3, 64)
+
+
+@pytest.mark.parametrize(
+    "dtype, precise, narrow",
+    [(torch.bfloat16, False, True), (torch.bfloat16, True, False), (torch.float16, False, False),
+     (torch.float32, False, False)],
+    ids=["bf16-speed", "bf16-precise", "fp16", "fp32"],
+)  # fmt: skip
+def test_dqkwg_narrow_rows_only_for_16_bit_copies_and_states(monkeypatch, dtype, precise, narrow):
+    # chunk_bwd passes launch_config 16-bit rows only when the q/k copies and the states are both 16-bit (the bf16
+    # speed path, the only one the device measured): fp32 at K = 32 (128-byte rows) must keep the first candidate.
+    # The kernels are stubbed (the interpreter returns at once): only the launch decisions run
+    import triton.runtime.interpreter as interpreter
+
+    monkeypatch.setattr(interpreter.InterpretedFunction, "run", lambda self, *a, **kw: None)
+    monkeypatch.setattr(common, "PRECISE_MAX_TOKEN_HEADS", 1 << 30 if precise else 0)
+    seen = []
+    launch_config = chunk_bwd.launch_config
+
+    def spy(kernel, **kw):
+        cfg = launch_config(kernel, **kw)
+        if kernel == "bwd_dqkwg":
+            seen.append(cfg)
+        return cfg
+
+    monkeypatch.setattr(chunk_bwd, "launch_config", spy)
+    gen = torch.Generator().manual_seed(0)
+    t, h, dk, dv = 130, 2, 32, 48
+    q, k = (torch.randn(t, h, dk, generator=gen).to(dtype) for _ in range(2))
+    v, do = (torch.randn(t, h, dv, generator=gen).to(dtype) for _ in range(2))
+    g = torch.nn.functional.logsigmoid(torch.randn(t, h, generator=gen))
+    beta = torch.rand(t, h, generator=gen).to(dtype)
+    cu = torch.tensor([0, 63, 130])
+    chunk_bwd.chunk_bwd(q, k, v, g, beta, None, cu, dk**-0.5, do, None)
+    first = common.CANDIDATES["bwd_dqkwg"][0]
+    assert seen == [common.DQKWG_NARROW_ROWS if narrow else first]

@@ -871,11 +871,12 @@ def chunk_bwd(
     tab_wy = CHUNK_TABLE in ("wy", "wy_dqkwg")
     tab_dqkwg = CHUNK_TABLE == "wy_dqkwg"
     tab = chunk_table(cu, ns) if tab_wy or tab_dqkwg else cu
-    # K rows in bytes, for launch_config's narrow-row dqkwg config: only 16-bit q/k copies and states (the bf16 speed
-    # path, measured on the device); the fp32 copies / states of fp16 and the bf16 precise path keep the old one
+    # K rows in bytes for launch_config's narrow-row dqkwg config, passed only for 16-bit q/k copies and states (the
+    # bf16 speed path, the one the device measured); 0 (no row size: the first candidate) for the fp32 copies / states
+    # of fp16, fp32 and the bf16 precise path, whose rows can be as short at small K
     rows16 = k.element_size() == 2 and hbuf.element_size() == 2
     bv, warps, stages, bkb = launch_config(
-        "bwd_dqkwg", n_programs=ns * hv, v=dv_, k_row_bytes=dk_ * 2 if rows16 else dk_ * 4
+        "bwd_dqkwg", n_programs=ns * hv, v=dv_, k_row_bytes=dk_ * 2 if rows16 else 0
     )
     bkb = min(bkb, bk)
     nkb = triton.cdiv(dk_, bkb)

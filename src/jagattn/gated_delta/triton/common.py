@@ -296,12 +296,8 @@ CANDIDATES = {
 }
 
 
-DQKWG_NARROW_ROWS = (
-    64,
-    4,
-    2,
-    64,
-)  # bwd_dqkwg's config for K rows of at most DEEP_K_ROW_BYTES (launch_config)
+# bwd_dqkwg's config for K rows of at most DEEP_K_ROW_BYTES (launch_config)
+DQKWG_NARROW_ROWS = (64, 4, 2, 64)
 
 
 def parse_config_override(text: str) -> dict[str, tuple[int, ...]]:
@@ -389,9 +385,9 @@ def launch_config(
         # (benchmarks/gd_switch_ab.py, same process, gradients bitwise the default's): dqkwg 0.756 -> 0.741 ms,
         # backward 2.505 -> 2.483 ms on H16-8seqs; 0.764 -> 0.743, 2.877 -> 2.863 on H16-ragged; round 7: dqkwg
         # 0.749 -> 0.729 (H16-1seq), 0.769 -> 0.759 (H16-64seqs), 1.523 -> 1.506 (H32-8seqs), bitwise, backward
-        # within noise there. chunk_bwd passes 16-bit rows only for 16-bit copies and states; wider rows (fp32
-        # copies or states) keep the first candidate: locally (Triton 3.9, sm_90) fp16 at K = 128 spills 1336 B
-        # there against 1136 at (32, 4, 3, 64)
+        # within noise there. chunk_bwd passes a row size only for 16-bit copies and states (else 0); wider rows
+        # keep the first candidate: locally (Triton 3.9, sm_90) fp16 at K = 128 spills 1336 B there against 1136
+        # at (32, 4, 3, 64)
         return DQKWG_NARROW_ROWS
     if kernel in ("bwd_dqkwg", "bwd_wy", "fwd_wu", "fwd_h_o"):
         return CANDIDATES[kernel][0]
