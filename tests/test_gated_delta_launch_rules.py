@@ -249,7 +249,9 @@ def test_dqkwg_narrow_row_config_rule(monkeypatch):
     monkeypatch.setattr(common, "CONFIG_OVERRIDE", {})
     first = common.CANDIDATES["bwd_dqkwg"][0]
     assert common.DQKWG_NARROW_ROWS in common.CANDIDATES["bwd_dqkwg"] and first != common.DQKWG_NARROW_ROWS
-    assert common.launch_config("bwd_dqkwg", n_programs=99, v=128, k_row_bytes=256) == common.DQKWG_NARROW_ROWS
+    assert (
+        common.launch_config("bwd_dqkwg", n_programs=99, v=128, k_row_bytes=256) == common.DQKWG_NARROW_ROWS
+    )
     assert common.launch_config("bwd_dqkwg", n_programs=99, v=128, k_row_bytes=512) == first
     assert common.launch_config("bwd_dqkwg", n_programs=99, v=128) == first
     monkeypatch.setitem(common.CONFIG_OVERRIDE, "bwd_dqkwg", (32, 8, 3, 64))
