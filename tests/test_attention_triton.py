@@ -320,11 +320,12 @@ def test_huge_window_sides_at_the_op_level():
     big = 2**31 - 1
     q, k, v, _, _, cu, _ = _inputs([37, 5, 70], [37, 5, 70], 2, 1, 16, 16, dtype=torch.float16, seed=19)
     args = (q, k, v, cu, cu, 70, 70)
+    gen = T.generator(20)  # the output gradients: seeded, so a failure reproduces
     for unbounded, huge in (((-1, -1), (big, big)), ((-1, 0), (big, 0)), ((-1, -1), (-1, big))):
         want = torch.ops.jagattn.attention_fwd(*args, *unbounded, 0.25, 0.0, False)
         got = torch.ops.jagattn.attention_fwd(*args, *huge, 0.25, 0.0, False)
         assert torch.equal(want[0], got[0]) and torch.equal(want[1], got[1]), huge
-        do = torch.randn_like(want[0])
+        do = T.randn(tuple(want[0].shape), generator=gen, dtype=want[0].dtype, device=want[0].device)
         common = (q, k, v, want[0], want[1], None, cu, cu, 70, 70)
         g_want = torch.ops.jagattn.attention_bwd(do, *common, *unbounded, 0.25, 0.0, False)
         g_got = torch.ops.jagattn.attention_bwd(do, *common, *huge, 0.25, 0.0, False)
