@@ -43,3 +43,17 @@ def test_fuzz_reproducer_names_the_scale(fuzz, monkeypatch, capsys, device):
     out = capsys.readouterr().out
     dev = f" --device {device}" if device != "cpu" else ""
     assert f"FAIL --op hstu --seed {seed} --scale 2{dev}: " in out
+
+
+def test_fp32_forward_takes_the_token_loop(fuzz, monkeypatch, device):
+    # session 35's CPU fuzz: the chunked fp32 forward missed the SPEC rule on o by 1.5x (seed 35247: lengths
+    # [51, 51, 1, 2], K = 16, GVA, l2norm, no gradients); fp32 without gradients now runs the recurrent kernel
+    # (gated_delta.backends.FP32_RECURRENT), which passes. On the CPU the chunked forward must still fail it, so the
+    # case keeps testing what it was picked for
+    from jagattn.gated_delta import backends
+
+    assert fuzz.run_case("gated_delta", 35247, device, 1) is None
+    if device == "cpu":
+        monkeypatch.setattr(backends, "FP32_RECURRENT", False)
+        msg = fuzz.run_case("gated_delta", 35247, device, 1)
+        assert msg is not None and "o: backend error" in msg

@@ -28,6 +28,15 @@ from jagattn.gated_delta.reference import gated_delta_reference
 GRADS = ("q", "k", "v", "g", "beta", "initial_state")
 
 
+@pytest.fixture(autouse=True)
+def _chunked_fp32(monkeypatch):
+    """This module tests the chunked kernels, many of them with fp32 inputs and no gradients, which the backend now
+    sends to the token loop (``backends.FP32_RECURRENT``, session 35): keep them on the chunked path here."""
+    from jagattn.gated_delta import backends
+
+    monkeypatch.setattr(backends, "FP32_RECURRENT", False)
+
+
 def make_case(lengths, h, hv, dk, dv, *, dtype, with_init, l2, seed, device="cpu", g_shift=1.0):
     """Random leaves on ``device``; without l2norm k is scaled so ``beta |k|^2`` stays below 2.
 
@@ -1448,3 +1457,26 @@ def test_triton_nonfinite_sequence_isolated(device):
 def test_gpu_nonfinite_sequence_isolated():
     # production head dims; partial last chunks (lengths 100, 77, 130, 64)
     _check_isolated([100, 77, 130, 64], 2, 128, 128, "cuda", torch.bfloat16)
+
+
+@pytest.mark.parametrize("dtype, grad, recurrent", [(torch.float32, False, True), (torch.float32, True, False),
+                                                    (torch.float16, False, False)], ids=["fp32", "fp32-grad", "fp16"])  # fmt: skip
+def test_fp32_without_gradients_runs_the_recurrent_kernel_at_any_length(dtype, grad, recurrent, monkeypatch):
+    # backends.FP32_RECURRENT: fp32 inputs without gradients take the token loop whatever the lengths (accuracy:
+    # the chunked fp32 forward missed the SPEC rule on a fuzz case); other dtypes keep the length rule (a 2 x 300
+    # token batch: chunked), and gradients the chunked path
+    from jagattn.gated_delta.backends import TritonBackend
+
+    # (the module's fixture turns it off)
+    monkeypatch.setattr(jagattn.gated_delta.backends, "FP32_RECURRENT", True)
+    case = make_case([300, 300], 1, 1, 16, 16, dtype=dtype, with_init=False, l2=True, seed=3)
+    with torch.set_grad_enabled(grad):  # (requires_grad is read at the call: grad mode and the leaves)
+        inputs = jagattn.gated_delta.api.make_inputs(
+            *[case[n] for n in ("q", "k", "v", "g", "beta")],
+            cu_seqlens=case["cu_seqlens"],
+            use_qk_l2norm=True,
+        )
+        assert inputs.requires_grad == grad
+        assert TritonBackend.use_recurrent(inputs) == recurrent
+        monkeypatch.setattr(jagattn.gated_delta.backends, "FP32_RECURRENT", False)
+        assert not TritonBackend.use_recurrent(inputs)

@@ -32,6 +32,8 @@ FAMILY = "gated_delta"
 # The gk chunked kernels are untuned (about 10x the scalar ones), so the recurrent one wins longer.
 RECURRENT_MAX_AVG_LEN = 8
 RECURRENT_MAX_AVG_LEN_GK = 128
+# fp32 inputs without gradients take the recurrent kernel at any length (use_recurrent); False: the rule above
+FP32_RECURRENT = True
 # The fp32 route (_core/precision.py) up to this many tokens x value heads. Session 15's GPU fuzz (bf16,
 # H200) failed the SPEC rule on one-token batches (dbeta, dg: 3 of 12 with output gradients in the output
 # dtype, every one passed by the fp32 reference) and on single sequences of 150-470 tokens at K = 128/256
@@ -79,6 +81,12 @@ class TritonBackend(Backend):
     def use_recurrent(inputs: GatedDeltaInputs) -> bool:
         if inputs.requires_grad:
             return False
+        if inputs.dtype == torch.float32 and FP32_RECURRENT:
+            # fp32 inputs (the dtype alone: no shape guard): the token loop, for accuracy. The chunked forward's WY
+            # inverse rounds differently from the token loop, and the SPEC rule's fp32 yardstick is tight: session
+            # 35's CPU fuzz found o at 1.5x the bound (seed 35247: lengths [51, 51, 1, 2], K = 16, GVA, l2norm), which
+            # the recurrent kernel passes. fp32 is not a speed dtype here (bf16 is; fp32 training runs the reference)
+            return True
         if not isinstance(inputs.total_tokens, int) or not isinstance(inputs.num_seqs, int):
             # Symbolic shapes (torch.export / compile with dynamic dims): this speed-only choice
             # would become a guard excluding valid batches; the chunked kernels run every batch.
