@@ -314,6 +314,24 @@ def run_case(op: str, seed: int, dev: str, scale: int) -> str | None:
     return None
 
 
+# how a failing case's message says that the fp32 reference fails the rule too (the rule's noise on that case)
+NOISE_TAG = "[the fp32 reference fails too"
+
+
+def _finish(ops, fails: dict, noise: dict, runs: dict, t0: float) -> None:
+    """The summary line (failures per op, those with the fp32 reference failing too counted apart); exit 1 on any."""
+    print(
+        "fuzz:",
+        ", ".join(
+            f"{op} {fails[op]}/{runs[op]} failed"
+            + (f" ({noise[op]} with the fp32 reference failing too)" if noise[op] else "")
+            for op in ops
+        ),
+        f"({time.time() - t0:.0f} s)",
+    )
+    sys.exit(1 if any(fails.values()) else 0)
+
+
 def _fp32_reference_verdict(ref, args, grads, seed, gold, low, wdt) -> str:
     """For a failing half-precision case: does the reference itself, computed in fp32 on the same inputs
     and rounded to the input dtype at the end (what the fp32 route of tiny batches gives), pass the rule?
@@ -325,7 +343,7 @@ def _fp32_reference_verdict(ref, args, grads, seed, gold, low, wdt) -> str:
         for name in gold:
             testing.check_close(name, exact[name], gold[name], low[name])
     except AssertionError as exc:
-        return f" [the fp32 reference fails too: {str(exc).split(':')[0]}]"
+        return f" {NOISE_TAG}: {str(exc).split(':')[0]}]"
     return " [the fp32 reference passes]"
 
 
@@ -390,7 +408,7 @@ def _isolated(args, ops: list[str], seeds: range) -> None:
                     last = int(seed)
                     fails[op] += status != "ok"
                 elif line.startswith("FAIL"):
-                    noise[op] += "[the fp32 reference fails too" in line
+                    noise[op] += NOISE_TAG in line
                     print(line, flush=True)
             if proc.returncode not in (0, 1, 3):
                 print(
@@ -403,16 +421,7 @@ def _isolated(args, ops: list[str], seeds: range) -> None:
             if proc.returncode != 3 and proc.returncode in (0, 1):
                 break
             start = (last if last is not None else start) + 1
-    print(
-        "fuzz:",
-        ", ".join(
-            f"{op} {fails[op]}/{runs[op]} failed"
-            + (f" ({noise[op]} with the fp32 reference failing too)" if noise[op] else "")
-            for op in ops
-        ),
-        f"({time.time() - t0:.0f} s)",
-    )
-    sys.exit(1 if any(fails.values()) else 0)
+    _finish(ops, fails, noise, runs, t0)
 
 
 def main() -> None:
@@ -481,7 +490,7 @@ def main() -> None:
                 )
             if msg is not None:
                 fails[op] += 1
-                noise[op] += "[the fp32 reference fails too" in msg
+                noise[op] += NOISE_TAG in msg
                 # everything that changes the case or the code under test (the seed alone does not: the
                 # lengths scale with --scale; session 14 re-ran round-13 failures without it)
                 repro = f" --scale {args.scale}" if args.scale != 1 else ""
@@ -495,16 +504,7 @@ def main() -> None:
                 print(f"FAIL --op {op} --seed {seed}{repro}: {msg}", flush=True)
                 if args.device != "cpu" and _fatal(msg):
                     sys.exit(3)  # the CUDA context is dead: the parent (--isolate) resumes after this seed
-    print(
-        "fuzz:",
-        ", ".join(
-            f"{op} {fails[op]}/{runs[op]} failed"
-            + (f" ({noise[op]} with the fp32 reference failing too)" if noise[op] else "")
-            for op in ops
-        ),
-        f"({time.time() - t0:.0f} s)",
-    )
-    sys.exit(1 if any(fails.values()) else 0)
+    _finish(ops, fails, noise, runs, t0)
 
 
 if __name__ == "__main__":
