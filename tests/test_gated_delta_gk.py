@@ -162,8 +162,9 @@ def test_chunked_gk_matches_reference(name, device):
     check_against_reference(case, torch.float32)
 
 
-# more seeds on demand: GD_GK_SEEDS=1,2,3 (seeds 1-10 passed when the test was written)
-RANDOM_SEEDS = [101, 202] + [int(x) for x in os.environ.get("GD_GK_SEEDS", "").split(",") if x]
+# more seeds on demand: GD_GK_SEEDS=202,1,2,3 (seeds 1-10 passed when the test was written; 202 ran in CI until
+# session 36, which cut it for CI time: 23 s)
+RANDOM_SEEDS = [101] + [int(x) for x in os.environ.get("GD_GK_SEEDS", "").split(",") if x]
 
 
 @pytest.mark.parametrize("seed", RANDOM_SEEDS)

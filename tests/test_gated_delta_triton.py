@@ -709,8 +709,17 @@ def reference_cache():
     return {}
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=["fp32", "fp16"])
-@pytest.mark.parametrize("variant", CPU_VARIANTS)  # wu-lowp: bf16 only
+# the T settings in both dtypes (T's storage dtype follows the input's); the launch config, norm-on-load and fuse-dv in
+# one each (their own tests run both dtypes: test_triton_norm_on_load_is_bitwise_the_normalised_copies,
+# test_triton_fuse_dv_launches_and_matches_reference; CI time)
+_ONE_DTYPE = {"stages1": torch.float32, "norm-on-load": torch.float16, "fuse-dv": torch.float32}
+
+
+@pytest.mark.parametrize(
+    "variant, dtype",
+    [(v, d) for v in CPU_VARIANTS for d in (torch.float32, torch.float16) if _ONE_DTYPE.get(v, d) == d],
+    ids=lambda x: str(x).replace("torch.float", "fp"),
+)  # wu-lowp: bf16 only
 def test_triton_opt_in_variant_matches_reference(variant, dtype, force_variant, reference_cache, device):
     # several key/value column tiles (dk 32, dv 48) and odd lengths; the SPEC rule on every output (the reference
     # runs, which no variant changes, made once per dtype)
@@ -1228,6 +1237,42 @@ def test_triton_fused_k_l2norm_bwd_matches_the_l2norm_launch(monkeypatch, device
             torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6 * float(b.abs().max()))
         else:
             assert torch.equal(a, b), i
+
+
+@pytest.mark.parametrize(
+    "dtype, h", [(torch.float32, 2), (torch.float16, 1)], ids=["fp32-hv-eq-h-k-l2norm", "fp16-gva2"]
+)
+def test_triton_fused_dqkwg_wy_is_bitwise_the_two_launches(dtype, h, monkeypatch, device):
+    # chunk_bwd.FUSE_DQKWG_WY="on": one launch per (chunk, value head) runs dqkwg's key blocks (two here: blocks
+    # of 16 at K = 32) and then the WY backward from what they stored. The same arithmetic: o, the final state
+    # and every gradient bit for bit those of the two launches, with k's l2norm backward inside (HV == H, kept
+    # copies: FUSE_K_L2N) and with GVA; partial chunks, empty and 1-token sequences, an initial state
+    from jagattn.gated_delta.triton import chunk_bwd, common
+
+    monkeypatch.setitem(common.CONFIG_OVERRIDE, "bwd_dqkwg", (32, 4, 2, 16))
+    monkeypatch.setitem(common.CONFIG_OVERRIDE, "bwd_wy", (32, 4, 2))
+    case = make_case([63, 0, 65, 1, 70], h, 2, 32, 48, dtype=dtype, with_init=True, l2=True, seed=53,
+                     device=device)  # fmt: skip
+    launched = []
+    wrap = torch.library.wrap_triton
+    monkeypatch.setattr(torch.library, "wrap_triton", lambda k: launched.append(k.fn.__name__) or wrap(k))
+    monkeypatch.setattr(chunk_bwd, "FUSE_DQKWG_WY", "off")
+    base = _chunked_outputs(case, 32**-0.5)
+    assert "_gated_delta_bwd_dqkwg_wy_kernel" not in launched
+    launched.clear()
+    monkeypatch.setattr(chunk_bwd, "FUSE_DQKWG_WY", "on")
+    got = _chunked_outputs(case, 32**-0.5)
+    assert "_gated_delta_bwd_dqkwg_wy_kernel" in launched, launched
+    assert not {"_gated_delta_bwd_dqkwg_kernel", "_gated_delta_bwd_wy_kernel"} & set(launched), launched
+    for i, (a, b) in enumerate(zip(got, base, strict=True)):
+        assert torch.equal(a, b), i
+    # the two launch configs disagree on warps: the two launches again
+    monkeypatch.setitem(common.CONFIG_OVERRIDE, "bwd_wy", (32, 8, 2))
+    launched.clear()
+    got = _chunked_outputs(case, 32**-0.5)
+    assert "_gated_delta_bwd_dqkwg_wy_kernel" not in launched and "_gated_delta_bwd_wy_kernel" in launched
+    for i, (a, b) in enumerate(zip(got, base, strict=True)):
+        assert torch.equal(a, b), i
 
 
 def test_triton_norm_on_load_auto_keeps_fp16_copies_in_fp32(monkeypatch):
