@@ -1239,42 +1239,6 @@ def test_triton_fused_k_l2norm_bwd_matches_the_l2norm_launch(monkeypatch, device
             assert torch.equal(a, b), i
 
 
-@pytest.mark.parametrize(
-    "dtype, h", [(torch.float32, 2), (torch.float16, 1)], ids=["fp32-hv-eq-h-k-l2norm", "fp16-gva2"]
-)
-def test_triton_fused_dqkwg_wy_is_bitwise_the_two_launches(dtype, h, monkeypatch, device):
-    # chunk_bwd.FUSE_DQKWG_WY="on": one launch per (chunk, value head) runs dqkwg's key blocks (two here: blocks
-    # of 16 at K = 32) and then the WY backward from what they stored. The same arithmetic: o, the final state
-    # and every gradient bit for bit those of the two launches, with k's l2norm backward inside (HV == H, kept
-    # copies: FUSE_K_L2N) and with GVA; partial chunks, empty and 1-token sequences, an initial state
-    from jagattn.gated_delta.triton import chunk_bwd, common
-
-    monkeypatch.setitem(common.CONFIG_OVERRIDE, "bwd_dqkwg", (32, 4, 2, 16))
-    monkeypatch.setitem(common.CONFIG_OVERRIDE, "bwd_wy", (32, 4, 2))
-    case = make_case([63, 0, 65, 1, 70], h, 2, 32, 48, dtype=dtype, with_init=True, l2=True, seed=53,
-                     device=device)  # fmt: skip
-    launched = []
-    wrap = torch.library.wrap_triton
-    monkeypatch.setattr(torch.library, "wrap_triton", lambda k: launched.append(k.fn.__name__) or wrap(k))
-    monkeypatch.setattr(chunk_bwd, "FUSE_DQKWG_WY", "off")
-    base = _chunked_outputs(case, 32**-0.5)
-    assert "_gated_delta_bwd_dqkwg_wy_kernel" not in launched
-    launched.clear()
-    monkeypatch.setattr(chunk_bwd, "FUSE_DQKWG_WY", "on")
-    got = _chunked_outputs(case, 32**-0.5)
-    assert "_gated_delta_bwd_dqkwg_wy_kernel" in launched, launched
-    assert not {"_gated_delta_bwd_dqkwg_kernel", "_gated_delta_bwd_wy_kernel"} & set(launched), launched
-    for i, (a, b) in enumerate(zip(got, base, strict=True)):
-        assert torch.equal(a, b), i
-    # the two launch configs disagree on warps: the two launches again
-    monkeypatch.setitem(common.CONFIG_OVERRIDE, "bwd_wy", (32, 8, 2))
-    launched.clear()
-    got = _chunked_outputs(case, 32**-0.5)
-    assert "_gated_delta_bwd_dqkwg_wy_kernel" not in launched and "_gated_delta_bwd_wy_kernel" in launched
-    for i, (a, b) in enumerate(zip(got, base, strict=True)):
-        assert torch.equal(a, b), i
-
-
 def test_triton_norm_on_load_auto_keeps_fp16_copies_in_fp32(monkeypatch):
     # "auto" normalises on load only where the tile keeps the copy's dtype (bf16, fp32); fp16 inputs
     # keep fp32 copies (accuracy: a tile normalised on load would round to fp16)

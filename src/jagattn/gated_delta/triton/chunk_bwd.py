@@ -363,21 +363,8 @@ def _gated_delta_bwd_dqkwg_kernel(
         i_s, row0, eos = _chunk_of(CU, N, BT, tl.program_id(0) // NKB)
     if row0 >= eos:
         return
-    _dqkwg_chunk(
-        Q, K_, RQ, RK, VNEW, HBUF, DHBUF, GH, GC, DO, DU, DQ, DK, DW, DG, TH, scale, i_s, row0, eos,
-        tl.program_id(1), tl.program_id(0) % NKB, H, HV, K, V, BT, BK, BV, NG, BG, DOT_PREC, KEEP, EXACT_EXP, NORM,
-    )  # fmt: skip
-
-
-@triton.jit
-def _dqkwg_chunk(
-    Q, K_, RQ, RK, VNEW, HBUF, DHBUF, GH, GC, DO, DU, DQ, DK, DW, DG, TH, scale, i_s, row0, eos, i_hv, i_kb,
-    H: tl.constexpr, HV: tl.constexpr, K: tl.constexpr, V: tl.constexpr, BT: tl.constexpr, BK: tl.constexpr,
-    BV: tl.constexpr, NG: tl.constexpr, BG: tl.constexpr, DOT_PREC: tl.constexpr, KEEP: tl.constexpr,
-    EXACT_EXP: tl.constexpr, NORM: tl.constexpr,
-):  # fmt: skip
-    """dqkwg's work on key block ``i_kb`` of chunk slot ``i_s`` (rows ``[row0, eos)`` of its chunk), value head
-    ``i_hv`` (the kernel below, and the first phase of ``_gated_delta_bwd_dqkwg_wy_kernel``)."""
+    i_hv = tl.program_id(1)
+    i_kb = tl.program_id(0) % NKB
     i_h = i_hv // (HV // H)
     o_t = tl.arange(0, BT)
     rows = (row0 + o_t).to(tl.int64)
@@ -517,20 +504,7 @@ def _gated_delta_bwd_wy_kernel(
         i_s, row0, eos = _chunk_of_slot(CU, N, BT)
     if row0 >= eos:
         return
-    _wy_chunk(
-        K_, RK, V_, BETA, GC, AINV, DW, DU, DK, DGP, DV, DB, DGOUT, DKX, RSK, TH, row0, eos, tl.program_id(1), H, HV,
-        K, V, BT, NKB, BC, DOT_PREC, KEEP, EXACT_EXP, NORM, L2N_BWD,
-    )  # fmt: skip
-
-
-@triton.jit
-def _wy_chunk(
-    K_, RK, V_, BETA, GC, AINV, DW, DU, DK, DGP, DV, DB, DGOUT, DKX, RSK, TH, row0, eos, i_hv, H: tl.constexpr,
-    HV: tl.constexpr, K: tl.constexpr, V: tl.constexpr, BT: tl.constexpr, NKB: tl.constexpr, BC: tl.constexpr,
-    DOT_PREC: tl.constexpr, KEEP: tl.constexpr, EXACT_EXP: tl.constexpr, NORM: tl.constexpr, L2N_BWD: tl.constexpr,
-):  # fmt: skip
-    """The WY kernel's work on the chunk of rows ``[row0, eos)``, value head ``i_hv`` (the kernel above, and the
-    second phase of ``_gated_delta_bwd_dqkwg_wy_kernel``)."""
+    i_hv = tl.program_id(1)
     i_h = i_hv // (HV // H)
     o_t = tl.arange(0, BT)
     rows = (row0 + o_t).to(tl.int64)
@@ -649,40 +623,6 @@ def _wy_chunk(
 
 
 # ---------------------------------------------------------------------------------------------
-# dqkwg and wy in one launch (FUSE_DQKWG_WY)
-
-
-@triton.jit
-def _gated_delta_bwd_dqkwg_wy_kernel(
-    Q, K_, RQ, RK, V_, VNEW, HBUF, DHBUF, GH, GC, BETA, AINV, DO, DU, DQ, DK, DW, DGP, DV, DB, DGOUT, DKX, RSK, TAB,
-    TH, scale, H: tl.constexpr, HV: tl.constexpr, K: tl.constexpr, V: tl.constexpr, BT: tl.constexpr,
-    BK: tl.constexpr, BV: tl.constexpr, NG: tl.constexpr, BG: tl.constexpr, NKB: tl.constexpr, BC: tl.constexpr,
-    DOT_PREC: tl.constexpr, KEEP: tl.constexpr, EXACT_EXP: tl.constexpr, NORM: tl.constexpr,
-    L2N_BWD: tl.constexpr, DQKWG_PREC: tl.constexpr, DQKWG_KEEP: tl.constexpr,
-):  # fmt: skip
-    """One program per (chunk, value head): dqkwg's key blocks one after the other, then the WY backward of the
-    same chunk, which reads dW, dK and the partial gate gradients its first phase just stored (from L2, not
-    DRAM, and with no second launch between them). The arithmetic of the two kernels, so the results are
-    bitwise theirs."""
-    scale = tl.cast(scale, tl.float32)  # Inductor passes Python floats as fp64 scalars
-    i_s, row0, eos = _chunk_of_tab(TAB, tl.program_id(0))
-    if row0 >= eos:
-        return
-    i_hv = tl.program_id(1)
-    for i_kb in range(NKB):  # a loop, not unrolled: the key blocks' phases are not interleaved
-        _dqkwg_chunk(
-            Q, K_, RQ, RK, VNEW, HBUF, DHBUF, GH, GC, DO, DU, DQ, DK, DW, DGP, TH, scale, i_s, row0, eos, i_hv, i_kb,
-            H, HV, K, V, BT, BK, BV, NG, BG, DQKWG_PREC, DQKWG_KEEP, EXACT_EXP, NORM,
-        )  # fmt: skip
-    # the second phase reads tiles other threads of this program stored: the barrier orders those stores first
-    tl.debug_barrier()
-    _wy_chunk(
-        K_, RK, V_, BETA, GC, AINV, DW, DU, DK, DGP, DV, DB, DGOUT, DKX, RSK, TH, row0, eos, i_hv, H, HV, K, V, BT,
-        NKB, BC, DOT_PREC, KEEP, EXACT_EXP, NORM, L2N_BWD,
-    )  # fmt: skip
-
-
-# ---------------------------------------------------------------------------------------------
 # launcher
 
 # The intra-chunk dU_local = P^T dO computed inside the sequential dhu kernel (from the q, k, dO tiles it
@@ -727,13 +667,6 @@ CHUNK_TABLE = env_choice("JAGATTN_GD_CHUNK_TABLE", ("wy", "off", "wy_dqkwg"), "w
 # recompute 0.374 -> 0.449; H16-1seq 0.941 -> 1.266): backward 2.93 -> 3.02 ms (H16-8seqs), 4.45 -> 4.78
 # (H16-1seq), 3.30 -> 3.46 (H16-ragged). A memory option, not a speed one.
 DH_SPLIT = env_choice("JAGATTN_GD_DH_SPLIT", ("auto", "off", "all"), "off")
-
-# dqkwg and wy as one launch (``_gated_delta_bwd_dqkwg_wy_kernel``, one program per chunk and value head: the key
-# blocks, then the WY backward reading dW / dK / the gate partials back from L2), where the two launch configs
-# agree on warps and stages and wy reads the chunk table. "off" (default) / "on" (JAGATTN_GD_FUSE_DQKWG_WY).
-# Bitwise the two launches' results. The buffers the WY part writes (dv, dbeta, dg, the final dk) are then
-# allocated while dqkwg's inputs (the states, dS, v_new) are still alive.
-FUSE_DQKWG_WY = env_choice("JAGATTN_GD_FUSE_DQKWG_WY", ("off", "on"), "off")
 
 
 def _dh_split(q_dtype, in_dtype, t, hv) -> tuple[bool, torch.dtype]:
@@ -949,26 +882,6 @@ def chunk_bwd(
     nkb = triton.cdiv(dk_, bkb)
     dgp = new_empty((nkb, t, hv), dtype=torch.float32, device=dev)
     dw = new_empty((t, hv, dk_), dtype=inter_dtype(k.dtype, "dw", t, hv), device=dev)  # -dW, see dqkwg
-    l2n = k_l2n_rstd is not None
-    if l2n and (grp != 1 or norm):
-        raise ValueError("chunk_bwd: k_l2n_rstd needs HV == H and k as the normalised copy (no rstd on load)")
-    bc, wy_warps, wy_stages = launch_config("bwd_wy", n_programs=ns * hv, v=dv_)
-    if FUSE_DQKWG_WY == "on" and tab_wy and (wy_warps, wy_stages) == (warps, stages):
-        dv = new_empty((t, hv, dv_), dtype=v.dtype, device=dev)
-        db = new_empty((t, hv), dtype=torch.float32, device=dev)
-        dg = new_empty((t, hv), dtype=torch.float32, device=dev)
-        dkx = new_empty((t, h, dk_), dtype=k.dtype, device=dev) if l2n else dk
-        if ns > 0:
-            torch.library.wrap_triton(_gated_delta_bwd_dqkwg_wy_kernel)[(ns, hv)](
-                q, k, rq_, rk_, v, vnew, hbuf, dhbuf, gh, gc, beta, ainv, do, du, dq, dk, dw, dgp, dv, db, dg, dkx,
-                k_l2n_rstd if l2n else db, tab, t * hv, scale, H=h, HV=hv, K=dk_, V=dv_, BT=BT, BK=bkb, BV=bv,
-                NG=gh.shape[-1], BG=triton.next_power_of_2(gh.shape[-1]), NKB=nkb, BC=bc, DOT_PREC=prec_of("wy"),
-                KEEP=keep_fp32(v.dtype, "wy", t, hv), EXACT_EXP=exact, NORM=norm, L2N_BWD=l2n,
-                DQKWG_PREC=prec_of("dqkwg"), DQKWG_KEEP=keep_fp32(v.dtype, "dqkwg", t, hv), num_warps=warps,
-                num_stages=stages,
-            )  # fmt: skip
-        del vnew, dhbuf, gh, hbuf, ainv, du, dw, dgp, tab
-        return _finish(dq, dkx, dv, dg, db, dh0, grp, t, h, dk_)
     if ns > 0:
         torch.library.wrap_triton(_gated_delta_bwd_dqkwg_kernel)[(ns * nkb, hv)](
             q,
@@ -1013,9 +926,13 @@ def chunk_bwd(
     dv = new_empty((t, hv, dv_), dtype=v.dtype, device=dev)
     db = new_empty((t, hv), dtype=torch.float32, device=dev)
     dg = new_empty((t, hv), dtype=torch.float32, device=dev)
+    l2n = k_l2n_rstd is not None
+    if l2n and (grp != 1 or norm):
+        raise ValueError("chunk_bwd: k_l2n_rstd needs HV == H and k as the normalised copy (no rstd on load)")
     # the final dk in k's dtype (L2N_BWD); without it the kernel's DKX / RSK are unread stand-ins
     dkx = new_empty((t, h, dk_), dtype=k.dtype, device=dev) if l2n else dk
     if ns > 0:
+        bc, warps, stages = launch_config("bwd_wy", n_programs=ns * hv, v=dv_)
         torch.library.wrap_triton(_gated_delta_bwd_wy_kernel)[(ns, hv)](
             k,
             rk_,
@@ -1049,16 +966,11 @@ def chunk_bwd(
             NORM=norm,
             L2N_BWD=l2n,
             USE_TAB=tab_wy,
-            num_warps=wy_warps,
-            num_stages=wy_stages,
+            num_warps=warps,
+            num_stages=stages,
         )
     del ainv, du, dw, dgp, tab
-    return _finish(dq, dkx, dv, dg, db, dh0, grp, t, h, dk_)
-
-
-def _finish(dq, dk, dv, dg, db, dh0, grp, t, h, dk_):
-    """chunk_bwd's outputs: ``dk`` the final one (the L2N_BWD copy, or dk itself), dq and dk summed over the GVA
-    group."""
+    dk = dkx  # the final dk with L2N_BWD (else dkx is dk itself)
     if grp > 1:
         dq = dq.view(t, h, grp, dk_).sum(2)
         dk = dk.view(t, h, grp, dk_).sum(2)
