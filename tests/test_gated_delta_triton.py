@@ -712,7 +712,13 @@ def reference_cache():
 # the T settings in both dtypes (T's storage dtype follows the input's); the launch config, norm-on-load and fuse-dv in
 # one each (their own tests run both dtypes: test_triton_norm_on_load_is_bitwise_the_normalised_copies,
 # test_triton_fuse_dv_launches_and_matches_reference; CI time)
-_ONE_DTYPE = {"stages1": torch.float32, "norm-on-load": torch.float16, "fuse-dv": torch.float32}
+# ("input" stores T in the input's dtype: for fp32 inputs that is "fp32", so it runs fp16 only)
+_ONE_DTYPE = {
+    "stages1": torch.float32,
+    "norm-on-load": torch.float16,
+    "fuse-dv": torch.float32,
+    "save-t-input": torch.float16,
+}
 
 
 @pytest.mark.parametrize(
