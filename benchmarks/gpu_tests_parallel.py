@@ -8,6 +8,10 @@ first in each file, so they spread over the workers).
     PYTHONPATH=src python3 benchmarks/gpu_tests_parallel.py --workers 6 --timeout 420 --out $OUT \
         tests/test_gated_delta_triton.py tests/test_gated_delta_gk.py tests/test_hstu_triton.py
 
+Memory: every worker is a separate PyTorch process with its own allocator cache. Session 36 ran 8 workers over the
+attention / HSTU / gk / export / fp32-route modules on a 140 GB H200 and lost 25 of 106 tests to "out of memory";
+``tests/conftest.py`` now empties the cache after each test, and 4-6 workers are what has worked for those modules.
+
 Writes ``$OUT/gpu_tests_w<i>.log`` per worker and prints each worker's summary line; exits 1 when a worker
 failed or did not finish in ``--timeout`` seconds.
 """
