@@ -119,6 +119,16 @@ def _release_cached_gpu_memory():
 
 
 @pytest.fixture
+def chunked_fp32(monkeypatch):
+    """Keep fp32 inputs without gradients on the chunked gated delta kernels, which the backend otherwise sends to
+    the token loop (``gated_delta.backends.FP32_RECURRENT``, session 35): for the modules that test the chunked
+    kernels (``pytestmark = pytest.mark.usefixtures("chunked_fp32")``)."""
+    from jagattn.gated_delta import backends
+
+    monkeypatch.setattr(backends, "FP32_RECURRENT", False)
+
+
+@pytest.fixture
 def device():
     return "cuda" if torch.cuda.is_available() else "cpu"
 

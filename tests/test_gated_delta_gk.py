@@ -24,14 +24,8 @@ from jagattn.gated_delta import ops
 from jagattn.gated_delta.backends import TritonBackend
 from jagattn.gated_delta.reference import gated_delta_reference
 
-
-@pytest.fixture(autouse=True)
-def _chunked_fp32(monkeypatch):
-    """This module tests the chunked kernels, many of them with fp32 inputs and no gradients, which the backend now
-    sends to the token loop (``backends.FP32_RECURRENT``, session 35): keep them on the chunked path here."""
-    from jagattn.gated_delta import backends
-
-    monkeypatch.setattr(backends, "FP32_RECURRENT", False)
+# the chunked kernels' tests: fp32 without gradients stays on the chunked path (conftest's chunked_fp32)
+pytestmark = pytest.mark.usefixtures("chunked_fp32")
 
 
 NAMES = ("q", "k", "v", "g", "beta", "gk", "initial_state")

@@ -28,13 +28,8 @@ from jagattn.gated_delta.reference import gated_delta_reference
 GRADS = ("q", "k", "v", "g", "beta", "initial_state")
 
 
-@pytest.fixture(autouse=True)
-def _chunked_fp32(monkeypatch):
-    """This module tests the chunked kernels, many of them with fp32 inputs and no gradients, which the backend now
-    sends to the token loop (``backends.FP32_RECURRENT``, session 35): keep them on the chunked path here."""
-    from jagattn.gated_delta import backends
-
-    monkeypatch.setattr(backends, "FP32_RECURRENT", False)
+# the chunked kernels' tests: fp32 without gradients stays on the chunked path (conftest's chunked_fp32)
+pytestmark = pytest.mark.usefixtures("chunked_fp32")
 
 
 def make_case(lengths, h, hv, dk, dv, *, dtype, with_init, l2, seed, device="cpu", g_shift=1.0):
