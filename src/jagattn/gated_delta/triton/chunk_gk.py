@@ -167,7 +167,8 @@ def _diag_ap(K_, GC, q_i, k_i, g_i, m_i, row0, b: tl.constexpr, eos, i_h, i_hv, 
     o16 = tl.arange(0, 16)
     a = tl.zeros([16, 16], dtype=tl.float32)
     p = tl.zeros([16, 16], dtype=tl.float32)
-    for j in range(16):
+    # columns from eos on are zero (their k is masked): stop at the sequence's end
+    for j in range(tl.minimum(eos - row0 - b * 16, 16)):
         r_j = row0 + b * 16 + j
         k_j = _row(K_, r_j, eos, i_h, o_k, m_k, H, K).to(tl.float32)
         g_j = _row(GC, r_j, eos, i_hv, o_k, m_k, HV, K)
@@ -193,7 +194,8 @@ def _diag_bwd(Q, K_, GC, BETA, DP, DA, k_i, g_i, m_i, r_i, row0, b: tl.constexpr
     cp = tl.zeros([16, BK], dtype=tl.float32)
     ca = tl.zeros([16, BK], dtype=tl.float32)
     p_blk = (r_i.to(tl.int64) * HV + i_hv) * BT + b * 16
-    for j in range(16):
+    # a row/column j from eos on contributes nothing (k_j, q_j and its dP/dA row are masked to 0)
+    for j in range(tl.minimum(eos - row0 - b * 16, 16)):
         r_j = row0 + b * 16 + j
         m_j = (o16 * 0 + r_j) < eos
         k_j = _row(K_, r_j, eos, i_h, o_k, m_k, H, K).to(tl.float32)
