@@ -60,6 +60,9 @@ from .common import BT, _chunk_of, _chunk_of_slot, _exp, _inv16, block_k, dot_pr
 # with; do not widen it without a device check.
 KKT_BK = 16
 DQK_BK = 32
+# diagonal 16-row blocks of kkt and dqk: True = by tensor-core dots over four pairing levels
+# (`_diag_ap_dots` / `_diag_bwd_dots`, session 37), False = the column loop (`_diag_ap` / `_diag_bwd`)
+DIAG_DOTS = True
 # launch knobs of the WY backward kernel (module constants so a device experiment can override them:
 # benchmarks/fuzz_spec_rule.py --set). BC >= 32: at BC=16 (dk=16) Triton 3.6 on H200 compiled this
 # kernel into an invalid shared-memory read (compute-sanitizer: 2048-byte __shared__ read out of
@@ -217,6 +220,73 @@ def _diag_bwd(Q, K_, GC, BETA, DP, DA, k_i, g_i, m_i, r_i, row0, b: tl.constexpr
     return rp, ra, cp, ca
 
 
+@triton.jit
+def _lvl(GC, g_i, m_i, row0, b: tl.constexpr, eos, i_hv, o_k, m_k, M: tl.constexpr, HV: tl.constexpr,
+         K: tl.constexpr, EXACT: tl.constexpr):  # fmt: skip
+    """Level ``M`` (8, 4, 2, 1) of the dot split of diagonal block ``b``: the rows pair up in groups of
+    ``2M``; a pair ``(t, s)`` with ``t`` in the upper and ``s`` in the lower half of one group has
+    ``exp(Gc_t - Gc_s) = el_t * er_s`` through the group's reference ``c`` (the ``Gc`` of the last row
+    of its lower half, clamped to the sequence's last row), ``el = exp(Gc_t - c)``, ``er = exp(c - Gc_s)``,
+    both exponents <= 0. ``el`` is 0 off the upper halves, ``er`` 0 off the lower halves, both 0 from
+    ``eos`` on; ``same[t, s]``: the pair lies in one group. Every pair ``s < t`` of the block lies in
+    exactly one level (the highest bit where ``t`` and ``s`` differ)."""
+    o16 = tl.arange(0, 16)
+    half = (o16 % (2 * M)) >= M
+    r_c = tl.minimum(row0 + b * 16 + (o16 // (2 * M)) * (2 * M) + M - 1, eos - 1)
+    c = _ldg(GC, r_c, r_c >= 0, i_hv, o_k, m_k, HV, K)
+    up = (half & m_i)[:, None]
+    lo = (~half & m_i)[:, None]
+    el = tl.where(up, _e(tl.where(up, g_i - c, 0.0), EXACT), 0.0)
+    er = tl.where(lo, _e(tl.where(lo, c - g_i, 0.0), EXACT), 0.0)
+    same = (o16[:, None] // (2 * M)) == (o16[None, :] // (2 * M))
+    return el, er, same
+
+
+@triton.jit
+def _diag_ap_dots(GC, q_i, k_i, g_i, m_i, row0, b: tl.constexpr, eos, i_hv, o_k, m_k, HV: tl.constexpr,
+                  K: tl.constexpr, DOT_PREC: tl.constexpr, EXACT: tl.constexpr):  # fmt: skip
+    """``_diag_ap`` by tensor-core dots (session 37): the pairs ``s < t`` of the block by the four
+    levels of ``_lvl`` (one ``[16, BK] x [BK, 16]`` dot each for A and P), the diagonal ``s == t``
+    (decay 1) as a row sum. Same sums as the column loop, at ``DOT_PREC`` instead of exact fp32 products
+    (as the off-diagonal blocks)."""
+    o16 = tl.arange(0, 16)
+    eye = o16[:, None] == o16[None, :]
+    a = tl.where(eye, tl.sum(k_i * k_i, 1)[:, None], 0.0)
+    p = tl.where(eye, tl.sum(q_i * k_i, 1)[:, None], 0.0)
+    for lv in tl.static_range(4):
+        el, er, same = _lvl(GC, g_i, m_i, row0, b, eos, i_hv, o_k, m_k, 8 >> lv, HV, K, EXACT)
+        kr = tl.trans(k_i * er)
+        a += tl.where(same, _dot(k_i * el, kr, DOT_PREC), 0.0)
+        p += tl.where(same, _dot(q_i * el, kr, DOT_PREC), 0.0)
+    return a, p
+
+
+@triton.jit
+def _diag_bwd_dots(GC, DP, DA, q_i, k_i, g_i, beta_i, m_i, row0, b: tl.constexpr, eos, i_hv, o_k, m_k,
+                   HV: tl.constexpr, K: tl.constexpr, BT: tl.constexpr, DOT_PREC: tl.constexpr,
+                   EXACT: tl.constexpr):  # fmt: skip
+    """``_diag_bwd`` by tensor-core dots (session 37): per level of ``_lvl``, with ``M`` the block's
+    ``dP`` / ``dA`` restricted to the level's pairs, ``rp = el * (M_P (k er))``,
+    ``cp = er * (M_P^T (q el))`` and the same for dA with ``beta k`` (``M^T`` loaded transposed)."""
+    mp = _blk(DP, row0, b, b, eos, i_hv, HV, BT)
+    ma = _blk(DA, row0, b, b, eos, i_hv, HV, BT)
+    mpt = _blk_t(DP, row0, b, b, eos, i_hv, HV, BT)
+    mat = _blk_t(DA, row0, b, b, eos, i_hv, HV, BT)
+    kb = k_i * beta_i[:, None]
+    rp = tl.zeros_like(k_i)
+    ra = tl.zeros_like(k_i)
+    cp = tl.zeros_like(k_i)
+    ca = tl.zeros_like(k_i)
+    for lv in tl.static_range(4):
+        el, er, same = _lvl(GC, g_i, m_i, row0, b, eos, i_hv, o_k, m_k, 8 >> lv, HV, K, EXACT)
+        kr = k_i * er
+        rp += el * _dot(tl.where(same, mp, 0.0), kr, DOT_PREC)
+        ra += el * _dot(tl.where(same, ma, 0.0), kr, DOT_PREC)
+        cp += er * _dot(tl.where(same, mpt, 0.0), q_i * el, DOT_PREC)
+        ca += er * _dot(tl.where(same, mat, 0.0), kb * el, DOT_PREC)
+    return rp, ra, cp, ca
+
+
 # ---------------------------------------------------------------------------------------------
 # forward
 
@@ -259,6 +329,7 @@ def _gated_delta_fwd_gk_kkt_kernel(
     BKB: tl.constexpr,
     DOT_PREC: tl.constexpr,
     EXACT_EXP: tl.constexpr,
+    DIAG_DOTS: tl.constexpr,
 ):
     """Per chunk and value head: the 16x16 blocks of A and P summed over key tiles of ``BKB``, then
     ``T = (I + A)^-1`` by blocks (as the scalar ``kkt_solve``) into AINV and P into PQK (zeros above
@@ -295,16 +366,36 @@ def _gated_delta_fwd_gk_kkt_kernel(
         c1 = _ref(GC, row0, 1, eos, i_hv, o_k, m_k, HV, K)
         c2 = _ref(GC, row0, 2, eos, i_hv, o_k, m_k, HV, K)
         c3 = _ref(GC, row0, 3, eos, i_hv, o_k, m_k, HV, K)
-        da, dp = _diag_ap(K_, GC, q0, k0, g0, m0, row0, 0, eos, i_h, i_hv, o_k, m_k, H, HV, K, EXACT_EXP)
+        if DIAG_DOTS:
+            da, dp = _diag_ap_dots(
+                GC, q0, k0, g0, m0, row0, 0, eos, i_hv, o_k, m_k, HV, K, DOT_PREC, EXACT_EXP
+            )
+        else:
+            da, dp = _diag_ap(K_, GC, q0, k0, g0, m0, row0, 0, eos, i_h, i_hv, o_k, m_k, H, HV, K, EXACT_EXP)
         a00 += da
         p00 += dp
-        da, dp = _diag_ap(K_, GC, q1, k1, g1, m1, row0, 1, eos, i_h, i_hv, o_k, m_k, H, HV, K, EXACT_EXP)
+        if DIAG_DOTS:
+            da, dp = _diag_ap_dots(
+                GC, q1, k1, g1, m1, row0, 1, eos, i_hv, o_k, m_k, HV, K, DOT_PREC, EXACT_EXP
+            )
+        else:
+            da, dp = _diag_ap(K_, GC, q1, k1, g1, m1, row0, 1, eos, i_h, i_hv, o_k, m_k, H, HV, K, EXACT_EXP)
         a11 += da
         p11 += dp
-        da, dp = _diag_ap(K_, GC, q2, k2, g2, m2, row0, 2, eos, i_h, i_hv, o_k, m_k, H, HV, K, EXACT_EXP)
+        if DIAG_DOTS:
+            da, dp = _diag_ap_dots(
+                GC, q2, k2, g2, m2, row0, 2, eos, i_hv, o_k, m_k, HV, K, DOT_PREC, EXACT_EXP
+            )
+        else:
+            da, dp = _diag_ap(K_, GC, q2, k2, g2, m2, row0, 2, eos, i_h, i_hv, o_k, m_k, H, HV, K, EXACT_EXP)
         a22 += da
         p22 += dp
-        da, dp = _diag_ap(K_, GC, q3, k3, g3, m3, row0, 3, eos, i_h, i_hv, o_k, m_k, H, HV, K, EXACT_EXP)
+        if DIAG_DOTS:
+            da, dp = _diag_ap_dots(
+                GC, q3, k3, g3, m3, row0, 3, eos, i_hv, o_k, m_k, HV, K, DOT_PREC, EXACT_EXP
+            )
+        else:
+            da, dp = _diag_ap(K_, GC, q3, k3, g3, m3, row0, 3, eos, i_h, i_hv, o_k, m_k, H, HV, K, EXACT_EXP)
         a33 += da
         p33 += dp
         a10 += _off(k1, g1, m1, k0, g0, m0, c1, DOT_PREC, EXACT_EXP)
@@ -804,6 +895,7 @@ def _gated_delta_bwd_gk_dqk_kernel(
     NKB: tl.constexpr,
     DOT_PREC: tl.constexpr,
     EXACT_EXP: tl.constexpr,
+    DIAG_DOTS: tl.constexpr,
 ):
     """Per chunk, value head and key block of ``BK`` columns, by 16-row blocks ``i``: the state terms
     ``dQ += scale exp(Gc) (dO S0^T)``, ``dK += exp(Gc_last - Gc) (U dS^T)``; the row sums
@@ -864,31 +956,54 @@ def _gated_delta_bwd_gk_dqk_kernel(
         # enter dq / dk only, not dGc, where their row and column parts cancel (dA is strictly lower)
         o16 = tl.arange(0, 16)
         dp_tt = tl.load(DP + (r_i.to(tl.int64) * HV + i_hv) * BT + i * 16 + o16, mask=m_i, other=0.0)
-        b_rp, b_ra, b_cp, b_ca = _diag_bwd(
-            Q,
-            K_,
-            GC,
-            BETA,
-            DP,
-            DA,
-            k_i,
-            g_i,
-            m_i,
-            r_i,
-            row0,
-            i,
-            eos,
-            i_h,
-            i_hv,
-            o_k,
-            m_k,
-            H,
-            HV,
-            K,
-            BT,
-            BK,
-            EXACT_EXP,
-        )
+        if DIAG_DOTS:
+            b_rp, b_ra, b_cp, b_ca = _diag_bwd_dots(
+                GC,
+                DP,
+                DA,
+                q_i,
+                k_i,
+                g_i,
+                beta_i,
+                m_i,
+                row0,
+                i,
+                eos,
+                i_hv,
+                o_k,
+                m_k,
+                HV,
+                K,
+                BT,
+                DOT_PREC,
+                EXACT_EXP,
+            )
+        else:
+            b_rp, b_ra, b_cp, b_ca = _diag_bwd(
+                Q,
+                K_,
+                GC,
+                BETA,
+                DP,
+                DA,
+                k_i,
+                g_i,
+                m_i,
+                r_i,
+                row0,
+                i,
+                eos,
+                i_h,
+                i_hv,
+                o_k,
+                m_k,
+                H,
+                HV,
+                K,
+                BT,
+                BK,
+                EXACT_EXP,
+            )
         # row sums over earlier blocks j < i, reference c_i (the row before block i)
         if i > 0:
             c_i = _ref(GC, row0, i, eos, i_hv, o_k, m_k, HV, K)
@@ -1014,7 +1129,7 @@ def _prepare_gk(q, k, v, g, gk, beta, cu, dtype):
         )
         torch.library.wrap_triton(_gated_delta_fwd_gk_kkt_kernel)[(ns, hv)](
             q, k, gc, beta, ainv, pqk, cu, n,
-            H=h, HV=hv, K=dk, BT=BT, BKB=min(KKT_BK, block_k(dk)), DOT_PREC=prec, EXACT_EXP=exact,
+            H=h, HV=hv, K=dk, BT=BT, BKB=min(KKT_BK, block_k(dk)), DOT_PREC=prec, EXACT_EXP=exact, DIAG_DOTS=DIAG_DOTS,
             num_warps=WARPS,
         )  # fmt: skip
         torch.library.wrap_triton(_gated_delta_fwd_gk_wu_kernel)[(ns, hv)](
@@ -1152,7 +1267,8 @@ def chunk_bwd_gk(q, k, v, g, gk, beta, initial_state, cu, scale: float, do, dht,
         torch.library.wrap_triton(_gated_delta_bwd_gk_dqk_kernel)[(ns * nkb, hv)](
             q, k, beta, gc, hbuf, dhbuf, vnew, do, gh, da, dp, dqh, dkh, dgc, dbp, dgl, cu, n, t * hv, scale,
             H=h, HV=hv, K=dk_, V=dv_, BT=BT, BK=bkb, BV=64, NG=gh.shape[2], NKB=nkb,
-            BG=max(2, triton.next_power_of_2(gh.shape[2])), DOT_PREC=prec, EXACT_EXP=exact, num_warps=WARPS,
+            BG=max(2, triton.next_power_of_2(gh.shape[2])), DOT_PREC=prec, EXACT_EXP=exact, DIAG_DOTS=DIAG_DOTS,
+            num_warps=WARPS,
         )  # fmt: skip
     del hbuf, dhbuf, vnew, gh, da, dp
     dgk = new_empty((t, hv, dk_), dtype=f32, device=dev)

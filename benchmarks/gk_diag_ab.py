@@ -1,13 +1,19 @@
-"""Same-process A/B of the per-key-gate (gk) kernels' diagonal-block loops: the default stops each
-``_diag_ap`` / ``_diag_bwd`` 16-row loop at the sequence's end (session 37); the ``full16`` variant runs
-all 16 rows as before (rows past ``eos`` add exact zeros). Outputs and gradients must be bitwise equal.
+"""Same-process A/B of the per-key-gate (gk) kernels' diagonal 16-row blocks (session 37):
+
+- ``default``: the library's setting (``chunk_gk.DIAG_DOTS``);
+- ``dots`` / ``loop``: ``DIAG_DOTS`` forced on / off (tensor-core dots over four pairing levels, or the
+  column loop ``_diag_ap`` / ``_diag_bwd`` stopping at the sequence's end);
+- ``full16``: the column loop over all 16 rows, as before session 37 (rows past ``eos`` add zeros).
+
+Per variant: bitwise equality with ``default`` and the max relative difference (max |a - b| / max |b|
+per tensor, worst of o and the six gradients).
 
 Rows (bf16, H16, K=V=128, l2norm, gk on, scalar g on):
 - ``8x4096``: full chunks only (the loop bound's cost where it cannot skip anything);
 - ``short``: 1024 sequences of 1..63 tokens (every chunk partial: the skip's best case);
 - ``ragged``: 256 sequences of 1..255 tokens.
 
-Usage (GPU machine): ``PYTHONPATH=src python3 benchmarks/gk_diag_skip_ab.py --out $OUT``.
+Usage (GPU machine): ``PYTHONPATH=src python3 benchmarks/gk_diag_ab.py --out $OUT``.
 """
 
 from __future__ import annotations
@@ -28,7 +34,24 @@ import jagattn  # noqa: E402
 
 MOD = "jagattn.gated_delta.triton.chunk_gk"
 NEW = "range(tl.minimum(eos - row0 - b * 16, 16))"
-FULL16 = Variant("full16", [(MOD, "_diag_ap", NEW, "range(16)"), (MOD, "_diag_bwd", NEW, "range(16)")])
+
+
+def _flag(value: bool):
+    import importlib
+
+    m = importlib.import_module(MOD)
+    saved = []
+    return (
+        lambda: (saved.append(m.DIAG_DOTS), setattr(m, "DIAG_DOTS", value)),
+        lambda: setattr(m, "DIAG_DOTS", saved.pop()),
+    )
+
+
+DOTS = Variant("dots", [_flag(True)])
+LOOP = Variant("loop", [_flag(False)])
+FULL16 = Variant(
+    "full16", [_flag(False), (MOD, "_diag_ap", NEW, "range(16)"), (MOD, "_diag_bwd", NEW, "range(16)")]
+)
 
 
 def _lengths(row: str, gen: torch.Generator) -> list[int]:
@@ -95,7 +118,7 @@ def run_row(row: str, variants: list[Variant], repeats: int) -> dict:
         rec["bwd_ms_min"] = min(rec["bwd_ms"])
         print(
             f"{row:7} {name:8} fwd {rec['fwd_ms_min']:.3f} bwd {rec['bwd_ms_min']:.3f} ms "
-            f"bitwise={rec['bitwise_equal_to_default']}",
+            f"bitwise={rec['bitwise_equal_to_default']} rel={rec['max_rel_diff_to_default']:.2e}",
             flush=True,
         )
     return out
@@ -106,14 +129,17 @@ def main() -> None:
     ap.add_argument("--out", default=".")
     ap.add_argument("--rows", default="8x4096,short,ragged")
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--variants", default="dots,loop,full16")
     a = ap.parse_args()
-    reason = FULL16.check()
-    if reason:
-        raise SystemExit(f"variant does not apply: {reason}")
+    variants = [DEFAULT] + [v for v in (DOTS, LOOP, FULL16) if v.name in a.variants.split(",")]
+    for v in variants:
+        reason = v.check()
+        if reason:
+            raise SystemExit(f"variant {v.name} does not apply: {reason}")
     res = {"torch": torch.__version__, "device": torch.cuda.get_device_name()}
     for row in a.rows.split(","):
-        res[row] = run_row(row, [DEFAULT, FULL16], a.repeats)
-        with open(os.path.join(a.out, "gk_diag_skip_ab.json"), "w") as f:
+        res[row] = run_row(row, variants, a.repeats)
+        with open(os.path.join(a.out, "gk_diag_ab.json"), "w") as f:
             json.dump(res, f, indent=1)
 
 
