@@ -60,9 +60,13 @@ from .common import BT, _chunk_of, _chunk_of_slot, _exp, _inv16, block_k, dot_pr
 # with; do not widen it without a device check.
 KKT_BK = 16
 DQK_BK = 32
-# diagonal 16-row blocks of kkt and dqk: True = by tensor-core dots over four pairing levels
+# diagonal 16-row blocks of kkt / dqk: True = by tensor-core dots over four pairing levels
 # (`_diag_ap_dots` / `_diag_bwd_dots`, session 37), False = the column loop (`_diag_ap` / `_diag_bwd`)
-DIAG_DOTS = True
+KKT_DIAG_DOTS = True
+DQK_DIAG_DOTS = True
+# warps of the kkt and dqk launches (the other launches: WARPS)
+KKT_WARPS = 8
+DQK_WARPS = 8
 # launch knobs of the WY backward kernel (module constants so a device experiment can override them:
 # benchmarks/fuzz_spec_rule.py --set). BC >= 32: at BC=16 (dk=16) Triton 3.6 on H200 compiled this
 # kernel into an invalid shared-memory read (compute-sanitizer: 2048-byte __shared__ read out of
@@ -1129,8 +1133,8 @@ def _prepare_gk(q, k, v, g, gk, beta, cu, dtype):
         )
         torch.library.wrap_triton(_gated_delta_fwd_gk_kkt_kernel)[(ns, hv)](
             q, k, gc, beta, ainv, pqk, cu, n,
-            H=h, HV=hv, K=dk, BT=BT, BKB=min(KKT_BK, block_k(dk)), DOT_PREC=prec, EXACT_EXP=exact, DIAG_DOTS=DIAG_DOTS,
-            num_warps=WARPS,
+            H=h, HV=hv, K=dk, BT=BT, BKB=min(KKT_BK, block_k(dk)), DOT_PREC=prec, EXACT_EXP=exact, DIAG_DOTS=KKT_DIAG_DOTS,
+            num_warps=KKT_WARPS,
         )  # fmt: skip
         torch.library.wrap_triton(_gated_delta_fwd_gk_wu_kernel)[(ns, hv)](
             k, v, beta, gc, ainv, w, u, cu, n,
@@ -1267,8 +1271,8 @@ def chunk_bwd_gk(q, k, v, g, gk, beta, initial_state, cu, scale: float, do, dht,
         torch.library.wrap_triton(_gated_delta_bwd_gk_dqk_kernel)[(ns * nkb, hv)](
             q, k, beta, gc, hbuf, dhbuf, vnew, do, gh, da, dp, dqh, dkh, dgc, dbp, dgl, cu, n, t * hv, scale,
             H=h, HV=hv, K=dk_, V=dv_, BT=BT, BK=bkb, BV=64, NG=gh.shape[2], NKB=nkb,
-            BG=max(2, triton.next_power_of_2(gh.shape[2])), DOT_PREC=prec, EXACT_EXP=exact, DIAG_DOTS=DIAG_DOTS,
-            num_warps=WARPS,
+            BG=max(2, triton.next_power_of_2(gh.shape[2])), DOT_PREC=prec, EXACT_EXP=exact, DIAG_DOTS=DQK_DIAG_DOTS,
+            num_warps=DQK_WARPS,
         )  # fmt: skip
     del hbuf, dhbuf, vnew, gh, da, dp
     dgk = new_empty((t, hv, dk_), dtype=f32, device=dev)

@@ -1,0 +1,114 @@
+"""Device check of the gk kernels' diagonal-block variants (session 37): per setting of
+``chunk_gk.{KKT,DQK}_DIAG_DOTS`` / ``{KKT,DQK}_WARPS`` (and optionally exact fp32 products), run one
+bf16 forward+backward on H16 8 x 4096 with strong per-key gates three times and report
+
+- determinism: whether the three runs are bitwise equal (o and every gradient);
+- the max relative difference (max |a - b| / max |b|, worst tensor) of o and of the gradients to the
+  column-loop setting at 8 warps (the tree before session 37, which passes the gpu tests);
+- forward and forward+backward medians (``do_bench``).
+
+Usage (GPU machine): ``PYTHONPATH=src python3 benchmarks/gk_diag_check.py --out $OUT``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+
+os.environ.setdefault("JAGATTN_AUTOTUNE", "0")
+
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+import triton  # noqa: E402
+
+import jagattn  # noqa: E402
+from jagattn.gated_delta.triton import chunk_gk  # noqa: E402
+
+SETTINGS = {
+    "loop-8w": dict(KKT_DIAG_DOTS=False, DQK_DIAG_DOTS=False),
+    "dots-8w": dict(KKT_DIAG_DOTS=True, DQK_DIAG_DOTS=True),
+    "dots-4w": dict(KKT_DIAG_DOTS=True, DQK_DIAG_DOTS=True, KKT_WARPS=4, DQK_WARPS=4),
+    "kktdots-8w": dict(KKT_DIAG_DOTS=True, DQK_DIAG_DOTS=False),
+    "dqkdots-8w": dict(KKT_DIAG_DOTS=False, DQK_DIAG_DOTS=True),
+    "dots-8w-ieee": dict(KKT_DIAG_DOTS=True, DQK_DIAG_DOTS=True, dot_precision=lambda dtype: "ieee"),
+    "loop-8w-ieee": dict(KKT_DIAG_DOTS=False, DQK_DIAG_DOTS=False, dot_precision=lambda dtype: "ieee"),
+}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default=".")
+    ap.add_argument("--only", default=",".join(SETTINGS))
+    ap.add_argument("--lens", default="4096,4096,4096,4096,4096,4096,4096,4096")
+    a = ap.parse_args()
+    gen = torch.Generator().manual_seed(5)
+    lens = [int(x) for x in a.lens.split(",")]
+    t, h, d, dev, bf = sum(lens), 16, 128, "cuda", torch.bfloat16
+
+    def rnd(*shape):
+        return torch.randn(*shape, generator=gen).to(dev)
+
+    q, k, v = (rnd(t, h, d).to(bf) for _ in range(3))
+    g = F.logsigmoid(rnd(t, h))
+    beta = torch.sigmoid(rnd(t, h)).to(bf)
+    gk = F.logsigmoid(rnd(t, h, d) + 1.0) / 4  # stronger than the benchmark's /16
+    cu = torch.tensor([0] + torch.tensor(lens).cumsum(0).tolist(), dtype=torch.int32, device=dev)
+    leaves = [x.requires_grad_() for x in (q, k, v, g, beta, gk)]
+    do = rnd(t, h, d).to(bf)
+
+    def call():
+        return jagattn.gated_delta_rule(
+            q, k, v, g, beta, cu_seqlens=cu, use_qk_l2norm=True, gk=gk, backend="triton"
+        )[0]
+
+    def once():
+        for x in leaves:
+            x.grad = None
+        o = call()
+        o.backward(do)
+        return [o.detach().clone()] + [x.grad.clone() for x in leaves]
+
+    def rel(xs, ys):
+        return max(
+            float((x.float() - y.float()).abs().max() / y.float().abs().max().clamp_min(1e-30))
+            for x, y in zip(xs, ys, strict=True)
+        )
+
+    res = {"torch": torch.__version__, "triton": triton.__version__, "device": torch.cuda.get_device_name()}
+    base = None
+    for name in a.only.split(","):
+        saved = {key: getattr(chunk_gk, key) for key in SETTINGS[name]}
+        for key, val in SETTINGS[name].items():
+            setattr(chunk_gk, key, val)
+        try:
+            runs = [once() for _ in range(3)]
+            det = all(torch.equal(x, y) for r in runs[1:] for x, y in zip(r, runs[0], strict=True))
+            if base is None:
+                base = runs[0]
+            with torch.no_grad():
+                tf = triton.testing.do_bench(call, return_mode="median")
+            tfb = triton.testing.do_bench(
+                lambda: call().backward(do), grad_to_none=leaves, return_mode="median"
+            )
+            rec = {
+                "deterministic": det,
+                "o_rel_to_base": rel(runs[0][:1], base[:1]),
+                "grads_rel_to_base": rel(runs[0][1:], base[1:]),
+                "run_to_run_rel": rel(runs[1], runs[0]),
+                "fwd_ms": tf,
+                "bwd_ms": tfb - tf,
+            }
+        except Exception as e:  # noqa: BLE001 - a compile/launch failure is a result here
+            rec = {"error": f"{type(e).__name__}: {str(e)[:300]}"}
+        finally:
+            for key, val in saved.items():
+                setattr(chunk_gk, key, val)
+        res[name] = rec
+        print(name, json.dumps(rec), flush=True)
+        with open(os.path.join(a.out, "gk_diag_check.json"), "w") as f:
+            json.dump(res, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
