@@ -4,7 +4,8 @@ bf16 forward+backward on H16 8 x 4096 with strong per-key gates three times and 
 
 - determinism: whether the three runs are bitwise equal (o and every gradient);
 - the max relative difference (max |a - b| / max |b|, worst tensor) of o and of the gradients to the
-  column-loop setting at 8 warps (the tree before session 37, which passes the gpu tests);
+  column-loop setting at 8 warps with 16 / 32 key columns (the tree before session 37, which passes the
+  gpu tests);
 - forward and forward+backward medians (``do_bench``).
 
 Usage (GPU machine): ``PYTHONPATH=src python3 benchmarks/gk_diag_check.py --out $OUT``.
@@ -25,14 +26,53 @@ import triton  # noqa: E402
 import jagattn  # noqa: E402
 from jagattn.gated_delta.triton import chunk_gk  # noqa: E402
 
+_LOOP = dict(KKT_DIAG_DOTS=False, DQK_DIAG_DOTS=False, KKT_WARPS=8, DQK_WARPS=8, KKT_BK=16, DQK_BK=32)
 SETTINGS = {
-    "loop-8w": dict(KKT_DIAG_DOTS=False, DQK_DIAG_DOTS=False),
-    "dots-8w": dict(KKT_DIAG_DOTS=True, DQK_DIAG_DOTS=True),
-    "dots-4w": dict(KKT_DIAG_DOTS=True, DQK_DIAG_DOTS=True, KKT_WARPS=4, DQK_WARPS=4),
-    "kktdots-8w": dict(KKT_DIAG_DOTS=True, DQK_DIAG_DOTS=False),
-    "dqkdots-8w": dict(KKT_DIAG_DOTS=False, DQK_DIAG_DOTS=True),
-    "dots-8w-ieee": dict(KKT_DIAG_DOTS=True, DQK_DIAG_DOTS=True, dot_precision=lambda dtype: "ieee"),
-    "loop-8w-ieee": dict(KKT_DIAG_DOTS=False, DQK_DIAG_DOTS=False, dot_precision=lambda dtype: "ieee"),
+    "loop-8w": _LOOP,  # the tree before session 37 (the base)
+    "loop-4w": {**_LOOP, "KKT_WARPS": 4, "DQK_WARPS": 4},
+    "dots-8w": {**_LOOP, "KKT_DIAG_DOTS": True, "DQK_DIAG_DOTS": True},
+    "dots-4w": {**_LOOP, "KKT_DIAG_DOTS": True, "DQK_DIAG_DOTS": True, "KKT_WARPS": 4, "DQK_WARPS": 4},
+    "dots-4w-kkt32": {
+        **_LOOP,
+        "KKT_DIAG_DOTS": True,
+        "DQK_DIAG_DOTS": True,
+        "KKT_WARPS": 4,
+        "DQK_WARPS": 4,
+        "KKT_BK": 32,
+    },
+    "dots-4w-kkt64": {
+        **_LOOP,
+        "KKT_DIAG_DOTS": True,
+        "DQK_DIAG_DOTS": True,
+        "KKT_WARPS": 4,
+        "DQK_WARPS": 4,
+        "KKT_BK": 64,
+    },
+    "dots-8w-kkt32": {**_LOOP, "KKT_DIAG_DOTS": True, "DQK_DIAG_DOTS": True, "KKT_BK": 32},
+    "dots-4w-dqk64": {
+        **_LOOP,
+        "KKT_DIAG_DOTS": True,
+        "DQK_DIAG_DOTS": True,
+        "KKT_WARPS": 4,
+        "DQK_WARPS": 4,
+        "DQK_BK": 64,
+    },
+    "dots-4w-dqk16": {
+        **_LOOP,
+        "KKT_DIAG_DOTS": True,
+        "DQK_DIAG_DOTS": True,
+        "KKT_WARPS": 4,
+        "DQK_WARPS": 4,
+        "DQK_BK": 16,
+    },
+    "dots-4w-ieee": {
+        **_LOOP,
+        "KKT_DIAG_DOTS": True,
+        "DQK_DIAG_DOTS": True,
+        "KKT_WARPS": 4,
+        "DQK_WARPS": 4,
+        "dot_precision": lambda dtype: "ieee",
+    },
 }
 
 

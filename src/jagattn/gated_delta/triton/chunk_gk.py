@@ -65,8 +65,8 @@ DQK_BK = 32
 KKT_DIAG_DOTS = True
 DQK_DIAG_DOTS = True
 # warps of the kkt and dqk launches (the other launches: WARPS)
-KKT_WARPS = 8
-DQK_WARPS = 8
+KKT_WARPS = 4
+DQK_WARPS = 4
 # launch knobs of the WY backward kernel (module constants so a device experiment can override them:
 # benchmarks/fuzz_spec_rule.py --set). BC >= 32: at BC=16 (dk=16) Triton 3.6 on H200 compiled this
 # kernel into an invalid shared-memory read (compute-sanitizer: 2048-byte __shared__ read out of
@@ -225,43 +225,73 @@ def _diag_bwd(Q, K_, GC, BETA, DP, DA, k_i, g_i, m_i, r_i, row0, b: tl.constexpr
 
 
 @triton.jit
+def _lvl_rows(row0, b: tl.constexpr, eos, M: tl.constexpr):
+    """Level ``M`` (8, 4, 2, 1) of the dot split of diagonal block ``b``: the block's rows pair up in
+    groups of ``2M``; a pair ``(t, s)`` with ``t`` in the upper and ``s`` in the lower half of one group
+    has ``exp(Gc_t - Gc_s) = el_t * er_s`` through the group's reference ``c`` (the ``Gc`` of the last
+    row of its lower half, clamped to the sequence's last row), ``el = exp(Gc_t - c)``,
+    ``er = exp(c - Gc_s)``, both exponents <= 0. Every pair ``s < t`` of the block lies in exactly one
+    level (the highest bit where ``t`` and ``s`` differ). Returns each row's reference row, whether the
+    row is in an upper half, and ``same[t, s]`` (the pair lies in one group)."""
+    o16 = tl.arange(0, 16)
+    r_c = tl.minimum(row0 + b * 16 + (o16 // (2 * M)) * (2 * M) + M - 1, eos - 1)
+    same = (o16[:, None] // (2 * M)) == (o16[None, :] // (2 * M))
+    return r_c, (o16 % (2 * M)) >= M, same
+
+
+@triton.jit
 def _lvl(GC, g_i, m_i, row0, b: tl.constexpr, eos, i_hv, o_k, m_k, M: tl.constexpr, HV: tl.constexpr,
          K: tl.constexpr, EXACT: tl.constexpr):  # fmt: skip
-    """Level ``M`` (8, 4, 2, 1) of the dot split of diagonal block ``b``: the rows pair up in groups of
-    ``2M``; a pair ``(t, s)`` with ``t`` in the upper and ``s`` in the lower half of one group has
-    ``exp(Gc_t - Gc_s) = el_t * er_s`` through the group's reference ``c`` (the ``Gc`` of the last row
-    of its lower half, clamped to the sequence's last row), ``el = exp(Gc_t - c)``, ``er = exp(c - Gc_s)``,
-    both exponents <= 0. ``el`` is 0 off the upper halves, ``er`` 0 off the lower halves, both 0 from
-    ``eos`` on; ``same[t, s]``: the pair lies in one group. Every pair ``s < t`` of the block lies in
-    exactly one level (the highest bit where ``t`` and ``s`` differ)."""
-    o16 = tl.arange(0, 16)
-    half = (o16 % (2 * M)) >= M
-    r_c = tl.minimum(row0 + b * 16 + (o16 // (2 * M)) * (2 * M) + M - 1, eos - 1)
+    """``(el, er, same)`` of level ``M`` (``_lvl_rows``) as ``[16, BK]`` tiles: ``el`` 0 off the upper
+    halves, ``er`` 0 off the lower halves, both 0 from ``eos`` on."""
+    r_c, half, same = _lvl_rows(row0, b, eos, M)
     c = _ldg(GC, r_c, r_c >= 0, i_hv, o_k, m_k, HV, K)
     up = (half & m_i)[:, None]
     lo = (~half & m_i)[:, None]
     el = tl.where(up, _e(tl.where(up, g_i - c, 0.0), EXACT), 0.0)
     er = tl.where(lo, _e(tl.where(lo, c - g_i, 0.0), EXACT), 0.0)
-    same = (o16[:, None] // (2 * M)) == (o16[None, :] // (2 * M))
     return el, er, same
 
 
 @triton.jit
-def _diag_ap_dots(GC, q_i, k_i, g_i, m_i, row0, b: tl.constexpr, eos, i_hv, o_k, m_k, HV: tl.constexpr,
-                  K: tl.constexpr, DOT_PREC: tl.constexpr, EXACT: tl.constexpr):  # fmt: skip
+def _ldt(P, rows, m_r, i_x, cols, m_c, NX: tl.constexpr, D: tl.constexpr):
+    """``_ld`` transposed: ``[C, R]`` in the stored dtype (a dot's right operand read transposed from
+    memory, not ``tl.trans`` of a tile: see ``_diag_ap_dots``)."""
+    p = (rows.to(tl.int64)[None, :] * NX + i_x) * D + cols[:, None]
+    return tl.load(P + p, mask=m_r[None, :] & m_c[:, None], other=0.0)
+
+
+@triton.jit
+def _off_t(xi, gi, mi, kjt, gjt, mj, c, DOT_PREC: tl.constexpr, EXACT: tl.constexpr):
+    """``_off`` with the column block given transposed (``kjt``, ``gjt``: ``[BK, 16]``)."""
+    a = xi * _e(tl.where(mi[:, None], gi - c[None, :], 0.0), EXACT)
+    bt = kjt * _e(tl.where(mj[None, :], c[:, None] - gjt, 0.0), EXACT)
+    return _dot(a, bt, DOT_PREC)
+
+
+@triton.jit
+def _diag_ap_dots(GC, q_i, k_i, g_i, kt_i, gt_i, m_i, row0, b: tl.constexpr, eos, i_hv, o_k, m_k,
+                  HV: tl.constexpr, K: tl.constexpr, DOT_PREC: tl.constexpr, EXACT: tl.constexpr):  # fmt: skip
     """``_diag_ap`` by tensor-core dots (session 37): the pairs ``s < t`` of the block by the four
-    levels of ``_lvl`` (one ``[16, BK] x [BK, 16]`` dot each for A and P), the diagonal ``s == t``
-    (decay 1) as a row sum. Same sums as the column loop, at ``DOT_PREC`` instead of exact fp32 products
-    (as the off-diagonal blocks)."""
+    levels of ``_lvl_rows`` (one ``[16, BK] x [BK, 16]`` dot each for A and P), the diagonal ``s == t``
+    (decay 1) as a row sum; at ``DOT_PREC`` (as the off-diagonal blocks) instead of exact fp32 products.
+    The right operands come from ``kt_i`` / ``gt_i``, the block's k and Gc loaded transposed: with
+    ``tl.trans(k_i * er)`` as the right operand, Triton 3.6 on the H200 returned wrong and
+    run-to-run different A / P at tf32 (correct at exact fp32 products; session 37, round 4)."""
     o16 = tl.arange(0, 16)
     eye = o16[:, None] == o16[None, :]
     a = tl.where(eye, tl.sum(k_i * k_i, 1)[:, None], 0.0)
     p = tl.where(eye, tl.sum(q_i * k_i, 1)[:, None], 0.0)
     for lv in tl.static_range(4):
-        el, er, same = _lvl(GC, g_i, m_i, row0, b, eos, i_hv, o_k, m_k, 8 >> lv, HV, K, EXACT)
-        kr = tl.trans(k_i * er)
-        a += tl.where(same, _dot(k_i * el, kr, DOT_PREC), 0.0)
-        p += tl.where(same, _dot(q_i * el, kr, DOT_PREC), 0.0)
+        r_c, half, same = _lvl_rows(row0, b, eos, 8 >> lv)
+        c = _ldg(GC, r_c, r_c >= 0, i_hv, o_k, m_k, HV, K)
+        ct = _ldt(GC, r_c, r_c >= 0, i_hv, o_k, m_k, HV, K)
+        up = (half & m_i)[:, None]
+        lo = (~half & m_i)[None, :]
+        el = tl.where(up, _e(tl.where(up, g_i - c, 0.0), EXACT), 0.0)
+        krt = kt_i * tl.where(lo, _e(tl.where(lo, ct - gt_i, 0.0), EXACT), 0.0)
+        a += tl.where(same, _dot(k_i * el, krt, DOT_PREC), 0.0)
+        p += tl.where(same, _dot(q_i * el, krt, DOT_PREC), 0.0)
     return a, p
 
 
@@ -371,49 +401,72 @@ def _gated_delta_fwd_gk_kkt_kernel(
         c2 = _ref(GC, row0, 2, eos, i_hv, o_k, m_k, HV, K)
         c3 = _ref(GC, row0, 3, eos, i_hv, o_k, m_k, HV, K)
         if DIAG_DOTS:
+            # right operands loaded transposed (see _diag_ap_dots)
+            kt0 = _ldt(K_, r0, m0, i_h, o_k, m_k, H, K).to(tl.float32)
+            gt0 = _ldt(GC, r0, m0, i_hv, o_k, m_k, HV, K)
+            kt1 = _ldt(K_, r1, m1, i_h, o_k, m_k, H, K).to(tl.float32)
+            gt1 = _ldt(GC, r1, m1, i_hv, o_k, m_k, HV, K)
+            kt2 = _ldt(K_, r2, m2, i_h, o_k, m_k, H, K).to(tl.float32)
+            gt2 = _ldt(GC, r2, m2, i_hv, o_k, m_k, HV, K)
+            kt3 = _ldt(K_, r3, m3, i_h, o_k, m_k, H, K).to(tl.float32)
+            gt3 = _ldt(GC, r3, m3, i_hv, o_k, m_k, HV, K)
             da, dp = _diag_ap_dots(
-                GC, q0, k0, g0, m0, row0, 0, eos, i_hv, o_k, m_k, HV, K, DOT_PREC, EXACT_EXP
+                GC, q0, k0, g0, kt0, gt0, m0, row0, 0, eos, i_hv, o_k, m_k, HV, K, DOT_PREC, EXACT_EXP
             )
+            a00 += da
+            p00 += dp
+            da, dp = _diag_ap_dots(
+                GC, q1, k1, g1, kt1, gt1, m1, row0, 1, eos, i_hv, o_k, m_k, HV, K, DOT_PREC, EXACT_EXP
+            )
+            a11 += da
+            p11 += dp
+            da, dp = _diag_ap_dots(
+                GC, q2, k2, g2, kt2, gt2, m2, row0, 2, eos, i_hv, o_k, m_k, HV, K, DOT_PREC, EXACT_EXP
+            )
+            a22 += da
+            p22 += dp
+            da, dp = _diag_ap_dots(
+                GC, q3, k3, g3, kt3, gt3, m3, row0, 3, eos, i_hv, o_k, m_k, HV, K, DOT_PREC, EXACT_EXP
+            )
+            a33 += da
+            p33 += dp
+            a10 += _off_t(k1, g1, m1, kt0, gt0, m0, c1, DOT_PREC, EXACT_EXP)
+            p10 += _off_t(q1, g1, m1, kt0, gt0, m0, c1, DOT_PREC, EXACT_EXP)
+            a20 += _off_t(k2, g2, m2, kt0, gt0, m0, c2, DOT_PREC, EXACT_EXP)
+            p20 += _off_t(q2, g2, m2, kt0, gt0, m0, c2, DOT_PREC, EXACT_EXP)
+            a21 += _off_t(k2, g2, m2, kt1, gt1, m1, c2, DOT_PREC, EXACT_EXP)
+            p21 += _off_t(q2, g2, m2, kt1, gt1, m1, c2, DOT_PREC, EXACT_EXP)
+            a30 += _off_t(k3, g3, m3, kt0, gt0, m0, c3, DOT_PREC, EXACT_EXP)
+            p30 += _off_t(q3, g3, m3, kt0, gt0, m0, c3, DOT_PREC, EXACT_EXP)
+            a31 += _off_t(k3, g3, m3, kt1, gt1, m1, c3, DOT_PREC, EXACT_EXP)
+            p31 += _off_t(q3, g3, m3, kt1, gt1, m1, c3, DOT_PREC, EXACT_EXP)
+            a32 += _off_t(k3, g3, m3, kt2, gt2, m2, c3, DOT_PREC, EXACT_EXP)
+            p32 += _off_t(q3, g3, m3, kt2, gt2, m2, c3, DOT_PREC, EXACT_EXP)
         else:
             da, dp = _diag_ap(K_, GC, q0, k0, g0, m0, row0, 0, eos, i_h, i_hv, o_k, m_k, H, HV, K, EXACT_EXP)
-        a00 += da
-        p00 += dp
-        if DIAG_DOTS:
-            da, dp = _diag_ap_dots(
-                GC, q1, k1, g1, m1, row0, 1, eos, i_hv, o_k, m_k, HV, K, DOT_PREC, EXACT_EXP
-            )
-        else:
+            a00 += da
+            p00 += dp
             da, dp = _diag_ap(K_, GC, q1, k1, g1, m1, row0, 1, eos, i_h, i_hv, o_k, m_k, H, HV, K, EXACT_EXP)
-        a11 += da
-        p11 += dp
-        if DIAG_DOTS:
-            da, dp = _diag_ap_dots(
-                GC, q2, k2, g2, m2, row0, 2, eos, i_hv, o_k, m_k, HV, K, DOT_PREC, EXACT_EXP
-            )
-        else:
+            a11 += da
+            p11 += dp
             da, dp = _diag_ap(K_, GC, q2, k2, g2, m2, row0, 2, eos, i_h, i_hv, o_k, m_k, H, HV, K, EXACT_EXP)
-        a22 += da
-        p22 += dp
-        if DIAG_DOTS:
-            da, dp = _diag_ap_dots(
-                GC, q3, k3, g3, m3, row0, 3, eos, i_hv, o_k, m_k, HV, K, DOT_PREC, EXACT_EXP
-            )
-        else:
+            a22 += da
+            p22 += dp
             da, dp = _diag_ap(K_, GC, q3, k3, g3, m3, row0, 3, eos, i_h, i_hv, o_k, m_k, H, HV, K, EXACT_EXP)
-        a33 += da
-        p33 += dp
-        a10 += _off(k1, g1, m1, k0, g0, m0, c1, DOT_PREC, EXACT_EXP)
-        p10 += _off(q1, g1, m1, k0, g0, m0, c1, DOT_PREC, EXACT_EXP)
-        a20 += _off(k2, g2, m2, k0, g0, m0, c2, DOT_PREC, EXACT_EXP)
-        p20 += _off(q2, g2, m2, k0, g0, m0, c2, DOT_PREC, EXACT_EXP)
-        a21 += _off(k2, g2, m2, k1, g1, m1, c2, DOT_PREC, EXACT_EXP)
-        p21 += _off(q2, g2, m2, k1, g1, m1, c2, DOT_PREC, EXACT_EXP)
-        a30 += _off(k3, g3, m3, k0, g0, m0, c3, DOT_PREC, EXACT_EXP)
-        p30 += _off(q3, g3, m3, k0, g0, m0, c3, DOT_PREC, EXACT_EXP)
-        a31 += _off(k3, g3, m3, k1, g1, m1, c3, DOT_PREC, EXACT_EXP)
-        p31 += _off(q3, g3, m3, k1, g1, m1, c3, DOT_PREC, EXACT_EXP)
-        a32 += _off(k3, g3, m3, k2, g2, m2, c3, DOT_PREC, EXACT_EXP)
-        p32 += _off(q3, g3, m3, k2, g2, m2, c3, DOT_PREC, EXACT_EXP)
+            a33 += da
+            p33 += dp
+            a10 += _off(k1, g1, m1, k0, g0, m0, c1, DOT_PREC, EXACT_EXP)
+            p10 += _off(q1, g1, m1, k0, g0, m0, c1, DOT_PREC, EXACT_EXP)
+            a20 += _off(k2, g2, m2, k0, g0, m0, c2, DOT_PREC, EXACT_EXP)
+            p20 += _off(q2, g2, m2, k0, g0, m0, c2, DOT_PREC, EXACT_EXP)
+            a21 += _off(k2, g2, m2, k1, g1, m1, c2, DOT_PREC, EXACT_EXP)
+            p21 += _off(q2, g2, m2, k1, g1, m1, c2, DOT_PREC, EXACT_EXP)
+            a30 += _off(k3, g3, m3, k0, g0, m0, c3, DOT_PREC, EXACT_EXP)
+            p30 += _off(q3, g3, m3, k0, g0, m0, c3, DOT_PREC, EXACT_EXP)
+            a31 += _off(k3, g3, m3, k1, g1, m1, c3, DOT_PREC, EXACT_EXP)
+            p31 += _off(q3, g3, m3, k1, g1, m1, c3, DOT_PREC, EXACT_EXP)
+            a32 += _off(k3, g3, m3, k2, g2, m2, c3, DOT_PREC, EXACT_EXP)
+            p32 += _off(q3, g3, m3, k2, g2, m2, c3, DOT_PREC, EXACT_EXP)
 
     b0 = tl.load(BETA + r0.to(tl.int64) * HV + i_hv, mask=m0, other=0.0).to(tl.float32)[:, None]
     b1 = tl.load(BETA + r1.to(tl.int64) * HV + i_hv, mask=m1, other=0.0).to(tl.float32)[:, None]
