@@ -1,5 +1,5 @@
 """Device check of the gk kernels' diagonal-block variants (session 37): per setting of
-``chunk_gk.{KKT,DQK}_DIAG_DOTS`` / ``{KKT,DQK}_WARPS`` (and optionally exact fp32 products), run one
+``chunk_gk.DQK_DIAG_DOTS`` / ``{KKT,DQK}_WARPS`` / ``{KKT,DQK}_BK`` (and optionally exact fp32 products), run one
 bf16 forward+backward on H16 8 x 4096 with strong per-key gates three times and report
 
 - determinism: whether the three runs are bitwise equal (o and every gradient);
@@ -26,53 +26,17 @@ import triton  # noqa: E402
 import jagattn  # noqa: E402
 from jagattn.gated_delta.triton import chunk_gk  # noqa: E402
 
-_LOOP = dict(KKT_DIAG_DOTS=False, DQK_DIAG_DOTS=False, KKT_WARPS=8, DQK_WARPS=8, KKT_BK=16, DQK_BK=32)
+_LOOP = dict(DQK_DIAG_DOTS=False, KKT_WARPS=8, DQK_WARPS=8, KKT_BK=16, DQK_BK=32)
+_DOTS4 = {**_LOOP, "DQK_DIAG_DOTS": True, "KKT_WARPS": 4, "DQK_WARPS": 4}
 SETTINGS = {
     "loop-8w": _LOOP,  # the tree before session 37 (the base)
     "loop-4w": {**_LOOP, "KKT_WARPS": 4, "DQK_WARPS": 4},
-    "dots-8w": {**_LOOP, "KKT_DIAG_DOTS": True, "DQK_DIAG_DOTS": True},
-    "dots-4w": {**_LOOP, "KKT_DIAG_DOTS": True, "DQK_DIAG_DOTS": True, "KKT_WARPS": 4, "DQK_WARPS": 4},
-    "dots-4w-kkt32": {
-        **_LOOP,
-        "KKT_DIAG_DOTS": True,
-        "DQK_DIAG_DOTS": True,
-        "KKT_WARPS": 4,
-        "DQK_WARPS": 4,
-        "KKT_BK": 32,
-    },
-    "dots-4w-kkt64": {
-        **_LOOP,
-        "KKT_DIAG_DOTS": True,
-        "DQK_DIAG_DOTS": True,
-        "KKT_WARPS": 4,
-        "DQK_WARPS": 4,
-        "KKT_BK": 64,
-    },
-    "dots-8w-kkt32": {**_LOOP, "KKT_DIAG_DOTS": True, "DQK_DIAG_DOTS": True, "KKT_BK": 32},
-    "dots-4w-dqk64": {
-        **_LOOP,
-        "KKT_DIAG_DOTS": True,
-        "DQK_DIAG_DOTS": True,
-        "KKT_WARPS": 4,
-        "DQK_WARPS": 4,
-        "DQK_BK": 64,
-    },
-    "dots-4w-dqk16": {
-        **_LOOP,
-        "KKT_DIAG_DOTS": True,
-        "DQK_DIAG_DOTS": True,
-        "KKT_WARPS": 4,
-        "DQK_WARPS": 4,
-        "DQK_BK": 16,
-    },
-    "dots-4w-ieee": {
-        **_LOOP,
-        "KKT_DIAG_DOTS": True,
-        "DQK_DIAG_DOTS": True,
-        "KKT_WARPS": 4,
-        "DQK_WARPS": 4,
-        "dot_precision": lambda dtype: "ieee",
-    },
+    "loop-2w": {**_LOOP, "KKT_WARPS": 2, "DQK_WARPS": 2},
+    "loop-4w-kkt32": {**_LOOP, "KKT_WARPS": 4, "DQK_WARPS": 4, "KKT_BK": 32},
+    "dqkdots-4w": _DOTS4,
+    "dqkdots-4w-dqk64": {**_DOTS4, "DQK_BK": 64},
+    "dqkdots-8w": {**_LOOP, "DQK_DIAG_DOTS": True},
+    "dqkdots-4w-ieee": {**_DOTS4, "dot_precision": lambda dtype: "ieee"},
 }
 
 

@@ -60,11 +60,14 @@ from .common import BT, _chunk_of, _chunk_of_slot, _exp, _inv16, block_k, dot_pr
 # with; do not widen it without a device check.
 KKT_BK = 16
 DQK_BK = 32
-# diagonal 16-row blocks of kkt / dqk: True = by tensor-core dots over four pairing levels
-# (`_diag_ap_dots` / `_diag_bwd_dots`, session 37), False = the column loop (`_diag_ap` / `_diag_bwd`)
-KKT_DIAG_DOTS = True
+# diagonal 16-row blocks of dqk: True = by tensor-core dots over four pairing levels (`_diag_bwd_dots`,
+# session 37), False = the column loop (`_diag_bwd`). kkt keeps the column loop (`_diag_ap`): the same
+# split there (its dots [16, BK] x [BK, 16]) gave wrong, run-to-run different A / P at tf32 with 16 key
+# columns on the H200 (Triton 3.6; right at exact fp32 products and at 32 columns, where it was slower
+# than the loop at 4 warps: benchmarks/results/2026-11-27-s37-h200-round5).
 DQK_DIAG_DOTS = True
-# warps of the kkt and dqk launches (the other launches: WARPS)
+# warps of the kkt and dqk launches (the other launches: WARPS). Session 37 on the H200 (H16 8 x 4096,
+# strong gk): 4 instead of 8 took the forward 10.49 -> 7.46 ms and the backward 24.43 -> 17.34 ms.
 KKT_WARPS = 4
 DQK_WARPS = 4
 # launch knobs of the WY backward kernel (module constants so a device experiment can override them:
@@ -254,48 +257,6 @@ def _lvl(GC, g_i, m_i, row0, b: tl.constexpr, eos, i_hv, o_k, m_k, M: tl.constex
 
 
 @triton.jit
-def _ldt(P, rows, m_r, i_x, cols, m_c, NX: tl.constexpr, D: tl.constexpr):
-    """``_ld`` transposed: ``[C, R]`` in the stored dtype (a dot's right operand read transposed from
-    memory, not ``tl.trans`` of a tile: see ``_diag_ap_dots``)."""
-    p = (rows.to(tl.int64)[None, :] * NX + i_x) * D + cols[:, None]
-    return tl.load(P + p, mask=m_r[None, :] & m_c[:, None], other=0.0)
-
-
-@triton.jit
-def _off_t(xi, gi, mi, kjt, gjt, mj, c, DOT_PREC: tl.constexpr, EXACT: tl.constexpr):
-    """``_off`` with the column block given transposed (``kjt``, ``gjt``: ``[BK, 16]``)."""
-    a = xi * _e(tl.where(mi[:, None], gi - c[None, :], 0.0), EXACT)
-    bt = kjt * _e(tl.where(mj[None, :], c[:, None] - gjt, 0.0), EXACT)
-    return _dot(a, bt, DOT_PREC)
-
-
-@triton.jit
-def _diag_ap_dots(GC, q_i, k_i, g_i, kt_i, gt_i, m_i, row0, b: tl.constexpr, eos, i_hv, o_k, m_k,
-                  HV: tl.constexpr, K: tl.constexpr, DOT_PREC: tl.constexpr, EXACT: tl.constexpr):  # fmt: skip
-    """``_diag_ap`` by tensor-core dots (session 37): the pairs ``s < t`` of the block by the four
-    levels of ``_lvl_rows`` (one ``[16, BK] x [BK, 16]`` dot each for A and P), the diagonal ``s == t``
-    (decay 1) as a row sum; at ``DOT_PREC`` (as the off-diagonal blocks) instead of exact fp32 products.
-    The right operands come from ``kt_i`` / ``gt_i``, the block's k and Gc loaded transposed: with
-    ``tl.trans(k_i * er)`` as the right operand, Triton 3.6 on the H200 returned wrong and
-    run-to-run different A / P at tf32 (correct at exact fp32 products; session 37, round 4)."""
-    o16 = tl.arange(0, 16)
-    eye = o16[:, None] == o16[None, :]
-    a = tl.where(eye, tl.sum(k_i * k_i, 1)[:, None], 0.0)
-    p = tl.where(eye, tl.sum(q_i * k_i, 1)[:, None], 0.0)
-    for lv in tl.static_range(4):
-        r_c, half, same = _lvl_rows(row0, b, eos, 8 >> lv)
-        c = _ldg(GC, r_c, r_c >= 0, i_hv, o_k, m_k, HV, K)
-        ct = _ldt(GC, r_c, r_c >= 0, i_hv, o_k, m_k, HV, K)
-        up = (half & m_i)[:, None]
-        lo = (~half & m_i)[None, :]
-        el = tl.where(up, _e(tl.where(up, g_i - c, 0.0), EXACT), 0.0)
-        krt = kt_i * tl.where(lo, _e(tl.where(lo, ct - gt_i, 0.0), EXACT), 0.0)
-        a += tl.where(same, _dot(k_i * el, krt, DOT_PREC), 0.0)
-        p += tl.where(same, _dot(q_i * el, krt, DOT_PREC), 0.0)
-    return a, p
-
-
-@triton.jit
 def _diag_bwd_dots(GC, DP, DA, q_i, k_i, g_i, beta_i, m_i, row0, b: tl.constexpr, eos, i_hv, o_k, m_k,
                    HV: tl.constexpr, K: tl.constexpr, BT: tl.constexpr, DOT_PREC: tl.constexpr,
                    EXACT: tl.constexpr):  # fmt: skip
@@ -363,7 +324,6 @@ def _gated_delta_fwd_gk_kkt_kernel(
     BKB: tl.constexpr,
     DOT_PREC: tl.constexpr,
     EXACT_EXP: tl.constexpr,
-    DIAG_DOTS: tl.constexpr,
 ):
     """Per chunk and value head: the 16x16 blocks of A and P summed over key tiles of ``BKB``, then
     ``T = (I + A)^-1`` by blocks (as the scalar ``kkt_solve``) into AINV and P into PQK (zeros above
@@ -400,73 +360,30 @@ def _gated_delta_fwd_gk_kkt_kernel(
         c1 = _ref(GC, row0, 1, eos, i_hv, o_k, m_k, HV, K)
         c2 = _ref(GC, row0, 2, eos, i_hv, o_k, m_k, HV, K)
         c3 = _ref(GC, row0, 3, eos, i_hv, o_k, m_k, HV, K)
-        if DIAG_DOTS:
-            # right operands loaded transposed (see _diag_ap_dots)
-            kt0 = _ldt(K_, r0, m0, i_h, o_k, m_k, H, K).to(tl.float32)
-            gt0 = _ldt(GC, r0, m0, i_hv, o_k, m_k, HV, K)
-            kt1 = _ldt(K_, r1, m1, i_h, o_k, m_k, H, K).to(tl.float32)
-            gt1 = _ldt(GC, r1, m1, i_hv, o_k, m_k, HV, K)
-            kt2 = _ldt(K_, r2, m2, i_h, o_k, m_k, H, K).to(tl.float32)
-            gt2 = _ldt(GC, r2, m2, i_hv, o_k, m_k, HV, K)
-            kt3 = _ldt(K_, r3, m3, i_h, o_k, m_k, H, K).to(tl.float32)
-            gt3 = _ldt(GC, r3, m3, i_hv, o_k, m_k, HV, K)
-            da, dp = _diag_ap_dots(
-                GC, q0, k0, g0, kt0, gt0, m0, row0, 0, eos, i_hv, o_k, m_k, HV, K, DOT_PREC, EXACT_EXP
-            )
-            a00 += da
-            p00 += dp
-            da, dp = _diag_ap_dots(
-                GC, q1, k1, g1, kt1, gt1, m1, row0, 1, eos, i_hv, o_k, m_k, HV, K, DOT_PREC, EXACT_EXP
-            )
-            a11 += da
-            p11 += dp
-            da, dp = _diag_ap_dots(
-                GC, q2, k2, g2, kt2, gt2, m2, row0, 2, eos, i_hv, o_k, m_k, HV, K, DOT_PREC, EXACT_EXP
-            )
-            a22 += da
-            p22 += dp
-            da, dp = _diag_ap_dots(
-                GC, q3, k3, g3, kt3, gt3, m3, row0, 3, eos, i_hv, o_k, m_k, HV, K, DOT_PREC, EXACT_EXP
-            )
-            a33 += da
-            p33 += dp
-            a10 += _off_t(k1, g1, m1, kt0, gt0, m0, c1, DOT_PREC, EXACT_EXP)
-            p10 += _off_t(q1, g1, m1, kt0, gt0, m0, c1, DOT_PREC, EXACT_EXP)
-            a20 += _off_t(k2, g2, m2, kt0, gt0, m0, c2, DOT_PREC, EXACT_EXP)
-            p20 += _off_t(q2, g2, m2, kt0, gt0, m0, c2, DOT_PREC, EXACT_EXP)
-            a21 += _off_t(k2, g2, m2, kt1, gt1, m1, c2, DOT_PREC, EXACT_EXP)
-            p21 += _off_t(q2, g2, m2, kt1, gt1, m1, c2, DOT_PREC, EXACT_EXP)
-            a30 += _off_t(k3, g3, m3, kt0, gt0, m0, c3, DOT_PREC, EXACT_EXP)
-            p30 += _off_t(q3, g3, m3, kt0, gt0, m0, c3, DOT_PREC, EXACT_EXP)
-            a31 += _off_t(k3, g3, m3, kt1, gt1, m1, c3, DOT_PREC, EXACT_EXP)
-            p31 += _off_t(q3, g3, m3, kt1, gt1, m1, c3, DOT_PREC, EXACT_EXP)
-            a32 += _off_t(k3, g3, m3, kt2, gt2, m2, c3, DOT_PREC, EXACT_EXP)
-            p32 += _off_t(q3, g3, m3, kt2, gt2, m2, c3, DOT_PREC, EXACT_EXP)
-        else:
-            da, dp = _diag_ap(K_, GC, q0, k0, g0, m0, row0, 0, eos, i_h, i_hv, o_k, m_k, H, HV, K, EXACT_EXP)
-            a00 += da
-            p00 += dp
-            da, dp = _diag_ap(K_, GC, q1, k1, g1, m1, row0, 1, eos, i_h, i_hv, o_k, m_k, H, HV, K, EXACT_EXP)
-            a11 += da
-            p11 += dp
-            da, dp = _diag_ap(K_, GC, q2, k2, g2, m2, row0, 2, eos, i_h, i_hv, o_k, m_k, H, HV, K, EXACT_EXP)
-            a22 += da
-            p22 += dp
-            da, dp = _diag_ap(K_, GC, q3, k3, g3, m3, row0, 3, eos, i_h, i_hv, o_k, m_k, H, HV, K, EXACT_EXP)
-            a33 += da
-            p33 += dp
-            a10 += _off(k1, g1, m1, k0, g0, m0, c1, DOT_PREC, EXACT_EXP)
-            p10 += _off(q1, g1, m1, k0, g0, m0, c1, DOT_PREC, EXACT_EXP)
-            a20 += _off(k2, g2, m2, k0, g0, m0, c2, DOT_PREC, EXACT_EXP)
-            p20 += _off(q2, g2, m2, k0, g0, m0, c2, DOT_PREC, EXACT_EXP)
-            a21 += _off(k2, g2, m2, k1, g1, m1, c2, DOT_PREC, EXACT_EXP)
-            p21 += _off(q2, g2, m2, k1, g1, m1, c2, DOT_PREC, EXACT_EXP)
-            a30 += _off(k3, g3, m3, k0, g0, m0, c3, DOT_PREC, EXACT_EXP)
-            p30 += _off(q3, g3, m3, k0, g0, m0, c3, DOT_PREC, EXACT_EXP)
-            a31 += _off(k3, g3, m3, k1, g1, m1, c3, DOT_PREC, EXACT_EXP)
-            p31 += _off(q3, g3, m3, k1, g1, m1, c3, DOT_PREC, EXACT_EXP)
-            a32 += _off(k3, g3, m3, k2, g2, m2, c3, DOT_PREC, EXACT_EXP)
-            p32 += _off(q3, g3, m3, k2, g2, m2, c3, DOT_PREC, EXACT_EXP)
+        da, dp = _diag_ap(K_, GC, q0, k0, g0, m0, row0, 0, eos, i_h, i_hv, o_k, m_k, H, HV, K, EXACT_EXP)
+        a00 += da
+        p00 += dp
+        da, dp = _diag_ap(K_, GC, q1, k1, g1, m1, row0, 1, eos, i_h, i_hv, o_k, m_k, H, HV, K, EXACT_EXP)
+        a11 += da
+        p11 += dp
+        da, dp = _diag_ap(K_, GC, q2, k2, g2, m2, row0, 2, eos, i_h, i_hv, o_k, m_k, H, HV, K, EXACT_EXP)
+        a22 += da
+        p22 += dp
+        da, dp = _diag_ap(K_, GC, q3, k3, g3, m3, row0, 3, eos, i_h, i_hv, o_k, m_k, H, HV, K, EXACT_EXP)
+        a33 += da
+        p33 += dp
+        a10 += _off(k1, g1, m1, k0, g0, m0, c1, DOT_PREC, EXACT_EXP)
+        p10 += _off(q1, g1, m1, k0, g0, m0, c1, DOT_PREC, EXACT_EXP)
+        a20 += _off(k2, g2, m2, k0, g0, m0, c2, DOT_PREC, EXACT_EXP)
+        p20 += _off(q2, g2, m2, k0, g0, m0, c2, DOT_PREC, EXACT_EXP)
+        a21 += _off(k2, g2, m2, k1, g1, m1, c2, DOT_PREC, EXACT_EXP)
+        p21 += _off(q2, g2, m2, k1, g1, m1, c2, DOT_PREC, EXACT_EXP)
+        a30 += _off(k3, g3, m3, k0, g0, m0, c3, DOT_PREC, EXACT_EXP)
+        p30 += _off(q3, g3, m3, k0, g0, m0, c3, DOT_PREC, EXACT_EXP)
+        a31 += _off(k3, g3, m3, k1, g1, m1, c3, DOT_PREC, EXACT_EXP)
+        p31 += _off(q3, g3, m3, k1, g1, m1, c3, DOT_PREC, EXACT_EXP)
+        a32 += _off(k3, g3, m3, k2, g2, m2, c3, DOT_PREC, EXACT_EXP)
+        p32 += _off(q3, g3, m3, k2, g2, m2, c3, DOT_PREC, EXACT_EXP)
 
     b0 = tl.load(BETA + r0.to(tl.int64) * HV + i_hv, mask=m0, other=0.0).to(tl.float32)[:, None]
     b1 = tl.load(BETA + r1.to(tl.int64) * HV + i_hv, mask=m1, other=0.0).to(tl.float32)[:, None]
@@ -1186,7 +1103,7 @@ def _prepare_gk(q, k, v, g, gk, beta, cu, dtype):
         )
         torch.library.wrap_triton(_gated_delta_fwd_gk_kkt_kernel)[(ns, hv)](
             q, k, gc, beta, ainv, pqk, cu, n,
-            H=h, HV=hv, K=dk, BT=BT, BKB=min(KKT_BK, block_k(dk)), DOT_PREC=prec, EXACT_EXP=exact, DIAG_DOTS=KKT_DIAG_DOTS,
+            H=h, HV=hv, K=dk, BT=BT, BKB=min(KKT_BK, block_k(dk)), DOT_PREC=prec, EXACT_EXP=exact,
             num_warps=KKT_WARPS,
         )  # fmt: skip
         torch.library.wrap_triton(_gated_delta_fwd_gk_wu_kernel)[(ns, hv)](
