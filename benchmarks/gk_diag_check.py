@@ -37,6 +37,12 @@ SETTINGS = {
     "dqkdots-4w-dqk64": {**_DOTS4, "DQK_BK": 64},
     "dqkdots-8w": {**_LOOP, "DQK_DIAG_DOTS": True},
     "dqkdots-4w-ieee": {**_DOTS4, "dot_precision": lambda dtype: "ieee"},
+    # round 7: kkt at 2 warps with the dqk dots
+    "kkt2w-dqkdots4w": {**_DOTS4, "KKT_WARPS": 2},
+    "kkt2w-dqkdots2w": {**_DOTS4, "KKT_WARPS": 2, "DQK_WARPS": 2},
+    "kkt2w32-dqkdots4w": {**_DOTS4, "KKT_WARPS": 2, "KKT_BK": 32},
+    "kkt4w32-dqkdots4w": {**_DOTS4, "KKT_BK": 32},
+    "kkt1w-dqkdots4w": {**_DOTS4, "KKT_WARPS": 1},
 }
 
 

@@ -67,8 +67,9 @@ DQK_BK = 32
 # than the loop at 4 warps: benchmarks/results/2026-11-27-s37-h200-round5).
 DQK_DIAG_DOTS = True
 # warps of the kkt and dqk launches (the other launches: WARPS). Session 37 on the H200 (H16 8 x 4096,
-# strong gk): 4 instead of 8 took the forward 10.49 -> 7.46 ms and the backward 24.43 -> 17.34 ms.
-KKT_WARPS = 4
+# strong gk, column loops; fwd / bwd ms): 8 warps 10.49 / 24.45, 4 warps 7.43 / 17.47, 2 warps
+# 5.76 / 15.76 (benchmarks/gk_diag_check.py, results 2026-11-27-s37-h200-round6).
+KKT_WARPS = 2
 DQK_WARPS = 4
 # launch knobs of the WY backward kernel (module constants so a device experiment can override them:
 # benchmarks/fuzz_spec_rule.py --set). BC >= 32: at BC=16 (dk=16) Triton 3.6 on H200 compiled this
