@@ -1,14 +1,17 @@
-"""Device check of the gk kernels' diagonal-block variants (session 37): per setting of
-``chunk_gk.DQK_DIAG_DOTS`` / ``{KKT,DQK}_WARPS`` / ``{KKT,DQK}_BK`` (and optionally exact fp32 products), run one
-bf16 forward+backward on H16 8 x 4096 with strong per-key gates three times and report
+"""Device check of launch settings of the gk kernels (session 37): per setting of ``chunk_gk.{KKT,DQK}_WARPS`` /
+``{KKT,DQK}_BK`` (and optionally exact fp32 products), run one bf16 forward+backward on H16 8 x 4096 with strong
+per-key gates three times and report
 
 - determinism: whether the three runs are bitwise equal (o and every gradient);
-- the max relative difference (max |a - b| / max |b|, worst tensor) of o and of the gradients to the
-  column-loop setting at 8 warps with 16 / 32 key columns (the tree before session 37, which passes the
-  gpu tests);
+- the max relative difference (max |a - b| / max |b|, worst tensor) of o and of the gradients to the first
+  setting (``base``: the launch settings before session 37, 8 warps, 16 / 32 key columns);
 - forward and forward+backward medians (``do_bench``).
 
-Usage (GPU machine): ``PYTHONPATH=src python3 benchmarks/gk_diag_check.py --out $OUT``.
+Session 37's rounds 4-7 (results ``2026-11-27-s37-h200-round{4..7}``) ran this script at commits 01c54b8 ..
+a462ed3, with settings of the diagonal-dot switches (``KKT_DIAG_DOTS`` / ``DQK_DIAG_DOTS``) that are gone since:
+the dqk dots became the only dqk path, the kkt dots were dropped.
+
+Usage (GPU machine): ``PYTHONPATH=src python3 benchmarks/gk_diag_check.py --out $OUT [--only base,2w]``.
 """
 
 from __future__ import annotations
@@ -26,23 +29,13 @@ import triton  # noqa: E402
 import jagattn  # noqa: E402
 from jagattn.gated_delta.triton import chunk_gk  # noqa: E402
 
-_LOOP = dict(DQK_DIAG_DOTS=False, KKT_WARPS=8, DQK_WARPS=8, KKT_BK=16, DQK_BK=32)
-_DOTS4 = {**_LOOP, "DQK_DIAG_DOTS": True, "KKT_WARPS": 4, "DQK_WARPS": 4}
+_BASE = dict(KKT_WARPS=8, DQK_WARPS=8, KKT_BK=16, DQK_BK=32)
 SETTINGS = {
-    "loop-8w": _LOOP,  # the tree before session 37 (the base)
-    "loop-4w": {**_LOOP, "KKT_WARPS": 4, "DQK_WARPS": 4},
-    "loop-2w": {**_LOOP, "KKT_WARPS": 2, "DQK_WARPS": 2},
-    "loop-4w-kkt32": {**_LOOP, "KKT_WARPS": 4, "DQK_WARPS": 4, "KKT_BK": 32},
-    "dqkdots-4w": _DOTS4,
-    "dqkdots-4w-dqk64": {**_DOTS4, "DQK_BK": 64},
-    "dqkdots-8w": {**_LOOP, "DQK_DIAG_DOTS": True},
-    "dqkdots-4w-ieee": {**_DOTS4, "dot_precision": lambda dtype: "ieee"},
-    # round 7: kkt at 2 warps with the dqk dots
-    "kkt2w-dqkdots4w": {**_DOTS4, "KKT_WARPS": 2},
-    "kkt2w-dqkdots2w": {**_DOTS4, "KKT_WARPS": 2, "DQK_WARPS": 2},
-    "kkt2w32-dqkdots4w": {**_DOTS4, "KKT_WARPS": 2, "KKT_BK": 32},
-    "kkt4w32-dqkdots4w": {**_DOTS4, "KKT_BK": 32},
-    "kkt1w-dqkdots4w": {**_DOTS4, "KKT_WARPS": 1},
+    "base": _BASE,
+    "4w": {**_BASE, "KKT_WARPS": 4, "DQK_WARPS": 4},  # the default since session 37
+    "kkt2w": {**_BASE, "KKT_WARPS": 2, "DQK_WARPS": 4},
+    "kkt2w-kkt32": {**_BASE, "KKT_WARPS": 2, "DQK_WARPS": 4, "KKT_BK": 32},
+    "4w-ieee": {**_BASE, "KKT_WARPS": 4, "DQK_WARPS": 4, "dot_precision": lambda dtype: "ieee"},
 }
 
 

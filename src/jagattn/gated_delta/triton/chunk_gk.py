@@ -17,7 +17,9 @@ built from 16-row sub-blocks: an off-diagonal block (rows in block ``i``, column
 ``i`` (both exponents <= 0 for gates <= 0); a diagonal block ``sum_d x_t[d] k_s[d] exp(Gc_t[d] - Gc_s[d])``
 (``s <= t``) is built one column ``s`` at a time from ``[16, BK]`` tiles (``_diag_ap``; every exponent
 <= 0). The backward's sums of the same shape (``sum_s M_ts k_s exp(Gc_t - Gc_s)`` and
-``sum_t M_ts y_t exp(Gc_t - Gc_s)``) use the same split (``_diag_bwd``).
+``sum_t M_ts y_t exp(Gc_t - Gc_s)``) use the same off-diagonal split; their diagonal blocks (``_diag_bwd``)
+pair the rows in four levels (``_lvl_rows``), each pair through a reference row between the two, so that
+they too are tensor-core dots with exponents <= 0.
 
 Backward (``dS`` = gradient of the state leaving the chunk)::
 
@@ -60,12 +62,11 @@ from .common import BT, _chunk_of, _chunk_of_slot, _exp, _inv16, block_k, dot_pr
 # with; do not widen it without a device check.
 KKT_BK = 16
 DQK_BK = 32
-# diagonal 16-row blocks of dqk: True = by tensor-core dots over four pairing levels (`_diag_bwd_dots`,
-# session 37), False = the column loop (`_diag_bwd`). kkt keeps the column loop (`_diag_ap`): the same
-# split there (its dots [16, BK] x [BK, 16]) gave wrong, run-to-run different A / P at tf32 with 16 key
-# columns on the H200 (Triton 3.6; right at exact fp32 products and at 32 columns, where it was slower
-# than the loop at 4 warps: benchmarks/results/2026-11-27-s37-h200-round5).
-DQK_DIAG_DOTS = True
+# The diagonal 16-row blocks: dqk by tensor-core dots over four pairing levels (`_diag_bwd`, session 37:
+# backward 17.47 -> 16.61 ms against the column loop it replaced, H16 8 x 4096 strong gk, H200); kkt keeps the
+# column loop (`_diag_ap`): the same split there (dots [16, BK] x [BK, 16]) gave wrong, run-to-run different
+# A / P at tf32 with 16 key columns on the H200 (Triton 3.6; right at exact fp32 products and at 32 columns,
+# where it was slower than the loop: benchmarks/results/2026-11-27-s37-h200-round{4,5}).
 # warps of the kkt and dqk launches (the other launches: WARPS). Session 37 on the H200 (H16 8 x 4096,
 # strong gk, column loops; fwd / bwd ms): 8 warps 10.49 / 24.45, 4 warps 7.43 / 17.47, 2 warps
 # 5.76 / 15.76 (benchmarks/gk_diag_check.py, results 2026-11-27-s37-h200-round6). kkt stays at 4: at 2
@@ -194,43 +195,6 @@ def _diag_ap(K_, GC, q_i, k_i, g_i, m_i, row0, b: tl.constexpr, eos, i_h, i_hv, 
 
 
 @triton.jit
-def _diag_bwd(Q, K_, GC, BETA, DP, DA, k_i, g_i, m_i, r_i, row0, b: tl.constexpr, eos, i_h, i_hv, o_k, m_k,
-              H: tl.constexpr, HV: tl.constexpr, K: tl.constexpr, BT: tl.constexpr, BK: tl.constexpr, EXACT: tl.constexpr):  # fmt: skip
-    """Diagonal block ``b`` of the backward's gated sums, strictly below the diagonal
-    (``e_ts = exp(g_t - g_s)`` per key column, ``s < t``), one row/column ``j`` at a time from 2-D
-    ``[16, BK]`` tiles instead of a ``[16, 16, BK]`` broadcast: row sums
-    ``rp_t = sum_s dP_ts k_s e_ts`` and ``ra_t`` (dA), column sums ``cp_s = sum_t dP_ts q_t e_ts`` and
-    ``ca_s = sum_t dA_ts beta_t k_t e_ts``."""
-    o16 = tl.arange(0, 16)
-    rp = tl.zeros([16, BK], dtype=tl.float32)
-    ra = tl.zeros([16, BK], dtype=tl.float32)
-    cp = tl.zeros([16, BK], dtype=tl.float32)
-    ca = tl.zeros([16, BK], dtype=tl.float32)
-    p_blk = (r_i.to(tl.int64) * HV + i_hv) * BT + b * 16
-    # a row/column j from eos on contributes nothing (k_j, q_j and its dP/dA row are masked to 0)
-    for j in range(tl.minimum(eos - row0 - b * 16, 16)):
-        r_j = row0 + b * 16 + j
-        m_j = (o16 * 0 + r_j) < eos
-        k_j = _row(K_, r_j, eos, i_h, o_k, m_k, H, K).to(tl.float32)
-        q_j = _row(Q, r_j, eos, i_h, o_k, m_k, H, K).to(tl.float32)
-        g_j = _row(GC, r_j, eos, i_hv, o_k, m_k, HV, K)
-        # rows past the end read the last row's beta: every term it scales is masked to 0 there
-        beta_j = tl.load(BETA + tl.minimum(r_j, eos - 1).to(tl.int64) * HV + i_hv).to(tl.float32)
-        # row sums: s = j, rows t > j
-        keep = ((o16 > j) & m_i)[:, None]
-        ke = k_j[None, :] * tl.where(keep, _e(tl.where(keep, g_i - g_j[None, :], 0.0), EXACT), 0.0)
-        rp += tl.load(DP + p_blk + j, mask=m_i, other=0.0)[:, None] * ke
-        ra += tl.load(DA + p_blk + j, mask=m_i, other=0.0)[:, None] * ke
-        # column sums: t = j, columns s < j
-        keep = ((o16 < j) & m_j)[:, None]
-        e = tl.where(keep, _e(tl.where(keep, g_j[None, :] - g_i, 0.0), EXACT), 0.0)
-        p_row = (r_j.to(tl.int64) * HV + i_hv) * BT + b * 16 + o16
-        cp += tl.load(DP + p_row, mask=m_j, other=0.0)[:, None] * (q_j[None, :] * e)
-        ca += (tl.load(DA + p_row, mask=m_j, other=0.0) * beta_j)[:, None] * (k_j[None, :] * e)
-    return rp, ra, cp, ca
-
-
-@triton.jit
 def _lvl_rows(row0, b: tl.constexpr, eos, M: tl.constexpr):
     """Level ``M`` (8, 4, 2, 1) of the dot split of diagonal block ``b``: the block's rows pair up in
     groups of ``2M``; a pair ``(t, s)`` with ``t`` in the upper and ``s`` in the lower half of one group
@@ -260,12 +224,15 @@ def _lvl(GC, g_i, m_i, row0, b: tl.constexpr, eos, i_hv, o_k, m_k, M: tl.constex
 
 
 @triton.jit
-def _diag_bwd_dots(GC, DP, DA, q_i, k_i, g_i, beta_i, m_i, row0, b: tl.constexpr, eos, i_hv, o_k, m_k,
+def _diag_bwd(GC, DP, DA, q_i, k_i, g_i, beta_i, m_i, row0, b: tl.constexpr, eos, i_hv, o_k, m_k,
                    HV: tl.constexpr, K: tl.constexpr, BT: tl.constexpr, DOT_PREC: tl.constexpr,
                    EXACT: tl.constexpr):  # fmt: skip
-    """``_diag_bwd`` by tensor-core dots (session 37): per level of ``_lvl``, with ``M`` the block's
-    ``dP`` / ``dA`` restricted to the level's pairs, ``rp = el * (M_P (k er))``,
-    ``cp = er * (M_P^T (q el))`` and the same for dA with ``beta k`` (``M^T`` loaded transposed)."""
+    """Diagonal block ``b`` of the backward's gated sums, strictly below the diagonal
+    (``e_ts = exp(Gc_t - Gc_s)`` per key column, ``s < t``): row sums ``rp_t = sum_s dP_ts k_s e_ts`` and
+    ``ra_t`` (dA), column sums ``cp_s = sum_t dP_ts q_t e_ts`` and ``ca_s = sum_t dA_ts beta_t k_t e_ts``.
+    By tensor-core dots per level of ``_lvl`` (session 37; it replaced a loop over the block's 16 rows):
+    with ``M`` the block's ``dP`` / ``dA`` restricted to the level's pairs, ``rp += el * (M_P (k er))``,
+    ``cp += er * (M_P^T (q el))``, the same for dA with ``beta k`` (``M^T`` loaded transposed)."""
     mp = _blk(DP, row0, b, b, eos, i_hv, HV, BT)
     ma = _blk(DA, row0, b, b, eos, i_hv, HV, BT)
     mpt = _blk_t(DP, row0, b, b, eos, i_hv, HV, BT)
@@ -872,7 +839,6 @@ def _gated_delta_bwd_gk_dqk_kernel(
     NKB: tl.constexpr,
     DOT_PREC: tl.constexpr,
     EXACT_EXP: tl.constexpr,
-    DIAG_DOTS: tl.constexpr,
 ):
     """Per chunk, value head and key block of ``BK`` columns, by 16-row blocks ``i``: the state terms
     ``dQ += scale exp(Gc) (dO S0^T)``, ``dK += exp(Gc_last - Gc) (U dS^T)``; the row sums
@@ -933,54 +899,27 @@ def _gated_delta_bwd_gk_dqk_kernel(
         # enter dq / dk only, not dGc, where their row and column parts cancel (dA is strictly lower)
         o16 = tl.arange(0, 16)
         dp_tt = tl.load(DP + (r_i.to(tl.int64) * HV + i_hv) * BT + i * 16 + o16, mask=m_i, other=0.0)
-        if DIAG_DOTS:
-            b_rp, b_ra, b_cp, b_ca = _diag_bwd_dots(
-                GC,
-                DP,
-                DA,
-                q_i,
-                k_i,
-                g_i,
-                beta_i,
-                m_i,
-                row0,
-                i,
-                eos,
-                i_hv,
-                o_k,
-                m_k,
-                HV,
-                K,
-                BT,
-                DOT_PREC,
-                EXACT_EXP,
-            )
-        else:
-            b_rp, b_ra, b_cp, b_ca = _diag_bwd(
-                Q,
-                K_,
-                GC,
-                BETA,
-                DP,
-                DA,
-                k_i,
-                g_i,
-                m_i,
-                r_i,
-                row0,
-                i,
-                eos,
-                i_h,
-                i_hv,
-                o_k,
-                m_k,
-                H,
-                HV,
-                K,
-                BT,
-                BK,
-                EXACT_EXP,
-            )
+        b_rp, b_ra, b_cp, b_ca = _diag_bwd(
+            GC,
+            DP,
+            DA,
+            q_i,
+            k_i,
+            g_i,
+            beta_i,
+            m_i,
+            row0,
+            i,
+            eos,
+            i_hv,
+            o_k,
+            m_k,
+            HV,
+            K,
+            BT,
+            DOT_PREC,
+            EXACT_EXP,
+        )
         # row sums over earlier blocks j < i, reference c_i (the row before block i)
         if i > 0:
             c_i = _ref(GC, row0, i, eos, i_hv, o_k, m_k, HV, K)
@@ -1244,7 +1183,7 @@ def chunk_bwd_gk(q, k, v, g, gk, beta, initial_state, cu, scale: float, do, dht,
         torch.library.wrap_triton(_gated_delta_bwd_gk_dqk_kernel)[(ns * nkb, hv)](
             q, k, beta, gc, hbuf, dhbuf, vnew, do, gh, da, dp, dqh, dkh, dgc, dbp, dgl, cu, n, t * hv, scale,
             H=h, HV=hv, K=dk_, V=dv_, BT=BT, BK=bkb, BV=64, NG=gh.shape[2], NKB=nkb,
-            BG=max(2, triton.next_power_of_2(gh.shape[2])), DOT_PREC=prec, EXACT_EXP=exact, DIAG_DOTS=DQK_DIAG_DOTS,
+            BG=max(2, triton.next_power_of_2(gh.shape[2])), DOT_PREC=prec, EXACT_EXP=exact,
             num_warps=DQK_WARPS,
         )  # fmt: skip
     del hbuf, dhbuf, vnew, gh, da, dp
