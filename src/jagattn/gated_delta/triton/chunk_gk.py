@@ -18,7 +18,7 @@ built from 16-row sub-blocks: an off-diagonal block (rows in block ``i``, column
 (``s <= t``) is built one column ``s`` at a time from ``[16, BK]`` tiles (``_diag_ap``; every exponent
 <= 0). The backward's sums of the same shape (``sum_s M_ts k_s exp(Gc_t - Gc_s)`` and
 ``sum_t M_ts y_t exp(Gc_t - Gc_s)``) use the same off-diagonal split; their diagonal blocks (``_diag_bwd``)
-pair the rows in four levels (``_lvl_rows``), each pair through a reference row between the two, so that
+pair the rows in four levels (``_lvl``), each pair through a reference row between the two, so that
 they too are tensor-core dots with exponents <= 0.
 
 Backward (``dS`` = gradient of the state leaving the chunk)::
@@ -195,38 +195,32 @@ def _diag_ap(K_, GC, q_i, k_i, g_i, m_i, row0, b: tl.constexpr, eos, i_h, i_hv, 
 
 
 @triton.jit
-def _lvl_rows(row0, b: tl.constexpr, eos, M: tl.constexpr):
+def _lvl(GC, g_i, m_i, row0, b: tl.constexpr, eos, i_hv, o_k, m_k, M: tl.constexpr, HV: tl.constexpr,
+         K: tl.constexpr, EXACT: tl.constexpr):  # fmt: skip
     """Level ``M`` (8, 4, 2, 1) of the dot split of diagonal block ``b``: the block's rows pair up in
     groups of ``2M``; a pair ``(t, s)`` with ``t`` in the upper and ``s`` in the lower half of one group
     has ``exp(Gc_t - Gc_s) = el_t * er_s`` through the group's reference ``c`` (the ``Gc`` of the last
     row of its lower half, clamped to the sequence's last row), ``el = exp(Gc_t - c)``,
     ``er = exp(c - Gc_s)``, both exponents <= 0. Every pair ``s < t`` of the block lies in exactly one
-    level (the highest bit where ``t`` and ``s`` differ). Returns each row's reference row, whether the
-    row is in an upper half, and ``same[t, s]`` (the pair lies in one group)."""
+    level (the highest bit where ``t`` and ``s`` differ). Returns ``el`` and ``er`` as ``[16, BK]``
+    tiles (``el`` 0 off the upper halves, ``er`` 0 off the lower halves, both 0 from ``eos`` on) and
+    ``same[t, s]``: the pair lies in one group."""
     o16 = tl.arange(0, 16)
     r_c = tl.minimum(row0 + b * 16 + (o16 // (2 * M)) * (2 * M) + M - 1, eos - 1)
-    same = (o16[:, None] // (2 * M)) == (o16[None, :] // (2 * M))
-    return r_c, (o16 % (2 * M)) >= M, same
-
-
-@triton.jit
-def _lvl(GC, g_i, m_i, row0, b: tl.constexpr, eos, i_hv, o_k, m_k, M: tl.constexpr, HV: tl.constexpr,
-         K: tl.constexpr, EXACT: tl.constexpr):  # fmt: skip
-    """``(el, er, same)`` of level ``M`` (``_lvl_rows``) as ``[16, BK]`` tiles: ``el`` 0 off the upper
-    halves, ``er`` 0 off the lower halves, both 0 from ``eos`` on."""
-    r_c, half, same = _lvl_rows(row0, b, eos, M)
     c = _ldg(GC, r_c, r_c >= 0, i_hv, o_k, m_k, HV, K)
+    half = (o16 % (2 * M)) >= M
     up = (half & m_i)[:, None]
     lo = (~half & m_i)[:, None]
     el = tl.where(up, _e(tl.where(up, g_i - c, 0.0), EXACT), 0.0)
     er = tl.where(lo, _e(tl.where(lo, c - g_i, 0.0), EXACT), 0.0)
+    same = (o16[:, None] // (2 * M)) == (o16[None, :] // (2 * M))
     return el, er, same
 
 
 @triton.jit
 def _diag_bwd(GC, DP, DA, q_i, k_i, g_i, beta_i, m_i, row0, b: tl.constexpr, eos, i_hv, o_k, m_k,
-                   HV: tl.constexpr, K: tl.constexpr, BT: tl.constexpr, DOT_PREC: tl.constexpr,
-                   EXACT: tl.constexpr):  # fmt: skip
+              HV: tl.constexpr, K: tl.constexpr, BT: tl.constexpr, DOT_PREC: tl.constexpr,
+              EXACT: tl.constexpr):  # fmt: skip
     """Diagonal block ``b`` of the backward's gated sums, strictly below the diagonal
     (``e_ts = exp(Gc_t - Gc_s)`` per key column, ``s < t``): row sums ``rp_t = sum_s dP_ts k_s e_ts`` and
     ``ra_t`` (dA), column sums ``cp_s = sum_t dP_ts q_t e_ts`` and ``ca_s = sum_t dA_ts beta_t k_t e_ts``.
