@@ -36,6 +36,10 @@ SETTINGS = {
     "kkt2w": {**_BASE, "KKT_WARPS": 2, "DQK_WARPS": 4},
     "kkt2w-kkt32": {**_BASE, "KKT_WARPS": 2, "DQK_WARPS": 4, "KKT_BK": 32},
     "4w-ieee": {**_BASE, "KKT_WARPS": 4, "DQK_WARPS": 4, "dot_precision": lambda dtype: "ieee"},
+    # not yet run (next session): the other gk launches at 4 warps too (WARPS: wu, h, o, dv_local, dhu; WY_WARPS)
+    "4w-all": {**_BASE, "KKT_WARPS": 4, "DQK_WARPS": 4, "WARPS": 4, "WY_WARPS": 4},
+    "4w-wy4": {**_BASE, "KKT_WARPS": 4, "DQK_WARPS": 4, "WY_WARPS": 4},
+    "4w-kkt32": {**_BASE, "KKT_WARPS": 4, "DQK_WARPS": 4, "KKT_BK": 32},
 }
 
 
