@@ -40,6 +40,8 @@ SETTINGS = {
     "4w-all": {**_BASE, "KKT_WARPS": 4, "DQK_WARPS": 4, "WARPS": 4, "WY_WARPS": 4},
     "4w-wy4": {**_BASE, "KKT_WARPS": 4, "DQK_WARPS": 4, "WY_WARPS": 4},
     "4w-kkt32": {**_BASE, "KKT_WARPS": 4, "DQK_WARPS": 4, "KKT_BK": 32},
+    # session 38: the 2-warp kkt is the default; one warp (as the scalar-g kkt_solve)
+    "kkt1w": {**_BASE, "KKT_WARPS": 1, "DQK_WARPS": 4},
 }
 
 
@@ -48,6 +50,9 @@ def main() -> None:
     ap.add_argument("--out", default=".")
     ap.add_argument("--only", default=",".join(SETTINGS))
     ap.add_argument("--lens", default="4096,4096,4096,4096,4096,4096,4096,4096")
+    ap.add_argument(
+        "--profile", action="store_true", help="also: CUDA time per kernel of the defaults (fwd+bwd)"
+    )
     a = ap.parse_args()
     gen = torch.Generator().manual_seed(5)
     lens = [int(x) for x in a.lens.split(",")]
@@ -115,6 +120,27 @@ def main() -> None:
         print(name, json.dumps(rec), flush=True)
         with open(os.path.join(a.out, "gk_diag_check.json"), "w") as f:
             json.dump(res, f, indent=1)
+    if a.profile:
+        _profile(call, do, leaves)
+
+
+def _profile(call, do, leaves, reps: int = 5) -> None:
+    """CUDA time per kernel, ms per forward + backward call, with the module's current (default) settings."""
+    for _ in range(2):
+        call().backward(do)
+    torch.cuda.synchronize()
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        for _ in range(reps):
+            for x in leaves:
+                x.grad = None
+            call().backward(do)
+        torch.cuda.synchronize()
+    rows = [(e.key, e.device_time_total / 1e3 / reps, e.count // reps) for e in prof.key_averages()]
+    rows = [r for r in rows if r[1] > 0]
+    rows.sort(key=lambda r: -r[1])
+    print(f"profile: {sum(r[1] for r in rows):.3f} ms of kernels per forward + backward", flush=True)
+    for key, ms, n in rows[:25]:
+        print(f"  {ms:8.3f} ms  x{n:<3d} {key[:90]}", flush=True)
 
 
 if __name__ == "__main__":

@@ -256,9 +256,11 @@ def test_public_api_gk_with_gradients_runs_chunked_triton(device):
 
 
 def test_gk_forward_dispatch_by_length(device):
-    # without gradients: short sequences (average <= RECURRENT_MAX_AVG_LEN_GK = 128 with gk) take the
-    # recurrent kernel, longer the chunked
-    for lengths, recurrent in (([3, 9, 1], True), ([200], False)):
+    # without gradients: short sequences (average <= RECURRENT_MAX_AVG_LEN_GK with gk) take the recurrent
+    # kernel, longer the chunked; the boundary on both sides
+    lim = jagattn.gated_delta.backends.RECURRENT_MAX_AVG_LEN_GK
+    cases = (([3, 9, 1], True), ([lim - 3, lim + 3], True), ([lim - 2, lim + 3], False), ([200], False))
+    for lengths, recurrent in cases:
         case = make_case(
             lengths, 1, 1, 16, 16, dtype=torch.float32, with_init=False, l2=False, with_g=True, strong=False,
             seed=42, device=device,
@@ -353,7 +355,12 @@ def test_gpu_gk_compile_fullgraph():
     args = [case[n] for n in ("q", "k", "v", "g", "beta", "gk", "cu_seqlens", "initial_state")]
     o_c, fs_c = torch.compile(f, fullgraph=True)(*args)
     o_e, fs_e = f(*args)
-    torch.testing.assert_close(o_c, o_e, rtol=0, atol=0)
-    torch.testing.assert_close(fs_c, fs_e, rtol=0, atol=0)
+    # the same kernels, but Inductor compiles them with its own argument specialisation (the alignment of the
+    # buffers it allocates), which can change a layout and with it an fp32 reduction order: compiled and eager
+    # agree to rounding, not always bitwise (session 38: the 2-warp kkt, 1 bf16 ulp on 4 of 102400 elements)
+    o_diff = (o_c.float() - o_e.float()).abs()
+    assert (o_diff <= 2**-6 * o_e.float().abs() + 1e-3 * o_e.float().abs().max()).all(), o_diff.max()
+    assert (o_diff > 0).float().mean() <= 1e-3, (o_diff > 0).sum()
+    torch.testing.assert_close(fs_c, fs_e, rtol=1e-5, atol=1e-5 * fs_e.abs().max().item())
     (o_c.float().sum() + fs_c.sum()).backward()
     assert all(case[n].grad is not None for n in NAMES)

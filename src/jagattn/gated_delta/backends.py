@@ -29,9 +29,13 @@ FAMILY = "gated_delta"
 #   scalar g, 64 seqs:   len 8: 0.149 / 0.208   len 16: 0.267 / 0.220
 #   scalar g, 2048 seqs: len 8: 3.95 / 4.67     len 16: 7.42 / 4.90
 #   per-key gk, 64 seqs: len 64: 1.16 / 1.51    len 128: 2.30 / 2.89 (2048 seqs, len 64: 35.6 / 48.4)
-# The gk chunked kernels are untuned (about 10x the scalar ones), so the recurrent one wins longer.
+# gk after session 37's faster chunked kernels (H100, session 38, same probe, results
+# 2026-11-27-s38-h100-round1/crossover.log; kkt at 4 warps, the 2-warp kkt taken since is faster still):
+#   per-key gk, 64 seqs: len 32: 0.588 / 0.816  len 64: 1.145 / 1.064  len 128: 2.246 / 2.012
+#   per-key gk, 2048 seqs: len 32: 17.9 / 24.4  len 64: 35.1 / 32.9
+# (scalar g there: 64 seqs len 8 0.155 / 0.570, len 16 0.271 / 0.268; 2048 seqs len 8 4.05 / 3.82: 8 kept)
 RECURRENT_MAX_AVG_LEN = 8
-RECURRENT_MAX_AVG_LEN_GK = 128
+RECURRENT_MAX_AVG_LEN_GK = 32
 # fp32 inputs without gradients take the recurrent kernel at any length (use_recurrent); False: the rule above
 FP32_RECURRENT = True
 # The fp32 route (_core/precision.py) up to this many tokens x value heads. Session 15's GPU fuzz (bf16,

@@ -69,10 +69,16 @@ DQK_BK = 32
 # where it was slower than the loop: benchmarks/results/2026-11-27-s37-h200-round{4,5}).
 # warps of the kkt and dqk launches (the other launches: WARPS). Session 37 on the H200 (H16 8 x 4096,
 # strong gk, column loops; fwd / bwd ms): 8 warps 10.49 / 24.45, 4 warps 7.43 / 17.47, 2 warps
-# 5.76 / 15.76 (benchmarks/gk_diag_check.py, results 2026-11-27-s37-h200-round6). kkt stays at 4: at 2
-# (forward 5.80 ms) test_gpu_gk_compile_fullgraph failed, torch.compile's output 1 bf16 ulp off eager's
-# on 4 of 102400 elements (round 7; cause not found). dqk at 2 warps was slower (round 7).
-KKT_WARPS = 4
+# 5.76 / 15.76 (benchmarks/gk_diag_check.py, results 2026-11-27-s37-h200-round6); dqk at 2 warps was slower
+# (round 7). Session 38 on an H100 (same script, final dqk): kkt at 4 warps 7.53 / 16.43, at 2 warps
+# 5.79 / 14.97, with 32 key columns 6.14 / 15.29; WY and the other launches at 4 warps 7.36 / 16.80 and
+# 7.29 / 17.16 (results 2026-11-27-s38-h100-round1). Session 37 kept kkt at 4 warps because
+# test_gpu_gk_compile_fullgraph compared torch.compile's output with eager's bitwise and the 2-warp kkt
+# gave 1 bf16 ulp on 4 of 102400 elements; its no-grad probe showed the 4-warp kkt differing from eager
+# under compile too (round 8). Inductor compiles the user kernels with its own argument specialisation
+# (the alignment of the buffers it allocates), which may change the layouts and hence the fp32 reduction
+# order: a rounding difference, not a bug. The test now allows 2 bf16 ulps.
+KKT_WARPS = 2
 DQK_WARPS = 4
 # launch knobs of the WY backward kernel (module constants so a device experiment can override them:
 # benchmarks/fuzz_spec_rule.py --set). BC >= 32: at BC=16 (dk=16) Triton 3.6 on H200 compiled this
