@@ -29,7 +29,7 @@ import triton  # noqa: E402
 import jagattn  # noqa: E402
 from jagattn.gated_delta.triton import chunk_gk  # noqa: E402
 
-_BASE = dict(KKT_WARPS=8, DQK_WARPS=8, KKT_BK=16, DQK_BK=32, DQK_HOIST=False)
+_BASE = dict(KKT_WARPS=8, DQK_WARPS=8, KKT_BK=16, DQK_BK=32)
 SETTINGS = {
     "base": _BASE,
     "4w": {**_BASE, "KKT_WARPS": 4, "DQK_WARPS": 4},  # the default since session 37
@@ -42,10 +42,9 @@ SETTINGS = {
     "4w-kkt32": {**_BASE, "KKT_WARPS": 4, "DQK_WARPS": 4, "KKT_BK": 32},
     # session 38: the 2-warp kkt is the default; one warp (as the scalar-g kkt_solve)
     "kkt1w": {**_BASE, "KKT_WARPS": 1, "DQK_WARPS": 4},
-    # dqk's state terms for all 64 rows first (chunk_gk.DQK_HOIST), and dqk over 64 key columns
-    "hoist": {**_BASE, "KKT_WARPS": 2, "DQK_WARPS": 4, "DQK_HOIST": True},
+    # dqk over 64 key columns (session 38 round 4 ran it, and "hoist": the opt-in switch DQK_HOIST of commit
+    # 91b1fa8, the only dqk form since)
     "dqk64": {**_BASE, "KKT_WARPS": 2, "DQK_WARPS": 4, "DQK_BK": 64},
-    "hoist-dqk64": {**_BASE, "KKT_WARPS": 2, "DQK_WARPS": 4, "DQK_HOIST": True, "DQK_BK": 64},
 }
 
 

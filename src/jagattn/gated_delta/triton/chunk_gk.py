@@ -50,7 +50,6 @@ import triton
 import triton.language as tl
 
 from ..._core.alloc import new_empty
-from ..._core.env import env_flag
 from .chunk_fwd import _store_ainv16
 from .common import BT, _chunk_of, _chunk_of_slot, _exp, _inv16, block_k, dot_precision, exact_exp, num_slots
 
@@ -81,10 +80,6 @@ DQK_BK = 32
 # order: a rounding difference, not a bug. The test now allows 2 bf16 ulps.
 KKT_WARPS = 2
 DQK_WARPS = 4
-# dqk's state terms (dO S0^T, v_new dS^T and their gate terms) for the chunk's 64 rows at once, stored before
-# the 16-row blocks add the rest (session 38): S0 / dS tiles read once per program instead of once per 16-row
-# block, and [64, BV] x [BV, BK] products instead of [16, BV] ones. False: the per-block form of session 37.
-DQK_HOIST = env_flag("JAGATTN_GK_DQK_HOIST", False)
 # launch knobs of the WY backward kernel (module constants so a device experiment can override them:
 # benchmarks/fuzz_spec_rule.py --set). BC >= 32: at BC=16 (dk=16) Triton 3.6 on H200 compiled this
 # kernel into an invalid shared-memory read (compute-sanitizer: 2048-byte __shared__ read out of
@@ -844,16 +839,18 @@ def _gated_delta_bwd_gk_dqk_kernel(
     NKB: tl.constexpr,
     DOT_PREC: tl.constexpr,
     EXACT_EXP: tl.constexpr,
-    HOIST: tl.constexpr = False,
 ):
-    """Per chunk, value head and key block of ``BK`` columns, by 16-row blocks ``i``: the state terms
-    ``dQ += scale exp(Gc) (dO S0^T)``, ``dK += exp(Gc_last - Gc) (U dS^T)``; the row sums
-    ``sum_{s<=t} M_ts k_s exp(Gc_t - Gc_s)`` (M = dP, dA) and the column sums
-    ``sum_{t>=s} M_ts y_t exp(Gc_t - Gc_s)`` (y = q for dP, beta k for dA) split as in the forward; the
-    matching dGc terms, added to the WY parts in DK / DGC. The last row's gate terms go to DGL per
-    chunk, the A part of dbeta to DBP (one partial per key block). ``HOIST`` (``DQK_HOIST``): the state terms
-    and their gate terms of all the chunk's rows first, as ``[BT, BK]`` tiles stored to DQ / DK / DGC (added
-    to the WY parts there); after a CTA barrier each 16-row block reads its rows back and adds the rest."""
+    """Per chunk, value head and key block of ``BK`` columns. First, for all the chunk's rows at once: the
+    state terms ``dQ = scale exp(Gc) (dO S0^T)``, ``dK += exp(Gc_last - Gc) (U dS^T)`` and their dGc terms,
+    stored to DQ / DK / DGC (DK / DGC: added to the WY parts there). Then by 16-row blocks ``i``, each reading
+    its rows back: the row sums ``sum_{s<=t} M_ts k_s exp(Gc_t - Gc_s)`` (M = dP, dA) and the column sums
+    ``sum_{t>=s} M_ts y_t exp(Gc_t - Gc_s)`` (y = q for dP, beta k for dA) split as in the forward, and the
+    matching dGc terms. The last row's gate terms go to DGL per chunk, the A part of dbeta to DBP (one
+    partial per key block).
+
+    The state terms as ``[BT, BV] x [BV, BK]`` products with S0 / dS read once per program (session 38; until
+    then per 16-row block, ``[16, BV]`` products and S0 / dS read four times): backward 14.80 -> 14.60 ms on
+    H16 8 x 4096 strong gk (H200, ``benchmarks/gk_diag_check.py``, results 2026-11-27-s38-h200-round4)."""
     # Inductor passes Python floats as fp64 scalars: fp64 would promote the tiles (and feed fp64
     # operands to tl.dot); eager passes fp32, where this cast is a no-op
     scale = tl.cast(scale, tl.float32)
@@ -877,43 +874,36 @@ def _gated_delta_bwd_gk_dqk_kernel(
         other=0.0,
     )
     b_dgl = _e(g_last, EXACT_EXP) * tl.sum(b_gh, 0)
-    if HOIST:
-        r_c = row0 + tl.arange(0, BT)
-        m_c = r_c < eos
-        m_ck = m_c[:, None] & m_k[None, :]
-        b_dqg = tl.zeros([BT, BK], dtype=tl.float32)
-        b_dkd = tl.zeros([BT, BK], dtype=tl.float32)
-        for i_v in range(0, tl.cdiv(V, BV)):
-            o_v = i_v * BV + tl.arange(0, BV)
-            m_v = o_v < V
-            m_kv = m_k[:, None] & m_v[None, :]
-            b_h = tl.load(HBUF + p_state + o_k[:, None] * V + o_v[None, :], mask=m_kv, other=0.0)
-            b_dh = tl.load(DHBUF + p_state + o_k[:, None] * V + o_v[None, :], mask=m_kv, other=0.0)
-            b_dqg += _dot(_ld(DO, r_c, m_c, i_hv, o_v, m_v, HV, V), tl.trans(b_h), DOT_PREC)
-            b_dkd += _dot(_ld(VNEW, r_c, m_c, i_hv, o_v, m_v, HV, V), tl.trans(b_dh), DOT_PREC)
-        q_c = _ld(Q, r_c, m_c, i_h, o_k, m_k, H, K)
-        k_c = _ld(K_, r_c, m_c, i_h, o_k, m_k, H, K)
-        g_c = _ldg(GC, r_c, m_c, i_hv, o_k, m_k, HV, K)
-        b_dq = b_dqg * (_e(tl.where(m_ck, g_c, 0.0), EXACT_EXP) * scale)
-        b_dks = b_dkd * tl.where(m_ck, _e(tl.where(m_ck, g_last[None, :] - g_c, 0.0), EXACT_EXP), 0.0)
-        # (the last row: see the per-block form below)
-        b_gks = tl.where((r_c == last)[:, None], 0.0, k_c * b_dks)
-        b_dgl += tl.sum(b_gks, 0)
-        _st(DQ, b_dq, r_c, m_c, i_hv, o_k, m_k, HV, K)
-        _st(DK, b_dks + _ld(DK, r_c, m_c, i_hv, o_k, m_k, HV, K), r_c, m_c, i_hv, o_k, m_k, HV, K)
-        _st(
-            DGC,
-            q_c * b_dq - b_gks + _ld(DGC, r_c, m_c, i_hv, o_k, m_k, HV, K),
-            r_c,
-            m_c,
-            i_hv,
-            o_k,
-            m_k,
-            HV,
-            K,
-        )
-        # the blocks below read these rows back, also rows other threads stored
-        tl.debug_barrier()
+    # the state terms of all rows
+    r_c = row0 + tl.arange(0, BT)
+    m_c = r_c < eos
+    m_ck = m_c[:, None] & m_k[None, :]
+    b_dqg = tl.zeros([BT, BK], dtype=tl.float32)
+    b_dkd = tl.zeros([BT, BK], dtype=tl.float32)
+    for i_v in range(0, tl.cdiv(V, BV)):
+        o_v = i_v * BV + tl.arange(0, BV)
+        m_v = o_v < V
+        m_kv = m_k[:, None] & m_v[None, :]
+        b_h = tl.load(HBUF + p_state + o_k[:, None] * V + o_v[None, :], mask=m_kv, other=0.0)
+        b_dh = tl.load(DHBUF + p_state + o_k[:, None] * V + o_v[None, :], mask=m_kv, other=0.0)
+        b_dqg += _dot(_ld(DO, r_c, m_c, i_hv, o_v, m_v, HV, V), tl.trans(b_h), DOT_PREC)
+        b_dkd += _dot(_ld(VNEW, r_c, m_c, i_hv, o_v, m_v, HV, V), tl.trans(b_dh), DOT_PREC)
+    q_c = _ld(Q, r_c, m_c, i_h, o_k, m_k, H, K)
+    k_c = _ld(K_, r_c, m_c, i_h, o_k, m_k, H, K)
+    g_c = _ldg(GC, r_c, m_c, i_hv, o_k, m_k, HV, K)
+    b_dq = b_dqg * (_e(tl.where(m_ck, g_c, 0.0), EXACT_EXP) * scale)
+    b_dks = b_dkd * tl.where(m_ck, _e(tl.where(m_ck, g_last[None, :] - g_c, 0.0), EXACT_EXP), 0.0)
+    # the last row's factor exp(Gc_last - Gc_last) = 1 does not depend on the gates: leaving its two
+    # cancelling gate terms out makes them vanish exactly (a length-1 sequence without an initial state has
+    # a gate gradient of exactly 0, not a rounding residue)
+    b_gks = tl.where((r_c == last)[:, None], 0.0, k_c * b_dks)
+    b_dgl += tl.sum(b_gks, 0)
+    _st(DQ, b_dq, r_c, m_c, i_hv, o_k, m_k, HV, K)
+    _st(DK, b_dks + _ld(DK, r_c, m_c, i_hv, o_k, m_k, HV, K), r_c, m_c, i_hv, o_k, m_k, HV, K)
+    b_dgc = q_c * b_dq - b_gks + _ld(DGC, r_c, m_c, i_hv, o_k, m_k, HV, K)
+    _st(DGC, b_dgc, r_c, m_c, i_hv, o_k, m_k, HV, K)
+    # the blocks below read these rows back, also rows that other threads stored
+    tl.debug_barrier()
     for i in tl.static_range(4):
         r_i, m_i = _rows(row0, i, eos)
         m_ik = m_i[:, None] & m_k[None, :]
@@ -921,31 +911,9 @@ def _gated_delta_bwd_gk_dqk_kernel(
         k_i = _ld(K_, r_i, m_i, i_h, o_k, m_k, H, K)
         g_i = _ldg(GC, r_i, m_i, i_hv, o_k, m_k, HV, K)
         beta_i = tl.load(BETA + r_i.to(tl.int64) * HV + i_hv, mask=m_i, other=0.0).to(tl.float32)
-        if HOIST:
-            # the state terms, with the WY parts, as phase 1 stored them
-            b_dq = _ld(DQ, r_i, m_i, i_hv, o_k, m_k, HV, K)
-            b_dks = _ld(DK, r_i, m_i, i_hv, o_k, m_k, HV, K)
-            b_dgc = _ld(DGC, r_i, m_i, i_hv, o_k, m_k, HV, K)
-        else:
-            # state terms
-            b_dqg = tl.zeros([16, BK], dtype=tl.float32)
-            b_dkd = tl.zeros([16, BK], dtype=tl.float32)
-            for i_v in range(0, tl.cdiv(V, BV)):
-                o_v = i_v * BV + tl.arange(0, BV)
-                m_v = o_v < V
-                m_kv = m_k[:, None] & m_v[None, :]
-                b_h = tl.load(HBUF + p_state + o_k[:, None] * V + o_v[None, :], mask=m_kv, other=0.0)
-                b_dh = tl.load(DHBUF + p_state + o_k[:, None] * V + o_v[None, :], mask=m_kv, other=0.0)
-                b_dqg += _dot(_ld(DO, r_i, m_i, i_hv, o_v, m_v, HV, V), tl.trans(b_h), DOT_PREC)
-                b_dkd += _dot(_ld(VNEW, r_i, m_i, i_hv, o_v, m_v, HV, V), tl.trans(b_dh), DOT_PREC)
-            b_dq = b_dqg * (_e(tl.where(m_ik, g_i, 0.0), EXACT_EXP) * scale)
-            b_dks = b_dkd * tl.where(m_ik, _e(tl.where(m_ik, g_last[None, :] - g_i, 0.0), EXACT_EXP), 0.0)
-            # the last row's factor exp(Gc_last - Gc_last) = 1 does not depend on the gates: leaving its
-            # two cancelling gate terms out makes them vanish exactly (a length-1 sequence without an
-            # initial state has a gate gradient of exactly 0, not a rounding residue)
-            b_gks = tl.where((r_i == last)[:, None], 0.0, k_i * b_dks)
-            b_dgc = q_i * b_dq - b_gks
-            b_dgl += tl.sum(b_gks, 0)
+        b_dq = _ld(DQ, r_i, m_i, i_hv, o_k, m_k, HV, K)
+        b_dks = _ld(DK, r_i, m_i, i_hv, o_k, m_k, HV, K)
+        b_dgc = _ld(DGC, r_i, m_i, i_hv, o_k, m_k, HV, K)
         # diagonal block: [t, s, d], strictly below the diagonal; the s == t terms of P (decay 1)
         # enter dq / dk only, not dGc, where their row and column parts cancel (dA is strictly lower)
         o16 = tl.arange(0, 16)
@@ -1009,13 +977,7 @@ def _gated_delta_bwd_gk_dqk_kernel(
         b_dbp = tl.sum(b_ra * k_i, 1)
         b_ra = b_ra * beta_i[:, None]
         b_dk = b_dks + b_cp + dp_tt[:, None] * q_i + b_ra + b_ca
-        if HOIST:
-            b_dgc += q_i * b_rp - k_i * b_cp + k_i * b_ra - k_i * b_ca
-        else:  # (the WY parts last: session 37's order of the sums)
-            b_dk += _ld(DK, r_i, m_i, i_hv, o_k, m_k, HV, K)
-            b_dgc += (
-                q_i * b_rp - k_i * b_cp + k_i * b_ra - k_i * b_ca + _ld(DGC, r_i, m_i, i_hv, o_k, m_k, HV, K)
-            )
+        b_dgc += q_i * b_rp - k_i * b_cp + k_i * b_ra - k_i * b_ca
         _st(DQ, b_dq, r_i, m_i, i_hv, o_k, m_k, HV, K)
         _st(DK, b_dk, r_i, m_i, i_hv, o_k, m_k, HV, K)
         _st(DGC, b_dgc, r_i, m_i, i_hv, o_k, m_k, HV, K)
@@ -1240,7 +1202,7 @@ def chunk_bwd_gk(q, k, v, g, gk, beta, initial_state, cu, scale: float, do, dht,
         torch.library.wrap_triton(_gated_delta_bwd_gk_dqk_kernel)[(ns * nkb, hv)](
             q, k, beta, gc, hbuf, dhbuf, vnew, do, gh, da, dp, dqh, dkh, dgc, dbp, dgl, cu, n, t * hv, scale,
             H=h, HV=hv, K=dk_, V=dv_, BT=BT, BK=bkb, BV=64, NG=gh.shape[2], NKB=nkb,
-            BG=max(2, triton.next_power_of_2(gh.shape[2])), DOT_PREC=prec, EXACT_EXP=exact, HOIST=DQK_HOIST,
+            BG=max(2, triton.next_power_of_2(gh.shape[2])), DOT_PREC=prec, EXACT_EXP=exact,
             num_warps=DQK_WARPS,
         )  # fmt: skip
     del hbuf, dhbuf, vnew, gh, da, dp
