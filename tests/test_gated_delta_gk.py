@@ -222,6 +222,61 @@ def test_gk_ops_schema_fake_and_autograd_registration(device):
         True,
     )
     torch.library.opcheck(ops.gated_delta_bwd_gk, bwd_args, test_utils=utils)
+    # the keep variant: its forward's T^-1, P into its backward
+    torch.library.opcheck(ops.gated_delta_fwd_gk_keep, args, test_utils=utils)
+    with torch.no_grad():
+        _, _, ainv, pqk = ops.gated_delta_fwd_gk_keep(*bwd_args[:8], 16**-0.5, True)
+    keep_args = (*bwd_args[:8], ainv, pqk, *bwd_args[8:])
+    torch.library.opcheck(ops.gated_delta_bwd_gk_keep, keep_args, test_utils=utils)
+
+
+def test_gk_keep_is_bitwise_the_recompute(device, monkeypatch):
+    # the kept T^-1 and P are what the backward's kkt launch would recompute: the keep ops give bitwise the plain
+    # ops' outputs and gradients; the backend takes them when a backward can follow, the plain op otherwise
+    case = make_case(
+        [63, 0, 65, 1, 130], 1, 2, 16, 16, dtype=torch.float32, with_init=True, l2=True, with_g=True, strong=True,
+        seed=38, device=device,
+    )  # fmt: skip
+    args = (*(case[n] for n in NAMES), case["cu_seqlens"], case["scale"], True)
+    leaves = _leaves(case)
+    o, fs = ops.gated_delta_fwd_gk(*args)
+    plain = _with_grads(case, o, fs, leaves)
+    o, fs, ainv, pqk = ops.gated_delta_fwd_gk_keep(*args)
+    assert ainv.shape == pqk.shape == (case["v"].shape[0], 2, 64) and ainv.dtype == torch.float32
+    kept = _with_grads(case, o, fs, leaves)
+    for name, x in plain.items():
+        assert torch.equal(x, kept[name]), name
+    with pytest.raises(ValueError, match="pqk must be"):
+        ops.gated_delta_bwd_gk_keep(
+            *(a.detach() if torch.is_tensor(a) else a for a in args[:8]), ainv, pqk[:, :1],
+            case["do"], None, case["scale"], True,
+        )  # fmt: skip
+    calls = []
+
+    def spy(op, tag):
+        def call(*a):
+            calls.append(tag)
+            return op(*a)
+
+        return call
+
+    monkeypatch.setattr(ops, "gated_delta_fwd_gk_keep", spy(ops.gated_delta_fwd_gk_keep, "keep"))
+    monkeypatch.setattr(ops, "gated_delta_fwd_gk", spy(ops.gated_delta_fwd_gk, "plain"))
+    # (fp16: fp32 with gradients runs the reference backend)
+    case = make_case(
+        [63, 0, 65, 1, 130], 1, 2, 16, 16, dtype=torch.float16, with_init=True, l2=True, with_g=True, strong=True,
+        seed=38, device=device,
+    )  # fmt: skip
+    run_public(case)
+    assert calls == ["keep"]
+    with torch.no_grad():
+        run = [case[n].detach() for n in ("q", "k", "v", "g", "beta")]
+        for lengths in ([200], [40, 60]):  # the chunked forward (the token loop takes short sequences)
+            cu = torch.tensor([0, *torch.tensor(lengths).cumsum(0).tolist()], device=device)
+            jagattn.gated_delta_rule(
+                *(x[: cu[-1]] for x in run), cu_seqlens=cu, gk=case["gk"][: cu[-1]].detach(), backend="triton"
+            )
+    assert calls == ["keep", "plain", "plain"]  # no backward can follow: nothing kept
 
 
 # ---------------------------------------------------------------------------------------------
@@ -337,6 +392,10 @@ def test_gpu_gk_opcheck():
         True,
     )
     torch.library.opcheck(ops.gated_delta_bwd_gk, bwd_args)
+    torch.library.opcheck(ops.gated_delta_fwd_gk_keep, args)
+    with torch.no_grad():
+        _, _, ainv, pqk = ops.gated_delta_fwd_gk_keep(*bwd_args[:8], 32**-0.5, True)
+    torch.library.opcheck(ops.gated_delta_bwd_gk_keep, (*bwd_args[:8], ainv, pqk, *bwd_args[8:]))
 
 
 @pytest.mark.gpu

@@ -128,8 +128,7 @@ class TritonBackend(Backend):
             )
         if inputs.has_gk:
             # per-key gates: their own chunked kernels (triton/chunk_gk.py); g is folded into gk there
-            return eager_call(
-                ops.gated_delta_fwd_gk,
+            return ops.chunked_fwd_gk(
                 q,
                 k,
                 v,

@@ -20,6 +20,10 @@ WY inverse T ``[T, HV, 64]`` (fp32 or the input dtype), so the backward skips ``
 whenever a backward can follow). Cost: ``T * HV * 64 * 4`` bytes (2 for "input") held from the forward
 to the backward, e.g. 134 MB (67 MB) on the 32768-token, 16-head rows, plus ``T * HV * 4`` for G; the
 backward's dq buffer in bf16 (``chunk_bwd``) pays for it at the backward's peak.
+
+Per-key gates (session 38): ``jagattn::gated_delta_fwd_gk_keep`` / ``_bwd_gk_keep`` also return / take the kkt
+kernel's ``T^-1`` and ``P`` (``[T, HV, 64]`` fp32 each), so the gk backward skips its kkt launch;
+``chunked_fwd_gk`` picks them by the same :func:`keep_t_mode` (any mode but ``off`` keeps both in fp32).
 """
 
 from __future__ import annotations
@@ -435,6 +439,125 @@ register_eager(gated_delta_fwd_gk, _setup_context_gk, _backward_gk)
 register_eager(gated_delta_bwd_gk)
 
 
+# per-key gates with the kkt kernel's T^-1 and P kept from the forward for the backward (session 38): the
+# backward skips its kkt launch (H200, H16 8 x 4096 bf16, strong gk: 2.5 ms of a 14.6 ms backward) for
+# 2 x [T, HV, 64] fp32 more kept memory (256 MiB at 32k tokens x 16 heads). Taken by ``chunked_fwd_gk`` when a
+# backward can follow (``keep_t_mode``: the same rule and switch, JAGATTN_GD_SAVE_T, as the scalar path's T).
+
+
+@triton_op(qualname("gated_delta_fwd_gk_keep"), mutates_args=())
+def gated_delta_fwd_gk_keep(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    g: torch.Tensor,
+    beta: torch.Tensor,
+    gk: torch.Tensor,
+    initial_state: torch.Tensor | None,
+    cu_seqlens: torch.Tensor,
+    scale: float,
+    use_qk_l2norm: bool,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """``(o, final_state, T^-1 [T, HV, 64] fp32, P [T, HV, 64] fp32)``: ``gated_delta_fwd_gk``'s outputs (the
+    same kernels: bitwise the same values) and the two chunk matrices its backward would recompute."""
+    qn, kn = _prep_gk(q, k, use_qk_l2norm)
+    return chunk_fwd_gk(
+        qn,
+        kn,
+        v.contiguous(),
+        g.contiguous(),
+        gk.contiguous(),
+        beta.contiguous(),
+        _contig(initial_state),
+        cu_seqlens,
+        scale,
+        q.dtype,
+        keep=True,
+    )
+
+
+@gated_delta_fwd_gk_keep.register_fake
+def _(q, k, v, g, beta, gk, initial_state, cu_seqlens, scale, use_qk_l2norm):
+    t, hv = v.shape[0], v.shape[1]
+    kept = tuple(v.new_empty((t, hv, 64), dtype=torch.float32) for _ in range(2))
+    return v.new_empty(v.shape), _state_like(q, v, cu_seqlens), *kept
+
+
+@triton_op(qualname("gated_delta_bwd_gk_keep"), mutates_args=())
+def gated_delta_bwd_gk_keep(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    g: torch.Tensor,
+    beta: torch.Tensor,
+    gk: torch.Tensor,
+    initial_state: torch.Tensor | None,
+    cu_seqlens: torch.Tensor,
+    ainv: torch.Tensor,
+    pqk: torch.Tensor,
+    do: torch.Tensor,
+    dht: torch.Tensor | None,
+    scale: float,
+    use_qk_l2norm: bool,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """``gated_delta_bwd_gk`` with the forward's ``T^-1`` and ``P`` (``gated_delta_fwd_gk_keep``): no kkt launch,
+    bitwise the same gradients."""
+    t, hv = v.shape[0], v.shape[1]
+    for name, x in (("ainv", ainv), ("pqk", pqk)):
+        if tuple(x.shape) != (t, hv, 64) or x.dtype != torch.float32 or not x.is_contiguous():
+            raise ValueError(
+                f"gated_delta_bwd_gk_keep: {name} must be the forward's contiguous [T, HV, 64] = [{t}, {hv}, 64] "
+                f"float32 tensor, got {tuple(x.shape)} {x.dtype}"
+            )
+    qn, kn = _prep_gk(q, k, use_qk_l2norm)
+    dq, dk, dv, dg, db, dgk, dh0 = chunk_bwd_gk(
+        qn,
+        kn,
+        v.contiguous(),
+        g.contiguous(),
+        gk.contiguous(),
+        beta.contiguous(),
+        _contig(initial_state),
+        cu_seqlens,
+        scale,
+        do.contiguous(),
+        _contig(dht),
+        q.dtype,
+        kept=(ainv, pqk),
+    )
+    dq, dk = _qk_grads(q, k, dq, dk, use_qk_l2norm)
+    return dq, dk, dv, dg.to(g.dtype), db.to(beta.dtype), dgk.to(gk.dtype), dh0
+
+
+@gated_delta_bwd_gk_keep.register_fake
+def _(q, k, v, g, beta, gk, initial_state, cu_seqlens, ainv, pqk, do, dht, scale, use_qk_l2norm):
+    return (*(x.new_empty(x.shape) for x in (q, k, v, g, beta, gk)), _state_like(q, v, cu_seqlens))
+
+
+def _setup_context_gk_keep(ctx, inputs, output) -> None:
+    _no_materialized_grads(ctx)
+    q, k, v, g, beta, gk, initial_state, cu_seqlens, scale, use_qk_l2norm = inputs
+    _, _, ainv, pqk = output
+    ctx.save_for_backward(q, k, v, g, beta, gk, initial_state, cu_seqlens, ainv, pqk)
+    ctx.scale = scale
+    ctx.use_qk_l2norm = use_qk_l2norm
+    ctx.has_initial_state = initial_state is not None
+
+
+def _backward_gk_keep(ctx, do, dht, _dainv, _dpqk):
+    saved = ctx.saved_tensors  # q, k, v, g, beta, gk, initial_state, cu_seqlens, ainv, pqk
+    do = _do_or_zeros(do, saved[0], saved[2])
+    dq, dk, dv, dg, db, dgk, dh0 = eager_call(
+        gated_delta_bwd_gk_keep, *saved, do, dht, ctx.scale, ctx.use_qk_l2norm
+    )
+    return dq, dk, dv, dg, db, dgk, (dh0 if ctx.has_initial_state else None), None, None, None
+
+
+gated_delta_fwd_gk_keep.register_autograd(_backward_gk_keep, setup_context=_setup_context_gk_keep)
+register_eager(gated_delta_fwd_gk_keep, _setup_context_gk_keep, _backward_gk_keep)
+register_eager(gated_delta_bwd_gk_keep)
+
+
 # ---------------------------------------------------------------------------------------------
 # opt-in: T (and the gate cumsum) kept from the forward for the backward (JAGATTN_GD_SAVE_T)
 
@@ -636,6 +759,16 @@ def keep_t_mode(*tensors: torch.Tensor | None) -> str:
         return SAVE_T
     needs_grad = torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in tensors)
     return "fp32" if needs_grad else "off"
+
+
+def chunked_fwd_gk(q, k, v, g, beta, gk, initial_state, cu_seqlens, scale: float, use_qk_l2norm: bool):
+    """The chunked per-key-gate forward the backend runs: ``gated_delta_fwd_gk_keep`` (T^-1 and P kept for the
+    backward) when :func:`keep_t_mode` keeps anything (a backward can follow), else ``gated_delta_fwd_gk``."""
+    args = (q, k, v, g, beta, gk, initial_state, cu_seqlens, scale, use_qk_l2norm)
+    if keep_t_mode(q, k, v, g, beta, gk, initial_state) != "off":
+        o, final_state, _, _ = eager_call(gated_delta_fwd_gk_keep, *args)
+        return o, final_state
+    return eager_call(gated_delta_fwd_gk, *args)
 
 
 def chunked_fwd(q, k, v, g, beta, initial_state, cu_seqlens, scale: float, use_qk_l2norm: bool):
