@@ -355,8 +355,12 @@ def gated_delta_fwd_gk(
     use_qk_l2norm: bool,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """``(o [T, HV, V] q.dtype, final_state [N, HV, K, V] fp32)`` with per-key gates ``gk [T, HV, K]``."""
+    return _fwd_gk(q, k, v, g, beta, gk, initial_state, cu_seqlens, scale, use_qk_l2norm, False)
+
+
+def _fwd_gk(q, k, v, g, beta, gk, initial_state, cu_seqlens, scale, use_qk_l2norm, keep: bool):
+    """Body of ``gated_delta_fwd_gk`` / ``gated_delta_fwd_gk_keep`` (``keep``: also ``(T^-1, P)``)."""
     qn, kn = _prep_gk(q, k, use_qk_l2norm)
-    h0 = _contig(initial_state)
     return chunk_fwd_gk(
         qn,
         kn,
@@ -364,10 +368,11 @@ def gated_delta_fwd_gk(
         g.contiguous(),
         gk.contiguous(),
         beta.contiguous(),
-        h0,
+        _contig(initial_state),
         cu_seqlens,
         scale,
         q.dtype,
+        keep=keep,
     )
 
 
@@ -387,6 +392,11 @@ def gated_delta_bwd_gk(
     use_qk_l2norm: bool,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """``(dq, dk, dv, dg, dbeta, dgk, d_initial_state)`` in the dtypes of their inputs (dh0 fp32)."""
+    return _bwd_gk(q, k, v, g, beta, gk, initial_state, cu_seqlens, do, dht, scale, use_qk_l2norm, None)
+
+
+def _bwd_gk(q, k, v, g, beta, gk, initial_state, cu_seqlens, do, dht, scale, use_qk_l2norm, kept):
+    """Body of ``gated_delta_bwd_gk`` / ``gated_delta_bwd_gk_keep`` (``kept``: the forward's ``(T^-1, P)``)."""
     qn, kn = _prep_gk(q, k, use_qk_l2norm)
     dq, dk, dv, dg, db, dgk, dh0 = chunk_bwd_gk(
         qn,
@@ -401,6 +411,7 @@ def gated_delta_bwd_gk(
         do.contiguous(),
         _contig(dht),
         q.dtype,
+        kept=kept,
     )
     dq, dk = _qk_grads(q, k, dq, dk, use_qk_l2norm)
     return dq, dk, dv, dg.to(g.dtype), db.to(beta.dtype), dgk.to(gk.dtype), dh0
@@ -460,20 +471,7 @@ def gated_delta_fwd_gk_keep(
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """``(o, final_state, T^-1 [T, HV, 64] fp32, P [T, HV, 64] fp32)``: ``gated_delta_fwd_gk``'s outputs (the
     same kernels: bitwise the same values) and the two chunk matrices its backward would recompute."""
-    qn, kn = _prep_gk(q, k, use_qk_l2norm)
-    return chunk_fwd_gk(
-        qn,
-        kn,
-        v.contiguous(),
-        g.contiguous(),
-        gk.contiguous(),
-        beta.contiguous(),
-        _contig(initial_state),
-        cu_seqlens,
-        scale,
-        q.dtype,
-        keep=True,
-    )
+    return _fwd_gk(q, k, v, g, beta, gk, initial_state, cu_seqlens, scale, use_qk_l2norm, True)
 
 
 @gated_delta_fwd_gk_keep.register_fake
@@ -509,24 +507,9 @@ def gated_delta_bwd_gk_keep(
                 f"gated_delta_bwd_gk_keep: {name} must be the forward's contiguous [T, HV, 64] = [{t}, {hv}, 64] "
                 f"float32 tensor, got {tuple(x.shape)} {x.dtype}"
             )
-    qn, kn = _prep_gk(q, k, use_qk_l2norm)
-    dq, dk, dv, dg, db, dgk, dh0 = chunk_bwd_gk(
-        qn,
-        kn,
-        v.contiguous(),
-        g.contiguous(),
-        gk.contiguous(),
-        beta.contiguous(),
-        _contig(initial_state),
-        cu_seqlens,
-        scale,
-        do.contiguous(),
-        _contig(dht),
-        q.dtype,
-        kept=(ainv, pqk),
+    return _bwd_gk(
+        q, k, v, g, beta, gk, initial_state, cu_seqlens, do, dht, scale, use_qk_l2norm, (ainv, pqk)
     )
-    dq, dk = _qk_grads(q, k, dq, dk, use_qk_l2norm)
-    return dq, dk, dv, dg.to(g.dtype), db.to(beta.dtype), dgk.to(gk.dtype), dh0
 
 
 @gated_delta_bwd_gk_keep.register_fake
