@@ -45,6 +45,11 @@ SETTINGS = {
     # dqk over 64 key columns (session 38 round 4 ran it, and "hoist": the opt-in switch DQK_HOIST of commit
     # 91b1fa8, the only dqk form since)
     "dqk64": {**_BASE, "KKT_WARPS": 2, "DQK_WARPS": 4, "DQK_BK": 64},
+    # prepared in session 38, not run: the defaults since (kkt 2 warps, dqk 4) and the state passes' V block
+    # (h, dhu: BV_SEQ, 32 since session 9) at 64; the chunk-parallel launches' (WARPS) at 4 with it
+    "s38": {**_BASE, "KKT_WARPS": 2, "DQK_WARPS": 4},
+    "bvseq64": {**_BASE, "KKT_WARPS": 2, "DQK_WARPS": 4, "BV_SEQ": 64},
+    "bvseq64-4w": {**_BASE, "KKT_WARPS": 2, "DQK_WARPS": 4, "BV_SEQ": 64, "WARPS": 4},
 }
 
 
