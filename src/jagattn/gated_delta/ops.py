@@ -424,23 +424,31 @@ def _(q, k, v, g, beta, gk, initial_state, cu_seqlens, scale, use_qk_l2norm):
 
 @gated_delta_bwd_gk.register_fake
 def _(q, k, v, g, beta, gk, initial_state, cu_seqlens, do, dht, scale, use_qk_l2norm):
+    return _bwd_gk_like(q, k, v, g, beta, gk, cu_seqlens)
+
+
+def _bwd_gk_like(q, k, v, g, beta, gk, cu_seqlens) -> tuple[torch.Tensor, ...]:
+    """Fake outputs of the gk backward ops: a gradient per input, d_initial_state ``[N, HV, K, V]`` fp32."""
     return (*(x.new_empty(x.shape) for x in (q, k, v, g, beta, gk)), _state_like(q, v, cu_seqlens))
 
 
-def _setup_context_gk(ctx, inputs, output) -> None:
+def _setup_context_gk(ctx, inputs, output, kept=()) -> None:
+    """Saves the gk forward's inputs (and ``kept``: the keep op's ``T^-1``, ``P``) for ``_backward_gk``."""
     _no_materialized_grads(ctx)
     q, k, v, g, beta, gk, initial_state, cu_seqlens, scale, use_qk_l2norm = inputs
-    ctx.save_for_backward(q, k, v, g, beta, gk, initial_state, cu_seqlens)
+    ctx.save_for_backward(q, k, v, g, beta, gk, initial_state, cu_seqlens, *kept)
     ctx.scale = scale
     ctx.use_qk_l2norm = use_qk_l2norm
     ctx.has_initial_state = initial_state is not None
 
 
-def _backward_gk(ctx, do, dht):
-    saved = ctx.saved_tensors  # q, k, v, g, beta, gk, initial_state, cu_seqlens
+def _backward_gk(ctx, do, dht, op=None):
+    """``op`` (default ``gated_delta_bwd_gk``) on the saved tensors: q, k, v, g, beta, gk, initial_state,
+    cu_seqlens (and the kept ``T^-1``, ``P`` for ``gated_delta_bwd_gk_keep``)."""
+    saved = ctx.saved_tensors
     do = _do_or_zeros(do, saved[0], saved[2])
     dq, dk, dv, dg, db, dgk, dh0 = eager_call(
-        gated_delta_bwd_gk, *saved, do, dht, ctx.scale, ctx.use_qk_l2norm
+        op or gated_delta_bwd_gk, *saved, do, dht, ctx.scale, ctx.use_qk_l2norm
     )
     return dq, dk, dv, dg, db, dgk, (dh0 if ctx.has_initial_state else None), None, None, None
 
@@ -514,26 +522,15 @@ def gated_delta_bwd_gk_keep(
 
 @gated_delta_bwd_gk_keep.register_fake
 def _(q, k, v, g, beta, gk, initial_state, cu_seqlens, ainv, pqk, do, dht, scale, use_qk_l2norm):
-    return (*(x.new_empty(x.shape) for x in (q, k, v, g, beta, gk)), _state_like(q, v, cu_seqlens))
+    return _bwd_gk_like(q, k, v, g, beta, gk, cu_seqlens)
 
 
 def _setup_context_gk_keep(ctx, inputs, output) -> None:
-    _no_materialized_grads(ctx)
-    q, k, v, g, beta, gk, initial_state, cu_seqlens, scale, use_qk_l2norm = inputs
-    _, _, ainv, pqk = output
-    ctx.save_for_backward(q, k, v, g, beta, gk, initial_state, cu_seqlens, ainv, pqk)
-    ctx.scale = scale
-    ctx.use_qk_l2norm = use_qk_l2norm
-    ctx.has_initial_state = initial_state is not None
+    _setup_context_gk(ctx, inputs, output, kept=output[2:])
 
 
 def _backward_gk_keep(ctx, do, dht, _dainv, _dpqk):
-    saved = ctx.saved_tensors  # q, k, v, g, beta, gk, initial_state, cu_seqlens, ainv, pqk
-    do = _do_or_zeros(do, saved[0], saved[2])
-    dq, dk, dv, dg, db, dgk, dh0 = eager_call(
-        gated_delta_bwd_gk_keep, *saved, do, dht, ctx.scale, ctx.use_qk_l2norm
-    )
-    return dq, dk, dv, dg, db, dgk, (dh0 if ctx.has_initial_state else None), None, None, None
+    return _backward_gk(ctx, do, dht, gated_delta_bwd_gk_keep)
 
 
 gated_delta_fwd_gk_keep.register_autograd(_backward_gk_keep, setup_context=_setup_context_gk_keep)
