@@ -91,7 +91,9 @@ def main() -> None:
     from triton.runtime.driver import driver
 
     fam = cases.HstuFamily()
-    print(f"torch {torch.__version__}, triton {triton.__version__}, {torch.cuda.get_device_name()}", flush=True)
+    print(
+        f"torch {torch.__version__}, triton {triton.__version__}, {torch.cuda.get_device_name()}", flush=True
+    )
     for row in suites.select_rows(["hstu"], args.rows):
         p = fam.build(row, torch.device("cuda"), torch.bfloat16)
         leaves = p.leaves()
@@ -163,13 +165,132 @@ def main() -> None:
             "bwd: _launch_bwd (dK/dV)": lambda: hbwd._launch_bwd(
                 do, qd, kd, vd, None, torch.empty_like(kd), torch.empty_like(vd), *common_d[2:]
             ),
-            "bwd: _launch(1) (dQ)": lambda: hfwd._launch(1, qd, kd, vd, do, torch.empty_like(qd), *common_d[2:], None),
+            "bwd: _launch(1) (dQ)": lambda: hfwd._launch(
+                1, qd, kd, vd, do, torch.empty_like(qd), *common_d[2:], None
+            ),
             "bwd: hstu_bwd body": lambda: library._FAST[id(ops.hstu_bwd)][0](*bwd_args),
             "public fwd+bwd": fwdbwd_public,
         }
-        print(f"row {row.name}: T={q.shape[0]} B={len(p.lengths)} grid={g3} kernel={compiled.name}", flush=True)
+        layers.update(backward_pieces(qd, kd, vd, do, common_d, args.n))
+        print(
+            f"row {row.name}: T={q.shape[0]} B={len(p.lengths)} grid={g3} kernel={compiled.name}", flush=True
+        )
         for name, fn in layers.items():
-            print(f"  {name:30s} {host_us(fn, args.n):8.1f} us", flush=True)
+            print(f"  {name:34s} {host_us(fn, args.n):8.1f} us", flush=True)
+        device_thread_split(fwdbwd_public, args.n)
+        engine_cost(args.n)
+
+
+def backward_pieces(qd, kd, vd, do, common_d, n):
+    """The backward's launches as real calls run them (``wrap_triton`` off), and the Gluon dQ launch's pieces."""
+    from torch._library.triton import set_wrap_triton_enabled
+
+    from jagattn._core import gluon as _g
+    from jagattn.hstu.triton import bwd_gluon as hgl
+
+    dk, dv, dq = torch.empty_like(kd), torch.empty_like(vd), torch.empty_like(qd)
+
+    def off(fn):
+        def run():
+            with set_wrap_triton_enabled(False):
+                fn()
+
+        return run
+
+    rec = {}
+    real = hgl._hstu_bwd_dq_gluon_kernel
+
+    class Recorder:
+        def __getitem__(self, grid):
+            def run(*a, **kw):
+                rec.update(grid=grid, args=a, kwargs=kw, compiled=real[grid](*a, **kw))
+
+            return run
+
+    hgl._hstu_bwd_dq_gluon_kernel = Recorder()
+    try:
+        hfwd._launch(1, qd, kd, vd, do, dq, *common_d[2:], None)
+    finally:
+        hgl._hstu_bwd_dq_gluon_kernel = real
+    out = {
+        "torch.empty_like x3": lambda: (torch.empty_like(qd), torch.empty_like(kd), torch.empty_like(vd)),
+        "bwd: _launch_bwd wrap off": off(
+            lambda: hbwd._launch_bwd(do, qd, kd, vd, None, dk, dv, *common_d[2:])
+        ),
+        "bwd: _launch(1) dQ wrap off": off(lambda: hfwd._launch(1, qd, kd, vd, do, dq, *common_d[2:], None)),
+        "dq: use_gluon_dq": lambda: hgl.use_gluon_dq(qd, kd, vd, do, False),
+        "dq: host_desc x4": lambda: [_g.host_desc(t, 64, 128) for t in (qd, kd, vd, do)],
+    }
+    if rec:
+        grid, a, kw, compiled = rec["grid"], rec["args"], rec["kwargs"], rec["compiled"]
+        jit = real
+        names = jit.arg_names
+        full = list(a) + [kw[nm] for nm in names[len(a) :] if nm in kw]
+        g3 = tuple(grid) + (1,) * (3 - len(grid))
+        out["dq: gluon kernel[grid] (descs built)"] = lambda: real[grid](*a, **kw)
+        if len(full) == len(names):
+            runner = compiled[g3]
+            out["dq: gluon compiled[grid]"] = lambda: runner(*full)
+        else:
+            print(f"  (gluon: {len(full)} of {len(names)} arguments matched; compiled launch not timed)")
+    return out
+
+
+def device_thread_split(fwdbwd, n):
+    """Host time of forward + backward, of its ``.backward()``, of the backward node and of the ``hstu_bwd`` body in
+    autograd's device thread (the node and the body timed by wrappers around them)."""
+    fn_cls = library._FAST[id(ops.hstu_fwd)][1]
+    orig_bwd = fn_cls.backward
+    body, bfn = library._FAST[id(ops.hstu_bwd)]
+    node_t, body_t = [], []
+
+    def timed_node(ctx, *g):
+        t0 = time.perf_counter()
+        r = orig_bwd(ctx, *g)
+        node_t.append(time.perf_counter() - t0)
+        return r
+
+    def timed_body(*a):
+        t0 = time.perf_counter()
+        r = body(*a)
+        body_t.append(time.perf_counter() - t0)
+        return r
+
+    fn_cls.backward = staticmethod(timed_node)
+    library._FAST[id(ops.hstu_bwd)] = (timed_body, bfn)
+    try:
+        tot = host_us(fwdbwd, n)
+    finally:
+        fn_cls.backward = orig_bwd
+        library._FAST[id(ops.hstu_bwd)] = (body, bfn)
+    med = lambda xs: statistics.median(xs[3:]) * 1e6  # noqa: E731
+    print(
+        f"  fwd+bwd {tot:.1f} us; in autograd's thread: backward node {med(node_t):.1f} us, hstu_bwd body "
+        f"{med(body_t):.1f} us",
+        flush=True,
+    )
+
+
+def engine_cost(n):
+    """A trivial autograd.Function's forward + backward on a CUDA tensor (the engine and its thread alone)."""
+
+    class Id(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.view_as(x)
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    x = torch.ones(4, device="cuda", requires_grad=True)
+    g = torch.ones(4, device="cuda")
+
+    def run():
+        x.grad = None
+        Id.apply(x).backward(g)
+
+    print(f"  trivial Function fwd+bwd {host_us(run, n):.1f} us", flush=True)
 
 
 if __name__ == "__main__":
