@@ -86,6 +86,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", default="recsys")
     ap.add_argument("-n", type=int, default=200)
+    ap.add_argument("--cprofile", action="store_true", help="only cProfile the op bodies and the public forward")
     args = ap.parse_args()
     import triton
     from triton.runtime.driver import driver
@@ -171,6 +172,10 @@ def main() -> None:
             "bwd: hstu_bwd body": lambda: library._FAST[id(ops.hstu_bwd)][0](*bwd_args),
             "public fwd+bwd": fwdbwd_public,
         }
+        if args.cprofile:
+            for name in ("op body (impl)", "bwd: hstu_bwd body", "public fwd grad"):
+                cprofile(name, layers[name], args.n)
+            continue
         layers.update(backward_pieces(qd, kd, vd, do, common_d, args.n))
         print(
             f"row {row.name}: T={q.shape[0]} B={len(p.lengths)} grid={g3} kernel={compiled.name}", flush=True
@@ -179,6 +184,26 @@ def main() -> None:
             print(f"  {name:34s} {host_us(fn, args.n):8.1f} us", flush=True)
         device_thread_split(fwdbwd_public, args.n)
         engine_cost(args.n)
+
+
+def cprofile(name, fn, n):
+    import cProfile
+    import io
+    import pstats
+
+    with torch.no_grad() if "body" in name else torch.enable_grad():
+        for _ in range(5):
+            fn()
+        torch.cuda.synchronize()
+        pr = cProfile.Profile()
+        pr.enable()
+        for _ in range(n):
+            fn()
+        pr.disable()
+        torch.cuda.synchronize()
+    s = io.StringIO()
+    pstats.Stats(pr, stream=s).sort_stats("tottime").print_stats(28)
+    print(f"=== cProfile {name}, {n} calls\n{s.getvalue()}", flush=True)
 
 
 def backward_pieces(qd, kd, vd, do, common_d, n):
