@@ -183,6 +183,7 @@ def main() -> None:
         for name, fn in layers.items():
             print(f"  {name:34s} {host_us(fn, args.n):8.1f} us", flush=True)
         device_thread_split(fwdbwd_public, args.n)
+        backward_only(fwd_public, do, (q, k, v), args.n)
         engine_cost(args.n)
 
 
@@ -294,6 +295,41 @@ def device_thread_split(fwdbwd, n):
         f"{med(body_t):.1f} us",
         flush=True,
     )
+
+
+def backward_only(fwd, do, leaves, n):
+    """Host time of ``.backward()`` alone (the forward run before the timer), as is and with the ``hstu_bwd`` body or
+    the whole backward node replaced by a stub that returns preallocated gradients (no launch)."""
+    grads = tuple(torch.zeros_like(t) for t in leaves)
+
+    def timed(label):
+        samples = []
+        for i in range(n + 3):
+            for t in leaves:
+                t.grad = None
+            o = fwd()
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            o.backward(do)
+            if i >= 3:
+                samples.append(time.perf_counter() - t0)
+        torch.cuda.synchronize()
+        print(f"  backward() only, {label:28s} {statistics.median(samples) * 1e6:8.1f} us", flush=True)
+
+    timed("as is")
+    body, bfn = library._FAST[id(ops.hstu_bwd)]
+    library._FAST[id(ops.hstu_bwd)] = (lambda *a: grads, bfn)
+    try:
+        timed("hstu_bwd body stubbed")
+    finally:
+        library._FAST[id(ops.hstu_bwd)] = (body, bfn)
+    fn_cls = library._FAST[id(ops.hstu_fwd)][1]
+    orig = fn_cls.backward
+    fn_cls.backward = staticmethod(lambda ctx, g: (*grads, *([None] * 9)))
+    try:
+        timed("backward node stubbed")
+    finally:
+        fn_cls.backward = orig
 
 
 def engine_cost(n):
