@@ -23,6 +23,7 @@ import torch
 import triton
 import triton.language as tl
 
+from ..._core.launch import launch
 from ..._core.triton_utils import next_power_of_2
 from .bwd_gluon import launch_dkdv_gluon, use_gluon
 from .fwd import (
@@ -398,10 +399,11 @@ def _launch_bwd(
             return ((triton.cdiv(k.shape[0], meta["BLOCK_N"]) + batch) * h,)
         return (triton.cdiv(max_seq_len, meta["BLOCK_N"]) * batch * h,)
 
-    launcher, meta = torch.library.wrap_triton(kernel), {}
+    launcher, meta = kernel, {}
     if config is not None:
         launcher, meta = _hstu_bwd_kernel, dict(config)
-    launcher[grid](
+    launch(
+        launcher, grid,
         q, k, v, do, dq_t, dk, dv, seq_offsets, num_targets if num_targets is not None else seq_offsets, order, table,
         q.stride(0), q.stride(1), k.stride(0), k.stride(1), v.stride(0), v.stride(1),
         do.stride(0), do.stride(1), dq_t.stride(0), dq_t.stride(1), dk.stride(0), dk.stride(1),

@@ -57,6 +57,7 @@ from ..._core.gluon import (
     warpgroup_mma_wait,
     zero_rows_from,
 )
+from ..._core.launch import launch
 
 BLOCK_M, BLOCK_N, STAGES, WARPS = 64, 64, 2, 4
 # dK/dV with a window: 32 query rows a step, 3 stages (the Triton kernel's window tile; measurement, see use_gluon)
@@ -604,7 +605,8 @@ def launch_dkdv_gluon(
     h, dq_dim, dv_dim = q.shape[1], q.shape[2], v.shape[2]
     grid = (-(-max_seq_len // BLOCK_N) * batch * h,)
     bm, stages = _dkdv_tile(max_attn_len > 0)
-    _hstu_bwd_dkdv_gluon_kernel[grid](
+    launch(
+        _hstu_bwd_dkdv_gluon_kernel, grid,
         host_desc(q, bm, dq_dim), host_desc(k, BLOCK_N, dq_dim), host_desc(v, BLOCK_N, dv_dim),
         host_desc(do, bm, dv_dim), dk, dv, seq_offsets,
         num_targets if num_targets is not None else seq_offsets,
@@ -670,7 +672,8 @@ def launch_dq_gluon(
     batch = seq_offsets.shape[0] - 1
     h, dq_dim, dv_dim = q.shape[1], q.shape[2], v.shape[2]
     grid = (-(-max_seq_len // DQ_BLOCK_M) * batch * h,)
-    _hstu_bwd_dq_gluon_kernel[grid](
+    launch(
+        _hstu_bwd_dq_gluon_kernel, grid,
         host_desc(q, DQ_BLOCK_M, dq_dim), host_desc(k, DQ_BLOCK_N, dq_dim), host_desc(v, DQ_BLOCK_N, dv_dim),
         host_desc(do, DQ_BLOCK_M, dv_dim), dq_out, seq_offsets,
         num_targets if num_targets is not None else seq_offsets,

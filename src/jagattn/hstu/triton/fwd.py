@@ -23,6 +23,7 @@ import triton
 import triton.language as tl
 
 from ..._core.env import env_choice, env_flag
+from ..._core.launch import launch
 from ..._core.triton_utils import autotune_enabled, configs, interpreter_enabled, next_power_of_2
 from .bwd_gluon import launch_dq_gluon, use_gluon_dq
 from .mask import (
@@ -588,10 +589,11 @@ def _launch(
             return ((triton.cdiv(q.shape[0], meta["BLOCK_M"]) + batch) * h,)
         return (triton.cdiv(rows, meta["BLOCK_M"]) * batch * h,)
 
-    launcher, meta = torch.library.wrap_triton(kernel), {}
+    launcher, meta = kernel, {}
     if config is not None:
         launcher, meta = _hstu_fwd_kernel, dict(config)
-    launcher[grid](
+    launch(
+        launcher, grid,
         q, k, v, do_t, out, seq_offsets, num_targets if num_targets is not None else seq_offsets, order, table,
         q.stride(0), q.stride(1), k.stride(0), k.stride(1), v.stride(0), v.stride(1),
         do_t.stride(0), do_t.stride(1), out.stride(0), out.stride(1),

@@ -25,6 +25,7 @@ import triton
 import triton.language as tl
 
 from ..._core.env import env_flag, env_positive_int
+from ..._core.launch import launch
 
 SIZES = (16, 32, 64, 128)
 # Opt-in (``JAGATTN_HSTU_COMPACT=1``): on the H200 (Triton 3.6) the compact list was slower than the
@@ -170,7 +171,5 @@ def make_schedule(seq_offsets: torch.Tensor, max_seq_len: int) -> tuple[torch.Te
     table = torch.empty(table_len(max_seq_len), dtype=torch.int32, device=seq_offsets.device)
     block_i = 128
     grid = (len(SIZES), triton.cdiv(triton.cdiv(max_seq_len, SIZES[0]) + 1, block_i))
-    torch.library.wrap_triton(_hstu_schedule_kernel)[grid](
-        seq_offsets, table, batch, max_seq_len, BLOCK_I=block_i, BLOCK_B=64
-    )
+    launch(_hstu_schedule_kernel, grid, seq_offsets, table, batch, max_seq_len, BLOCK_I=block_i, BLOCK_B=64)
     return order, table

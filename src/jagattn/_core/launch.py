@@ -1,0 +1,226 @@
+"""Eager launches of Triton and Gluon kernels without Triton's per-call dispatch (``launch``).
+
+``kernel[grid](*args, **kwargs)`` costs host time on every call before the driver sees the launch: the autotuner
+re-keys its cache from the named arguments, the JIT binds every argument, specializes each one (type, 16-byte
+alignment, ``== 1``), builds a cache key string and looks it up, then asks for the current stream and the launch
+metadata. Measured on the H200 machine's host (session 39, ``benchmarks/host_layers.py``, HSTU recsys row):
+~47 us per autotuned Triton launch and ~77-94 us per Gluon launch with TMA descriptors, against ~11 us for
+``CompiledKernel.run`` itself. The recsys row's forward + backward is host-bound (three launches, ~1.2 ms of host
+time against ~0.65 ms of kernels), so this is time the user waits for.
+
+``launch`` does the same launch with one dictionary lookup instead: the first call for a given *specialization
+fingerprint* goes through Triton as usual, which returns the ``CompiledKernel`` it ran (and the autotuner records
+its ``best_config``); later calls with the same fingerprint call that kernel's launcher directly with the same
+arguments Triton would pass (every parameter, constexprs included, in signature order) and the grid computed the
+same way (a callable grid gets the bound arguments and the config's values).
+
+The fingerprint is at least as fine as Triton's specialization, so two calls with the same fingerprint always map
+to the same compiled kernel and config:
+
+- tensors: dtype and whether the data pointer is 16-byte aligned (Triton: ``*dtype`` and the ``D`` attribute);
+- ints: exact value for the autotuner's key parameters (they choose the config), otherwise ``== 1``, divisibility
+  by 16 and the integer width class (Triton: the ``1`` constant, ``D``, ``i32`` / ``i64`` / ``u64``);
+- floats, ``None``, bools: type (and value for bools and ``None``);
+- Gluon TMA descriptors: the base tensor's dtype and alignment, rank, block shape, layout, padding and which
+  strides are multiples of 16 (Triton passes the shape and strides at run time);
+- constexpr keyword arguments: exact values; and the current device.
+
+Anything this module does not recognise (another argument type, a ``triton.heuristics`` wrapper, pre-run or
+launch hooks, a config ``pre_hook``, a Triton without these internals, the interpreter, tracing under
+torch.compile / export) takes Triton's own path, unchanged. ``JAGATTN_FAST_LAUNCH=0`` turns the fast path off.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from .env import env_flag
+from .triton_utils import interpreter_enabled
+
+_MAX_ENTRIES = 512  # per kernel object; a process that keeps making new fingerprints just starts over
+
+try:  # Triton's internals the fast path needs; without any of them every launch takes Triton's path
+    from triton import knobs as _knobs
+    from triton.runtime.autotuner import Autotuner as _Autotuner
+    from triton.runtime.driver import driver as _driver
+    from triton.runtime.jit import JITFunction as _JITFunction
+
+    _RUNTIME = _knobs.runtime
+    _SUPPORTED = hasattr(_RUNTIME, "launch_enter_hook") and hasattr(_RUNTIME, "launch_exit_hook")
+except Exception:  # pragma: no cover - depends on the installed Triton
+    _SUPPORTED = False
+
+try:  # Gluon's host-side descriptor (Hopper); absent: descriptors are "not recognised" (Triton's path)
+    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor as _GluonDesc
+except Exception:  # pragma: no cover - depends on the installed Triton
+    _GluonDesc = None
+
+
+class _Plan:
+    """What a fingerprint launches: the compiled kernel and how to build its argument list and grid."""
+
+    __slots__ = ("kernel", "run", "function", "packed", "names", "tail", "grid")
+
+    def __init__(self, kernel, names, tail, grid):
+        self.kernel = kernel
+        self.run = kernel.run  # the driver's launcher (loads the module on first access)
+        self.function = kernel.function
+        self.packed = kernel.packed_metadata
+        self.names = names  # every parameter name, signature order
+        self.tail = tail  # (name, value or _FROM_KWARGS) for the parameters after the positional ones
+        self.grid = grid  # a 3-tuple, or the caller's callable grid
+
+
+_FROM_KWARGS = object()
+_plans: dict[
+    int, dict[tuple, _Plan | None]
+] = {}  # id(kernel object) -> fingerprint -> plan (None: never fast)
+_kernels: dict[int, Any] = {}  # id -> the kernel object itself (keeps the id unique while cached)
+
+
+def clear() -> None:
+    """Forget every cached plan (tests that change a kernel's environment between calls)."""
+    _plans.clear()
+    _kernels.clear()
+
+
+def enabled() -> bool:
+    return _SUPPORTED and env_flag("JAGATTN_FAST_LAUNCH", True) and not interpreter_enabled()
+
+
+def _chain(kernel) -> tuple[Any, Any] | None:
+    """``(autotuner or None, JITFunction)`` for a plain or autotuned kernel; None for anything else."""
+    if isinstance(kernel, _JITFunction):
+        return None, kernel
+    if isinstance(kernel, _Autotuner) and isinstance(kernel.fn, _JITFunction):
+        return kernel, kernel.fn
+    return None
+
+
+def _int_class(a: int) -> tuple:
+    return (a == 1, a % 16 == 0, -(2**31) <= a < 2**31, a < 2**63)
+
+
+def _fingerprint(args: tuple, exact: frozenset, names: list, kwargs: dict) -> tuple | None:
+    out = []
+    for i, a in enumerate(args):
+        t = type(a)
+        if t is torch.Tensor or t is torch.nn.Parameter:
+            out.append((a.dtype, a.data_ptr() % 16 == 0))
+        elif t is int:
+            out.append(a if names[i] in exact else _int_class(a))
+        elif t is float:
+            out.append(float)
+        elif t is bool or a is None:
+            out.append(a)
+        elif _GluonDesc is not None and t is _GluonDesc:
+            base = a.base
+            if type(base) is not torch.Tensor:
+                return None
+            out.append(
+                (base.dtype, base.data_ptr() % 16 == 0, tuple(s % 16 == 0 for s in a.strides), len(a.shape),
+                 tuple(a.block_shape), a.layout, getattr(a, "padding", None), getattr(a, "round_f32_to_tf32", None))
+            )  # fmt: skip
+        else:
+            return None  # not recognised: Triton's path
+    for name, value in kwargs.items():
+        if type(value) is torch.Tensor:  # a tensor passed by keyword: Triton's path (never done here)
+            return None
+        out.append((name, value))
+    return tuple(out)
+
+
+def launch(kernel: Any, grid: Any, *args: Any, **kwargs: Any) -> None:
+    """``kernel[grid](*args, **kwargs)`` for a ``@triton.jit`` / ``@gluon.jit`` kernel, optionally autotuned.
+
+    Inside a ``triton_op`` body under torch.compile / export tracing it is ``wrap_triton(kernel)[grid](...)``
+    (Inductor sees the kernel); in eager mode the fast path above. Arguments as Triton takes them: the positional
+    ones first, constexprs by keyword."""
+    wrapped = torch.library.wrap_triton(kernel)
+    if wrapped is not kernel or not enabled():
+        wrapped[grid](*args, **kwargs)
+        return
+    chain = _chain(kernel)
+    if chain is None:
+        kernel[grid](*args, **kwargs)
+        return
+    tuner, jit = chain
+    runtime = _RUNTIME
+    if runtime.launch_enter_hook is not None or runtime.launch_exit_hook is not None or jit.pre_run_hooks:
+        kernel[grid](*args, **kwargs)  # a profiler's hooks want Triton's launch metadata
+        return
+    names = jit.arg_names
+    exact = frozenset(tuner.keys) if tuner is not None else frozenset()
+    device = _driver.active.get_current_device()
+    fp = _fingerprint(args, exact, names, kwargs)
+    if fp is None:
+        kernel[grid](*args, **kwargs)
+        return
+    key = (device, fp)
+    table = _plans.get(id(kernel))
+    try:
+        plan = table.get(key, _FROM_KWARGS) if table is not None else _FROM_KWARGS
+    except TypeError:  # an unhashable part (a layout object of another Triton): Triton's path
+        kernel[grid](*args, **kwargs)
+        return
+    if plan is _FROM_KWARGS:  # first call with this fingerprint: Triton's path, then remember what it ran
+        compiled = kernel[grid](*args, **kwargs)
+        _remember(kernel, key, _make_plan(tuner, jit, compiled, grid, len(args), kwargs))
+        return
+    if plan is None:
+        kernel[grid](*args, **kwargs)
+        return
+    full = list(args)
+    for name, value in plan.tail:
+        full.append(kwargs[name] if value is _FROM_KWARGS else value)
+    g = plan.grid
+    if callable(g):
+        g = g(dict(zip(plan.names, full, strict=True)))
+        g = (g[0], g[1] if len(g) > 1 else 1, g[2] if len(g) > 2 else 1)
+    stream = _driver.active.get_current_stream(device)
+    plan.run(g[0], g[1], g[2], stream, plan.function, plan.packed, None, None, None, *full)
+
+
+def _remember(kernel: Any, key: tuple, plan: _Plan | None) -> None:
+    table = _plans.get(id(kernel))
+    if table is None or len(table) >= _MAX_ENTRIES:
+        table = _plans[id(kernel)] = {}
+        _kernels[id(kernel)] = kernel
+    table[key] = plan
+
+
+def _make_plan(tuner, jit, compiled, grid, n_args: int, kwargs: dict) -> _Plan | None:
+    """The plan for what Triton just ran, or None where the fast path cannot reproduce it exactly."""
+    if compiled is None or not all(hasattr(compiled, a) for a in ("run", "function", "packed_metadata")):
+        return None
+    config_kwargs: dict = {}
+    if tuner is not None:
+        config = getattr(tuner, "best_config", None)
+        if config is None or getattr(config, "pre_hook", None) is not None:
+            return None
+        config_kwargs = dict(config.kwargs)
+    params = jit.params
+    names = list(jit.arg_names)
+    if len(params) != len(names) or n_args > len(names):
+        return None
+    tail = []
+    for p in params[n_args:]:
+        name = p.name
+        if name in kwargs:
+            tail.append((name, _FROM_KWARGS))
+        elif name in config_kwargs:
+            tail.append((name, config_kwargs[name]))
+        elif getattr(p, "has_default", False):
+            tail.append((name, p.default))
+        else:
+            return None
+    if callable(grid):
+        g = grid
+    else:
+        g = tuple(grid) + (1,) * (3 - len(grid))
+    try:
+        return _Plan(compiled, names, tuple(tail), g)
+    except Exception:  # the launcher could not be built: Triton's path keeps raising its own error
+        return None

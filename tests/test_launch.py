@@ -1,0 +1,143 @@
+"""``_core.launch.launch``: the eager fast launch must run exactly what ``kernel[grid](...)`` runs.
+
+CPU (interpreter): the fast path is off and ``launch`` is a plain launch; the fingerprint separates every argument
+property Triton specializes on. GPU: the fast path's results equal the plain launch's for aligned and misaligned
+tensors, ints equal to 1 / multiples of 16 / others, an autotuned kernel with a callable grid, and it caches one
+plan per fingerprint."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import triton
+import triton.language as tl
+
+from jagattn._core import launch as L
+
+CUDA = torch.cuda.is_available()
+DEV = "cuda" if CUDA else "cpu"
+
+
+@triton.jit
+def _axpy_kernel(X, Y, OUT, n, stride, a, b, BLOCK: tl.constexpr, SHIFT: tl.constexpr):
+    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = i < n
+    x = tl.load(X + i * stride, mask=m, other=0.0).to(tl.float32)
+    y = tl.load(Y + i * stride, mask=m, other=0.0).to(tl.float32)
+    a = tl.cast(a, tl.float32)
+    tl.store(OUT + i, (a * x + y + b + SHIFT).to(OUT.dtype.element_ty), mask=m)
+
+
+_axpy_tuned = triton.autotune(
+    configs=[triton.Config({"BLOCK": 32}, num_warps=1), triton.Config({"BLOCK": 128}, num_warps=4)], key=["n"]
+)(_axpy_kernel)
+
+
+def _expected(x, y, n, stride, a, b, shift):
+    return (a * x[: n * stride : stride].float() + y[: n * stride : stride].float() + b + shift).to(x.dtype)
+
+
+def _run(kernel, x, y, n, stride, a, b, shift, block=None):
+    out = torch.full((n,), float("nan"), dtype=x.dtype, device=x.device)
+    if block is None:
+        L.launch(
+            kernel, lambda meta: (triton.cdiv(n, meta["BLOCK"]),), x, y, out, n, stride, a, b, SHIFT=shift
+        )
+    else:
+        L.launch(kernel, (triton.cdiv(n, block),), x, y, out, n, stride, a, b, BLOCK=block, SHIFT=shift)
+    return out
+
+
+def test_fingerprint_separates_what_triton_specializes():
+    names = ["X", "n", "m"]
+    base = torch.zeros(64, device=DEV)
+    fp = lambda *args, exact=frozenset(): L._fingerprint(args, exact, names, {})  # noqa: E731
+    # alignment of the data pointer (16 bytes) and the dtype
+    assert fp(base[0:]) != fp(base[1:])
+    assert fp(base[0:]) == fp(base[4:])  # 16 bytes further: still aligned
+    assert fp(base) != fp(base.half())
+    # ints: == 1, multiple of 16, width class; everything else is a run-time value
+    assert fp(base, 1) != fp(base, 2)
+    assert fp(base, 16) != fp(base, 17)
+    assert fp(base, 16) == fp(base, 48)
+    assert fp(base, 3) == fp(base, 5)
+    assert fp(base, 2**31 - 1) != fp(base, 2**31 + 1)
+    assert fp(base, 2**63 - 1) != fp(base, 2**63 + 1)
+    # an autotuner key is exact (it picks the config)
+    assert fp(base, 3, exact=frozenset({"n"})) != fp(base, 5, exact=frozenset({"n"}))
+    # floats are run-time values; bools and None are kept
+    assert fp(base, 3, 0.5) == fp(base, 3, 2.0)
+    assert fp(base, 3, True) != fp(base, 3, False)
+    assert fp(base, 3, None) != fp(base, 3, 0.5)
+    # something it does not know: no fingerprint (Triton's own path)
+    assert fp(base, 3, "x") is None
+    assert L._fingerprint((base,), frozenset(), names, {"BLOCK": 32}) != L._fingerprint(
+        (base,), frozenset(), names, {"BLOCK": 64}
+    )
+
+
+@pytest.mark.skipif(CUDA, reason="the interpreter's plain path (CPU CI)")
+def test_interpreter_takes_the_plain_launch():
+    assert not L.enabled()
+    L.clear()
+    x = torch.randn(100)
+    y = torch.randn(100)
+    out = _run(_axpy_kernel, x, y, 100, 1, 0.5, 2.0, 3, block=32)
+    torch.testing.assert_close(out, _expected(x, y, 100, 1, 0.5, 2.0, 3))
+    assert not L._plans
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not CUDA, reason="needs a CUDA GPU (run on the device machine)")
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_gpu_fast_launch_matches_the_plain_launch(dtype):
+    assert L.enabled()
+    L.clear()
+    g = torch.Generator(device="cuda").manual_seed(0)
+    buf_x = torch.randn(4096, device="cuda", generator=g).to(dtype)
+    buf_y = torch.randn(4096, device="cuda", generator=g).to(dtype)
+    # the same fingerprint twice (the second call is the fast path), then every property changed once
+    for off, n, stride, a, b, shift in [
+        (0, 1000, 1, 0.5, 1.0, 0),
+        (0, 1000, 1, -2.0, 0.25, 0),  # same fingerprint, other floats
+        (4, 997, 1, 0.5, 1.0, 0),  # 16 bytes further (fp32) / 8 bytes (bf16: misaligned)
+        (1, 1000, 1, 0.5, 1.0, 0),  # misaligned pointer
+        (0, 1024, 1, 0.5, 1.0, 0),  # n a multiple of 16
+        (0, 1, 1, 0.5, 1.0, 0),  # n == 1
+        (0, 1000, 2, 0.5, 1.0, 0),  # strided
+        (0, 1000, 1, 0.5, 1.0, 7),  # another constexpr
+        (0, 1000, 1, 0.5, 1.0, 0),  # back to the first fingerprint
+    ]:
+        x, y = buf_x[off:], buf_y[off:]
+        for kernel, block in ((_axpy_kernel, 64), (_axpy_tuned, None)):
+            got = _run(kernel, x, y, n, stride, a, b, shift, block=block)
+            want = _expected(x, y, n, stride, a, b, shift)
+            torch.testing.assert_close(got, want, rtol=0, atol=0)
+    # one plan per fingerprint and kernel object, each a compiled launch (not a fallback)
+    plans = [p for table in L._plans.values() for p in table.values()]
+    assert plans and all(p is not None for p in plans)
+    assert len(L._plans[id(_axpy_kernel)]) >= 6
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not CUDA, reason="needs a CUDA GPU (run on the device machine)")
+def test_gpu_fast_launch_uses_the_autotuned_config_per_key():
+    L.clear()
+    x = torch.randn(5000, device="cuda")
+    y = torch.randn(5000, device="cuda")
+    for n in (40, 5000, 40, 5000, 333):
+        got = _run(_axpy_tuned, x, y, n, 1, 1.5, 0.0, 0)
+        torch.testing.assert_close(got, _expected(x, y, n, 1, 1.5, 0.0, 0), rtol=0, atol=0)
+    table = L._plans[id(_axpy_tuned)]
+    assert len(table) == 3 and all(p is not None and callable(p.grid) for p in table.values())
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not CUDA, reason="needs a CUDA GPU (run on the device machine)")
+def test_gpu_fast_launch_off_switch(monkeypatch):
+    L.clear()
+    monkeypatch.setenv("JAGATTN_FAST_LAUNCH", "0")
+    x = torch.randn(100, device="cuda")
+    got = _run(_axpy_kernel, x, x, 100, 1, 1.0, 0.0, 0, block=32)
+    torch.testing.assert_close(got, _expected(x, x, 100, 1, 1.0, 0.0, 0), rtol=0, atol=0)
+    assert not L._plans
