@@ -56,29 +56,20 @@ def host_us(fn, n: int) -> float:
     return statistics.median(samples) * 1e6
 
 
-def capture_launch(call):
-    """Run ``call`` with ``torch.library.wrap_triton`` replaced by a recorder: the kernel, grid, arguments and the
-    compiled kernel that Triton's dispatch returned."""
+def capture_launch(module, call):
+    """Run ``call`` with ``module.launch`` (``_core.launch.launch`` as the module imported it) replaced by a
+    recorder: the kernel, grid, arguments and the compiled kernel that Triton's own dispatch returned."""
     rec = {}
-    real = torch.library.wrap_triton
+    real = module.launch
 
-    class Recorder:
-        def __init__(self, kernel):
-            self.kernel = kernel
+    def recorder(kernel, grid, *args, **kwargs):
+        rec.update(kernel=kernel, grid=grid, args=args, kwargs=kwargs, compiled=kernel[grid](*args, **kwargs))
 
-        def __getitem__(self, grid):
-            def run(*args, **kwargs):
-                ret = self.kernel[grid](*args, **kwargs)
-                rec.update(kernel=self.kernel, grid=grid, args=args, kwargs=kwargs, compiled=ret)
-                return ret
-
-            return run
-
-    torch.library.wrap_triton = Recorder
+    module.launch = recorder
     try:
         call()
     finally:
-        torch.library.wrap_triton = real
+        module.launch = real
     return rec
 
 
@@ -114,7 +105,7 @@ def main() -> None:
         def launch_fwd():
             hfwd._launch(0, qd, kd, vd, None, out, *common_d[2:], None)
 
-        rec = capture_launch(launch_fwd)
+        rec = capture_launch(hfwd, launch_fwd)
         kern, grid, a, kwa, compiled = rec["kernel"], rec["grid"], rec["args"], rec["kwargs"], rec["compiled"]
         cfg = getattr(kern, "best_config", None)
         meta = dict(kwa)
@@ -156,6 +147,7 @@ def main() -> None:
             "compiled[grid](*args)": lambda: runner(*full),
             "jit kernel[grid]": lambda: kern[grid](*a, **kwa),
             "wrap_triton(kernel)[grid]": lambda: torch.library.wrap_triton(kern)[grid](*a, **kwa),
+            "launch() (fast path)": lambda: hfwd.launch(kern, grid, *a, **kwa),
             "fwd._launch": launch_fwd,
             "op body (impl)": lambda: impl(qd, *common_d, False),
             "eager_call no grad": lambda: library.eager_call(ops.hstu_fwd, qd, *common_d, False),
@@ -223,21 +215,8 @@ def backward_pieces(qd, kd, vd, do, common_d, n):
 
         return run
 
-    rec = {}
+    rec = capture_launch(hgl, lambda: hfwd._launch(1, qd, kd, vd, do, dq, *common_d[2:], None))
     real = hgl._hstu_bwd_dq_gluon_kernel
-
-    class Recorder:
-        def __getitem__(self, grid):
-            def run(*a, **kw):
-                rec.update(grid=grid, args=a, kwargs=kw, compiled=real[grid](*a, **kw))
-
-            return run
-
-    hgl._hstu_bwd_dq_gluon_kernel = Recorder()
-    try:
-        hfwd._launch(1, qd, kd, vd, do, dq, *common_d[2:], None)
-    finally:
-        hgl._hstu_bwd_dq_gluon_kernel = real
     out = {
         "torch.empty_like x3": lambda: (torch.empty_like(qd), torch.empty_like(kd), torch.empty_like(vd)),
         "bwd: _launch_bwd wrap off": off(
@@ -254,6 +233,7 @@ def backward_pieces(qd, kd, vd, do, common_d, n):
         full = list(a) + [kw[nm] for nm in names[len(a) :] if nm in kw]
         g3 = tuple(grid) + (1,) * (3 - len(grid))
         out["dq: gluon kernel[grid] (descs built)"] = lambda: real[grid](*a, **kw)
+        out["dq: launch() (descs built)"] = lambda: hgl.launch(real, grid, *a, **kw)
         if len(full) == len(names):
             runner = compiled[g3]
             out["dq: gluon compiled[grid]"] = lambda: runner(*full)

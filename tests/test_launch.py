@@ -37,15 +37,23 @@ def _expected(x, y, n, stride, a, b, shift):
     return (a * x[: n * stride : stride].float() + y[: n * stride : stride].float() + b + shift).to(x.dtype)
 
 
-def _run(kernel, x, y, n, stride, a, b, shift, block=None):
+def _run(kernel, x, y, n, stride, a, b, shift, block=None, plain=False):
+    """``L.launch`` (or, ``plain``, Triton's own ``kernel[grid]``) into a NaN-filled output."""
     out = torch.full((n,), float("nan"), dtype=x.dtype, device=x.device)
+    go = (lambda k, g, *a, **kw: k[g](*a, **kw)) if plain else L.launch
     if block is None:
-        L.launch(
-            kernel, lambda meta: (triton.cdiv(n, meta["BLOCK"]),), x, y, out, n, stride, a, b, SHIFT=shift
-        )
+        go(kernel, lambda meta: (triton.cdiv(n, meta["BLOCK"]),), x, y, out, n, stride, a, b, SHIFT=shift)
     else:
-        L.launch(kernel, (triton.cdiv(n, block),), x, y, out, n, stride, a, b, BLOCK=block, SHIFT=shift)
+        go(kernel, (triton.cdiv(n, block),), x, y, out, n, stride, a, b, BLOCK=block, SHIFT=shift)
     return out
+
+
+def _check(kernel, x, y, n, stride, a, b, shift, block=None):
+    """The fast launch's output is bitwise Triton's own launch's, and both are the formula's (FMA rounding aside)."""
+    got = _run(kernel, x, y, n, stride, a, b, shift, block)
+    want = _run(kernel, x, y, n, stride, a, b, shift, block, plain=True)
+    torch.testing.assert_close(got, want, rtol=0, atol=0)
+    torch.testing.assert_close(got, _expected(x, y, n, stride, a, b, shift))
 
 
 def test_fingerprint_separates_what_triton_specializes():
@@ -82,8 +90,7 @@ def test_interpreter_takes_the_plain_launch():
     L.clear()
     x = torch.randn(100)
     y = torch.randn(100)
-    out = _run(_axpy_kernel, x, y, 100, 1, 0.5, 2.0, 3, block=32)
-    torch.testing.assert_close(out, _expected(x, y, 100, 1, 0.5, 2.0, 3))
+    _check(_axpy_kernel, x, y, 100, 1, 0.5, 2.0, 3, block=32)
     assert not L._plans
 
 
@@ -110,9 +117,7 @@ def test_gpu_fast_launch_matches_the_plain_launch(dtype):
     ]:
         x, y = buf_x[off:], buf_y[off:]
         for kernel, block in ((_axpy_kernel, 64), (_axpy_tuned, None)):
-            got = _run(kernel, x, y, n, stride, a, b, shift, block=block)
-            want = _expected(x, y, n, stride, a, b, shift)
-            torch.testing.assert_close(got, want, rtol=0, atol=0)
+            _check(kernel, x, y, n, stride, a, b, shift, block)
     # one plan per fingerprint and kernel object, each a compiled launch (not a fallback)
     plans = [p for table in L._plans.values() for p in table.values()]
     assert plans and all(p is not None for p in plans)
@@ -126,8 +131,7 @@ def test_gpu_fast_launch_uses_the_autotuned_config_per_key():
     x = torch.randn(5000, device="cuda")
     y = torch.randn(5000, device="cuda")
     for n in (40, 5000, 40, 5000, 333):
-        got = _run(_axpy_tuned, x, y, n, 1, 1.5, 0.0, 0)
-        torch.testing.assert_close(got, _expected(x, y, n, 1, 1.5, 0.0, 0), rtol=0, atol=0)
+        _check(_axpy_tuned, x, y, n, 1, 1.5, 0.0, 0)
     table = L._plans[id(_axpy_tuned)]
     assert len(table) == 3 and all(p is not None and callable(p.grid) for p in table.values())
 
@@ -138,6 +142,5 @@ def test_gpu_fast_launch_off_switch(monkeypatch):
     L.clear()
     monkeypatch.setenv("JAGATTN_FAST_LAUNCH", "0")
     x = torch.randn(100, device="cuda")
-    got = _run(_axpy_kernel, x, x, 100, 1, 1.0, 0.0, 0, block=32)
-    torch.testing.assert_close(got, _expected(x, x, 100, 1, 1.0, 0.0, 0), rtol=0, atol=0)
+    _check(_axpy_kernel, x, x, 100, 1, 1.0, 0.0, 0, block=32)
     assert not L._plans

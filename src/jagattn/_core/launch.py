@@ -39,6 +39,17 @@ import torch
 from .env import env_flag
 from .triton_utils import interpreter_enabled
 
+_C = torch._C
+_HOOKS = tuple(
+    getattr(_C, n, None)
+    for n in (
+        "_is_torch_function_mode_enabled",
+        "_len_torch_dispatch_stack",
+        "_are_functorch_transforms_active",
+    )
+)
+_HOOKS_OK = all(callable(h) for h in _HOOKS)
+
 _MAX_ENTRIES = 512  # per kernel object; a process that keeps making new fingerprints just starts over
 
 try:  # Triton's internals the fast path needs; without any of them every launch takes Triton's path
@@ -132,45 +143,59 @@ def _fingerprint(args: tuple, exact: frozenset, names: list, kwargs: dict) -> tu
     return tuple(out)
 
 
+def _plain(kernel: Any) -> Any:
+    """What the code launched before this module: Gluon kernels directly (eager only by construction),
+    Triton kernels through ``wrap_triton`` (a higher-order op while tracing, the kernel itself inside a
+    ``triton_op`` body in eager mode)."""
+    if getattr(kernel, "is_gluon", None) is not None and kernel.is_gluon():
+        return kernel
+    return torch.library.wrap_triton(kernel)
+
+
+def _tracing() -> bool:
+    """torch.compile / export tracing, fake tensors, functorch transforms or any torch function / dispatch mode."""
+    function_mode, dispatch_stack, functorch = _HOOKS
+    return torch.compiler.is_compiling() or function_mode() or dispatch_stack() > 0 or functorch()
+
+
 def launch(kernel: Any, grid: Any, *args: Any, **kwargs: Any) -> None:
     """``kernel[grid](*args, **kwargs)`` for a ``@triton.jit`` / ``@gluon.jit`` kernel, optionally autotuned.
 
-    Inside a ``triton_op`` body under torch.compile / export tracing it is ``wrap_triton(kernel)[grid](...)``
-    (Inductor sees the kernel); in eager mode the fast path above. Arguments as Triton takes them: the positional
-    ones first, constexprs by keyword."""
-    wrapped = torch.library.wrap_triton(kernel)
-    if wrapped is not kernel or not enabled():
-        wrapped[grid](*args, **kwargs)
+    While tracing (torch.compile, export, fake tensors, any mode) a Triton kernel goes through
+    ``wrap_triton(kernel)[grid](...)`` so that Inductor sees it; in plain eager mode the fast path above.
+    Arguments as Triton takes them: the positional ones first, constexprs by keyword."""
+    if not _HOOKS_OK or _tracing() or not enabled():
+        _plain(kernel)[grid](*args, **kwargs)
         return
     chain = _chain(kernel)
     if chain is None:
-        kernel[grid](*args, **kwargs)
+        _plain(kernel)[grid](*args, **kwargs)
         return
     tuner, jit = chain
     runtime = _RUNTIME
     if runtime.launch_enter_hook is not None or runtime.launch_exit_hook is not None or jit.pre_run_hooks:
-        kernel[grid](*args, **kwargs)  # a profiler's hooks want Triton's launch metadata
+        _plain(kernel)[grid](*args, **kwargs)  # a profiler's hooks want Triton's launch metadata
         return
     names = jit.arg_names
     exact = frozenset(tuner.keys) if tuner is not None else frozenset()
     device = _driver.active.get_current_device()
     fp = _fingerprint(args, exact, names, kwargs)
-    if fp is None:
-        kernel[grid](*args, **kwargs)
+    if fp is None:  # an argument it does not know (a tensor subclass, ...): as before
+        _plain(kernel)[grid](*args, **kwargs)
         return
     key = (device, fp)
     table = _plans.get(id(kernel))
     try:
         plan = table.get(key, _FROM_KWARGS) if table is not None else _FROM_KWARGS
     except TypeError:  # an unhashable part (a layout object of another Triton): Triton's path
-        kernel[grid](*args, **kwargs)
+        _plain(kernel)[grid](*args, **kwargs)
         return
     if plan is _FROM_KWARGS:  # first call with this fingerprint: Triton's path, then remember what it ran
         compiled = kernel[grid](*args, **kwargs)
         _remember(kernel, key, _make_plan(tuner, jit, compiled, grid, len(args), kwargs))
         return
     if plan is None:
-        kernel[grid](*args, **kwargs)
+        _plain(kernel)[grid](*args, **kwargs)
         return
     full = list(args)
     for name, value in plan.tail:
