@@ -152,6 +152,12 @@ def _plain(kernel: Any) -> Any:
     return torch.library.wrap_triton(kernel)
 
 
+def _no_hook(hook: Any) -> bool:
+    """No launch hook: None, or (Triton >= 3.5) an empty ``HookChain``, which Triton calls on every launch with
+    the launch metadata it builds for it; a profiler adds its hooks to the chain."""
+    return hook is None or (type(getattr(hook, "calls", None)) is list and not hook.calls)
+
+
 def _tracing() -> bool:
     """torch.compile / export tracing, fake tensors, functorch transforms or any torch function / dispatch mode."""
     function_mode, dispatch_stack, functorch = _HOOKS
@@ -173,7 +179,7 @@ def launch(kernel: Any, grid: Any, *args: Any, **kwargs: Any) -> None:
         return
     tuner, jit = chain
     runtime = _RUNTIME
-    if runtime.launch_enter_hook is not None or runtime.launch_exit_hook is not None or jit.pre_run_hooks:
+    if not (_no_hook(runtime.launch_enter_hook) and _no_hook(runtime.launch_exit_hook)) or jit.pre_run_hooks:
         _plain(kernel)[grid](*args, **kwargs)  # a profiler's hooks want Triton's launch metadata
         return
     names = jit.arg_names
