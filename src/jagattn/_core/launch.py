@@ -94,6 +94,7 @@ _kernels: dict[int, Any] = {}  # id -> the kernel object itself (keeps the id un
 def clear() -> None:
     """Forget every cached plan (tests that change a kernel's environment between calls)."""
     _plans.clear()
+    _info.clear()
     _kernels.clear()
 
 
@@ -101,45 +102,51 @@ def enabled() -> bool:
     return _SUPPORTED and env_flag("JAGATTN_FAST_LAUNCH", True) and not interpreter_enabled()
 
 
-def _chain(kernel) -> tuple[Any, Any] | None:
-    """``(autotuner or None, JITFunction)`` for a plain or autotuned kernel; None for anything else."""
+_info: dict[int, tuple | bool] = {}  # id(kernel) -> (autotuner or None, JITFunction, key indices) or False
+
+
+def _kernel_info(kernel) -> tuple | bool:
+    """``(autotuner or None, JITFunction, indices of the autotuner's key parameters)`` for a plain or autotuned
+    kernel; False for anything else (a ``triton.heuristics`` wrapper, ...), which always takes Triton's path."""
+    _kernels[id(kernel)] = kernel  # keeps the id unique while cached
     if isinstance(kernel, _JITFunction):
-        return None, kernel
+        return None, kernel, frozenset()
     if isinstance(kernel, _Autotuner) and isinstance(kernel.fn, _JITFunction):
-        return kernel, kernel.fn
-    return None
+        names = kernel.fn.arg_names
+        return kernel, kernel.fn, frozenset(i for i, n in enumerate(names) if n in kernel.keys)
+    return False
 
 
 def _int_class(a: int) -> tuple:
     return (a == 1, a % 16 == 0, -(2**31) <= a < 2**31, a < 2**63)
 
 
-def _fingerprint(args: tuple, exact: frozenset, names: list, kwargs: dict) -> tuple | None:
+def _fingerprint(args: tuple, exact: frozenset, kwargs: dict) -> tuple | None:
+    """The specialization fingerprint (module docstring) of a call; ``exact``: the indices of the positional
+    arguments that are the autotuner's key. None for an argument it does not know."""
     out = []
+    add = out.append
     for i, a in enumerate(args):
         t = type(a)
         if t is torch.Tensor or t is torch.nn.Parameter:
-            out.append((a.dtype, a.data_ptr() % 16 == 0))
+            add((a.dtype, a.data_ptr() % 16 == 0))
         elif t is int:
-            out.append(a if names[i] in exact else _int_class(a))
+            add(a if i in exact else (a == 1, a % 16 == 0, -(2**31) <= a < 2**31, a < 2**63))
         elif t is float:
-            out.append(float)
+            add(float)
         elif t is bool or a is None:
-            out.append(a)
-        elif _GluonDesc is not None and t is _GluonDesc:
+            add(a)
+        elif t is _GluonDesc:
             base = a.base
             if type(base) is not torch.Tensor:
                 return None
-            out.append(
-                (base.dtype, base.data_ptr() % 16 == 0, tuple(s % 16 == 0 for s in a.strides), len(a.shape),
+            add(
+                (base.dtype, base.data_ptr() % 16 == 0, tuple([s % 16 == 0 for s in a.strides]), len(a.shape),
                  tuple(a.block_shape), a.layout, getattr(a, "padding", None), getattr(a, "round_f32_to_tf32", None))
             )  # fmt: skip
         else:
             return None  # not recognised: Triton's path
-    for name, value in kwargs.items():
-        if type(value) is torch.Tensor:  # a tensor passed by keyword: Triton's path (never done here)
-            return None
-        out.append((name, value))
+    add(tuple(kwargs.items()))  # constexprs and options (a tensor here: no plan, see _make_plan)
     return tuple(out)
 
 
@@ -173,19 +180,20 @@ def launch(kernel: Any, grid: Any, *args: Any, **kwargs: Any) -> None:
     if not _HOOKS_OK or _tracing() or not enabled():
         _plain(kernel)[grid](*args, **kwargs)
         return
-    chain = _chain(kernel)
-    if chain is None:
+    info = _info.get(id(kernel))
+    if info is None:
+        info = _info[id(kernel)] = _kernel_info(kernel)
+    if info is False:
         _plain(kernel)[grid](*args, **kwargs)
         return
-    tuner, jit = chain
+    tuner, jit, exact = info
     runtime = _RUNTIME
     if not (_no_hook(runtime.launch_enter_hook) and _no_hook(runtime.launch_exit_hook)) or jit.pre_run_hooks:
         _plain(kernel)[grid](*args, **kwargs)  # a profiler's hooks want Triton's launch metadata
         return
-    names = jit.arg_names
-    exact = frozenset(tuner.keys) if tuner is not None else frozenset()
-    device = _driver.active.get_current_device()
-    fp = _fingerprint(args, exact, names, kwargs)
+    active = _driver.active  # (a lazy proxy; resolved at the first launch, not at import)
+    device = active.get_current_device()
+    fp = _fingerprint(args, exact, kwargs)
     if fp is None:  # an argument it does not know (a tensor subclass, ...): as before
         _plain(kernel)[grid](*args, **kwargs)
         return
@@ -210,7 +218,7 @@ def launch(kernel: Any, grid: Any, *args: Any, **kwargs: Any) -> None:
     if callable(g):
         g = g(dict(zip(plan.names, full, strict=True)))
         g = (g[0], g[1] if len(g) > 1 else 1, g[2] if len(g) > 2 else 1)
-    stream = _driver.active.get_current_stream(device)
+    stream = active.get_current_stream(device)
     plan.run(g[0], g[1], g[2], stream, plan.function, plan.packed, None, None, None, *full)
 
 
@@ -226,6 +234,8 @@ def _make_plan(tuner, jit, compiled, grid, n_args: int, kwargs: dict) -> _Plan |
     """The plan for what Triton just ran, or None where the fast path cannot reproduce it exactly."""
     if compiled is None or not all(hasattr(compiled, a) for a in ("run", "function", "packed_metadata")):
         return None
+    if any(isinstance(v, torch.Tensor) for v in kwargs.values()):
+        return None  # a tensor by keyword: its alignment is not in the fingerprint
     config_kwargs: dict = {}
     if tuner is not None:
         config = getattr(tuner, "best_config", None)

@@ -53,6 +53,7 @@ import triton.language as tl
 
 from ..._core.alloc import new_empty
 from ..._core.env import env_choice, env_flag, env_positive_int
+from ..._core.launch import launch
 from ..._core.tma import tma_loads_ok
 from ..._core.triton_utils import configs
 from . import bwd_gluon
@@ -956,7 +957,7 @@ def attention_bwd(
         return lambda meta: (num_slots(tk, batch, meta["BLOCK_N"]), heads)
 
     if mode == "atomic":
-        torch.library.wrap_triton(_attention_bwd_preprocess_kernel)[(num_slots(tq, batch, ROW_PAD), hq)](
+        launch(_attention_bwd_preprocess_kernel, (num_slots(tq, batch, ROW_PAD), hq),
             o, do, lse, dlse_arg, delta, lse2, cu_seqlens_q, batch,
             o.stride(0), o.stride(1), do.stride(0), do.stride(1), lse.stride(0), dlse_arg.stride(0),
             delta.stride(0), dv, bdv, has_dlse, ROW_PAD,
@@ -967,7 +968,7 @@ def attention_bwd(
             hk_launch = min(chunk, hkv - hk0)
             dq_acc = dq_buf[:, : hk_launch * group]
             dq_acc.zero_()
-            torch.library.wrap_triton(_attention_bwd_dkdv_dq_kernel)[grid_kv(hk_launch)](
+            launch(_attention_bwd_dkdv_dq_kernel, grid_kv(hk_launch),
                 q, k, v, do, lse2, delta, dk, dvv, dq_acc, cu_seqlens_q, cu_seqlens_k,
                 q.stride(0), q.stride(1), k.stride(0), k.stride(1), v.stride(0), v.stride(1),
                 do.stride(0), do.stride(1), delta.stride(0),
@@ -991,7 +992,7 @@ def attention_bwd(
         def grid_q(meta):
             return (num_slots(tq, batch, meta["BLOCK_M"]), hq)
 
-        torch.library.wrap_triton(_attention_bwd_dq_kernel)[grid_q](
+        launch(_attention_bwd_dq_kernel, grid_q,
             q, k, v, o, do, lse, dlse_arg, delta, lse2, dq, cu_seqlens_q, cu_seqlens_k,
             q.stride(0), q.stride(1), k.stride(0), k.stride(1), v.stride(0), v.stride(1),
             o.stride(0), o.stride(1), do.stride(0), do.stride(1), lse.stride(0), dlse_arg.stride(0),
@@ -1007,7 +1008,7 @@ def attention_bwd(
         )  # fmt: skip
         return dq, dk, dvv
     # DQ_ACC is never touched with ATOMIC_DQ=False: any fp32 tensor will do
-    torch.library.wrap_triton(_attention_bwd_dkdv_kernel)[grid_kv(hkv)](
+    launch(_attention_bwd_dkdv_kernel, grid_kv(hkv),
         q, k, v, do, lse2, delta, dk, dvv, delta, cu_seqlens_q, cu_seqlens_k,
         q.stride(0), q.stride(1), k.stride(0), k.stride(1), v.stride(0), v.stride(1),
         do.stride(0), do.stride(1), delta.stride(0),

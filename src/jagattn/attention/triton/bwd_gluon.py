@@ -87,6 +87,7 @@ from ..._core.gluon import (
     warpgroup_mma_wait,
     zero_rows_from,
 )
+from ..._core.launch import launch
 from .common import num_slots
 
 # dK/dV (BLOCK_M, BLOCK_N, STAGES, warps): the spike's best (64 key rows per warpgroup, two programs per SM);
@@ -535,7 +536,8 @@ def launch_dkdv_gluon(
     d, dv = q.shape[-1], v.shape[-1]
     slots = num_slots(tk, batch, BLOCK_N)
     grid = (hkv, slots) if head_major else (slots, hkv)
-    _attention_bwd_dkdv_gluon_kernel[grid](
+    launch(
+        _attention_bwd_dkdv_gluon_kernel, grid,
         host_desc(q, BLOCK_M, d), host_desc(k, BLOCK_N, d), host_desc(v, BLOCK_N, dv), host_desc(do, BLOCK_M, dv),
         lse2, delta, dk, dv_out, cu_seqlens_q, cu_seqlens_k,
         dk.stride(0), dk.stride(1), dv_out.stride(0), dv_out.stride(1), delta.stride(0),
@@ -582,7 +584,8 @@ def launch_dq_gluon(
     has_dlse = dlse is not None
     dlse_arg = dlse if has_dlse else delta
     grid = (num_slots(tq, batch, DQ_BLOCK_M), hq)
-    _attention_bwd_dq_gluon_kernel[grid](
+    launch(
+        _attention_bwd_dq_gluon_kernel, grid,
         host_desc(q, DQ_BLOCK_M, d), host_desc(k, DQ_BLOCK_N, d), host_desc(v, DQ_BLOCK_N, dv),
         host_desc(do, DQ_BLOCK_M, dv),
         o, lse, dlse_arg, delta, lse2, dq, cu_seqlens_q, cu_seqlens_k,

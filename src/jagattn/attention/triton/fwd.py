@@ -19,6 +19,7 @@ import triton.language as tl
 
 from ..._core.alloc import new_empty
 from ..._core.env import env_choice
+from ..._core.launch import launch
 from ..._core.tma import tma_loads_ok
 from ..._core.triton_utils import configs
 from .common import (
@@ -460,7 +461,7 @@ def attention_fwd(
             return (num_slots(tq, batch, meta["BLOCK_M"]) * hq,)
         return (num_slots(tq, batch, meta["BLOCK_M"]), hq)
 
-    torch.library.wrap_triton(_attention_fwd_kernel)[grid](
+    launch(_attention_fwd_kernel, grid,
         q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k,
         q.stride(0), q.stride(1), k.stride(0), k.stride(1), v.stride(0), v.stride(1),
         o.stride(0), o.stride(1), lse.stride(0),

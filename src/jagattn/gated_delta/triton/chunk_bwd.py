@@ -30,6 +30,7 @@ import triton.language as tl
 
 from ..._core.alloc import new_empty
 from ..._core.env import env_choice
+from ..._core.launch import launch
 from . import chunk_fwd
 from .chunk_fwd import _prepare, _state_pass
 from .common import (
@@ -779,7 +780,9 @@ def chunk_bwd(
         bv, warps, stages = launch_config(
             "bwd_dv_local", n_programs=ns * hv, v=dv_, k_row_bytes=dk_ * k.element_size()
         )
-        torch.library.wrap_triton(_gated_delta_bwd_dv_local_kernel)[(ns, hv, triton.cdiv(dv_, bv))](
+        launch(
+            _gated_delta_bwd_dv_local_kernel,
+            (ns, hv, triton.cdiv(dv_, bv)),
             q,
             k,
             rq_,
@@ -810,7 +813,9 @@ def chunk_bwd(
         bv, warps, stages = launch_config(
             "bwd_dhu", n_programs=n * hv, v=dv_, k_row_bytes=dk_ * max(q.element_size(), w.element_size())
         )
-        torch.library.wrap_triton(_gated_delta_bwd_dhu_kernel)[(triton.cdiv(dv_, bv), n * hv)](
+        launch(
+            _gated_delta_bwd_dhu_kernel,
+            (triton.cdiv(dv_, bv), n * hv),
             q,
             k,
             rq_,
@@ -883,7 +888,9 @@ def chunk_bwd(
     dgp = new_empty((nkb, t, hv), dtype=torch.float32, device=dev)
     dw = new_empty((t, hv, dk_), dtype=inter_dtype(k.dtype, "dw", t, hv), device=dev)  # -dW, see dqkwg
     if ns > 0:
-        torch.library.wrap_triton(_gated_delta_bwd_dqkwg_kernel)[(ns * nkb, hv)](
+        launch(
+            _gated_delta_bwd_dqkwg_kernel,
+            (ns * nkb, hv),
             q,
             k,
             rq_,
@@ -933,7 +940,9 @@ def chunk_bwd(
     dkx = new_empty((t, h, dk_), dtype=k.dtype, device=dev) if l2n else dk
     if ns > 0:
         bc, warps, stages = launch_config("bwd_wy", n_programs=ns * hv, v=dv_)
-        torch.library.wrap_triton(_gated_delta_bwd_wy_kernel)[(ns, hv)](
+        launch(
+            _gated_delta_bwd_wy_kernel,
+            (ns, hv),
             k,
             rk_,
             v,

@@ -26,6 +26,7 @@ import triton.language as tl
 
 from ..._core.alloc import new_empty
 from ..._core.env import env_choice
+from ..._core.launch import launch
 from .common import (
     BT,
     DEEP_K_ROW_BYTES,
@@ -945,7 +946,9 @@ def _prepare(k, v, g, beta, cu, saved=None, rk=None, wu: bool | str = True, norm
             extra = {"KN": kn_out, "RKO": rk_out, "NORM_OUT": norm_out is not None, "EPS": L2NORM_EPS}
         elif norm_out is not None:
             raise ValueError("norm_out needs the blocks16 solve kernel (JAGATTN_GD_KKT)")
-        torch.library.wrap_triton(kkt)[(ns, hv)](
+        launch(
+            kkt,
+            (ns, hv),
             k,
             k if rk is None else rk,
             g,
@@ -981,7 +984,9 @@ def _prepare(k, v, g, beta, cu, saved=None, rk=None, wu: bool | str = True, norm
             wu, grid = _gated_delta_fwd_wu_kernel, (ns, hv, n_tiles)
         # every parameter passed explicitly (Inductor's launcher needs them all, defaults included)
         extra = {**_wu_lowp(prec, w.dtype, k.dtype), "DO_U": do_u} if WU_VARIANT == "loop" else {}
-        torch.library.wrap_triton(wu)[grid](
+        launch(
+            wu,
+            grid,
             k,
             k if rk is None else rk,
             v,
@@ -1229,7 +1234,9 @@ def _state_pass(
         if out is not None:
             # the fused output's (BV, warps, stages); the long sequences' loop keeps ``stages``
             bv, warps, o_stages = launch_config("fwd_h_o", n_programs=n * hv, v=dv, k_row_bytes=row_bytes)
-        torch.library.wrap_triton(_gated_delta_fwd_h_kernel)[(triton.cdiv(dv, bv), chains * hv)](
+        launch(
+            _gated_delta_fwd_h_kernel,
+            (triton.cdiv(dv, bv), chains * hv),
             k,
             k if rk is None else rk,
             w,
@@ -1325,7 +1332,9 @@ def chunk_fwd(
         bv, warps, stages = launch_config(
             "fwd_o", n_programs=ns * hv, v=dv, k_row_bytes=dk * max(k.element_size(), hbuf.element_size())
         )
-        torch.library.wrap_triton(_gated_delta_fwd_o_kernel)[(ns, hv, triton.cdiv(dv, bv))](
+        launch(
+            _gated_delta_fwd_o_kernel,
+            (ns, hv, triton.cdiv(dv, bv)),
             q,
             k,
             q if rq is None else rq,

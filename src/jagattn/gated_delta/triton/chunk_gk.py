@@ -50,6 +50,7 @@ import triton
 import triton.language as tl
 
 from ..._core.alloc import new_empty
+from ..._core.launch import launch
 from .chunk_fwd import _store_ainv16
 from .common import BT, _chunk_of, _chunk_of_slot, _exp, _inv16, block_k, dot_precision, exact_exp, num_slots
 
@@ -1063,16 +1064,27 @@ def _prepare_gk(q, k, v, g, gk, beta, cu, dtype, kept=None):
     if ns > 0:
         prec = dot_precision(dtype)
         exact = exact_exp(dtype)
-        torch.library.wrap_triton(_gated_delta_fwd_gk_cumsum_kernel)[(ns, hv)](
-            g, gk, gc, cu, n, HV=hv, K=dk, BT=BT, BK=block_k(dk), num_warps=8
+        launch(
+            _gated_delta_fwd_gk_cumsum_kernel,
+            (ns, hv),
+            g,
+            gk,
+            gc,
+            cu,
+            n,
+            HV=hv,
+            K=dk,
+            BT=BT,
+            BK=block_k(dk),
+            num_warps=8,
         )
         if kept is None:
-            torch.library.wrap_triton(_gated_delta_fwd_gk_kkt_kernel)[(ns, hv)](
+            launch(_gated_delta_fwd_gk_kkt_kernel, (ns, hv),
                 q, k, gc, beta, ainv, pqk, cu, n,
                 H=h, HV=hv, K=dk, BT=BT, BKB=min(KKT_BK, block_k(dk)), DOT_PREC=prec, EXACT_EXP=exact,
                 num_warps=KKT_WARPS,
             )  # fmt: skip
-        torch.library.wrap_triton(_gated_delta_fwd_gk_wu_kernel)[(ns, hv)](
+        launch(_gated_delta_fwd_gk_wu_kernel, (ns, hv),
             k, v, beta, gc, ainv, w, u, cu, n,
             H=h, HV=hv, K=dk, V=dv, BT=BT, BC=64, DOT_PREC=prec, EXACT_EXP=exact, num_warps=WARPS,
         )  # fmt: skip
@@ -1092,7 +1104,7 @@ def _state_pass_gk(k, w, u, gc, initial_state, cu, dtype, *, store_final: bool, 
     vnew = new_empty((t, hv, dv), dtype=torch.float32, device=dev)
     final = new_empty((n, hv, dk, dv) if store_final else (0,), dtype=torch.float32, device=dev)
     if n > 0:
-        torch.library.wrap_triton(_gated_delta_fwd_gk_h_kernel)[(ng, n * hv)](
+        launch(_gated_delta_fwd_gk_h_kernel, (ng, n * hv),
             k, w, u, gc,
             initial_state if initial_state is not None else gc,
             final, hbuf, vnew,
@@ -1142,7 +1154,7 @@ def chunk_fwd_gk(
     o = new_empty((t, hv, dv), dtype=v.dtype, device=v.device)
     if ns > 0:
         bv = _bv_par(dv)
-        torch.library.wrap_triton(_gated_delta_fwd_gk_o_kernel)[(ns, hv, triton.cdiv(dv, bv))](
+        launch(_gated_delta_fwd_gk_o_kernel, (ns, hv, triton.cdiv(dv, bv)),
             q, vnew, hbuf, gc, pqk, o, cu, n, scale,
             H=h, HV=hv, K=dk, V=dv, BT=BT, BK=min(64, block_k(dk)), BV=bv,
             DOT_PREC=dot_precision(dtype), EXACT_EXP=exact_exp(dtype), num_warps=8,
@@ -1177,12 +1189,25 @@ def chunk_bwd_gk(
     dh0 = new_empty((n, hv, dk_, dv_), dtype=f32, device=dev)
     bvp = _bv_par(dv_)
     if ns > 0:
-        torch.library.wrap_triton(_gated_delta_bwd_gk_dv_local_kernel)[(ns, hv, triton.cdiv(dv_, bvp))](
-            pqk, do, du_local, cu, n, scale, HV=hv, V=dv_, BT=BT, BV=bvp, DOT_PREC=prec, num_warps=8
+        launch(
+            _gated_delta_bwd_gk_dv_local_kernel,
+            (ns, hv, triton.cdiv(dv_, bvp)),
+            pqk,
+            do,
+            du_local,
+            cu,
+            n,
+            scale,
+            HV=hv,
+            V=dv_,
+            BT=BT,
+            BV=bvp,
+            DOT_PREC=prec,
+            num_warps=8,
         )
     if n > 0:
         bv = BV_SEQ
-        torch.library.wrap_triton(_gated_delta_bwd_gk_dhu_kernel)[(triton.cdiv(dv_, bv), n * hv)](
+        launch(_gated_delta_bwd_gk_dhu_kernel, (triton.cdiv(dv_, bv), n * hv),
             q, k, w, gc, do, du_local, du,
             dht if dht is not None else gc,
             dh0, dhbuf, cu, n, scale,
@@ -1200,7 +1225,7 @@ def chunk_bwd_gk(
     dv = new_empty((t, hv, dv_), dtype=v.dtype, device=dev)
     db0 = new_empty((t, hv), dtype=f32, device=dev)
     if ns > 0:
-        torch.library.wrap_triton(_gated_delta_bwd_gk_wy_kernel)[(ns, hv)](
+        launch(_gated_delta_bwd_gk_wy_kernel, (ns, hv),
             k, v, beta, gc, ainv, hbuf, vnew, do, du, da, dp, dkh, dgc, dv, db0, cu, n, scale,
             H=h, HV=hv, K=dk_, V=dv_, BT=BT, BC=max(WY_BC_MIN, min(32, bk)), BV=WY_BV, DOT_PREC=prec,
             EXACT_EXP=exact, num_warps=WY_WARPS,
@@ -1212,7 +1237,7 @@ def chunk_bwd_gk(
     dbp = new_empty((nkb, t, hv), dtype=f32, device=dev)
     dgl = new_empty((ns, hv, dk_), dtype=f32, device=dev)
     if ns > 0:
-        torch.library.wrap_triton(_gated_delta_bwd_gk_dqk_kernel)[(ns * nkb, hv)](
+        launch(_gated_delta_bwd_gk_dqk_kernel, (ns * nkb, hv),
             q, k, beta, gc, hbuf, dhbuf, vnew, do, gh, da, dp, dqh, dkh, dgc, dbp, dgl, cu, n, t * hv, scale,
             H=h, HV=hv, K=dk_, V=dv_, BT=BT, BK=bkb, BV=64, NG=gh.shape[2], NKB=nkb,
             BG=max(2, triton.next_power_of_2(gh.shape[2])), DOT_PREC=prec, EXACT_EXP=exact,
@@ -1223,8 +1248,25 @@ def chunk_bwd_gk(
     dg = new_empty((t, hv), dtype=f32, device=dev)
     db = new_empty((t, hv), dtype=f32, device=dev)
     if ns > 0:
-        torch.library.wrap_triton(_gated_delta_bwd_gk_gate_kernel)[(ns, hv)](
-            dgc, dgl, db0, dbp, dgk, dg, db, cu, n, t * hv, HV=hv, K=dk_, BT=BT, BK=bk, NKB=nkb, num_warps=8
+        launch(
+            _gated_delta_bwd_gk_gate_kernel,
+            (ns, hv),
+            dgc,
+            dgl,
+            db0,
+            dbp,
+            dgk,
+            dg,
+            db,
+            cu,
+            n,
+            t * hv,
+            HV=hv,
+            K=dk_,
+            BT=BT,
+            BK=bk,
+            NKB=nkb,
+            num_warps=8,
         )
     grp = hv // h
     if grp > 1:

@@ -26,6 +26,7 @@ import triton
 import triton.language as tl
 
 from ..._core.env import env_choice
+from ..._core.launch import launch
 
 BT = 64  # chunk size (rows); the WY inverse is built from 4 blocks of 16
 
@@ -105,9 +106,7 @@ def chunk_table(cu, ns: int):
     n = cu.shape[0] - 1
     if ns > 0:
         block = 256
-        torch.library.wrap_triton(_chunk_table_kernel)[(triton.cdiv(ns, block),)](
-            cu, tab, n, ns, BT=BT, BLOCK=block
-        )
+        launch(_chunk_table_kernel, (triton.cdiv(ns, block),), cu, tab, n, ns, BT=BT, BLOCK=block)
     return tab
 
 

@@ -14,6 +14,7 @@ import triton
 import triton.language as tl
 
 from ..._core.alloc import new_empty
+from ..._core.launch import launch as launch_kernel
 from .common import block_k
 
 EPS = 1e-6
@@ -93,7 +94,7 @@ def _launch_fwd(x: torch.Tensor, y: torch.Tensor | None, rs: torch.Tensor | None
     rows = x.numel() // d if d else 0
     if rows > 0:
         grid, br, warps = launch(rows, d)
-        torch.library.wrap_triton(_gated_delta_fwd_l2norm_kernel)[(grid,)](
+        launch_kernel(_gated_delta_fwd_l2norm_kernel, (grid,),
             x, x if y is None else y, x if rs is None else rs, rows, EPS=EPS, D=d, BR=br, BD=block_k(d),
             STORE_Y=y is not None, STORE_RSTD=rs is not None, num_warps=warps,
         )  # fmt: skip
@@ -106,7 +107,7 @@ def _launch_bwd(x: torch.Tensor, dy: torch.Tensor, rs: torch.Tensor | None) -> t
     dx = new_empty(x.shape, dtype=x.dtype, device=x.device)
     if rows > 0:
         grid, br, warps = launch(rows, d)
-        torch.library.wrap_triton(_gated_delta_bwd_l2norm_kernel)[(grid,)](
+        launch_kernel(_gated_delta_bwd_l2norm_kernel, (grid,),
             x, dy, dx, x if rs is None else rs, rows, EPS=EPS, D=d, BR=br, BD=block_k(d),
             FROM_Y=rs is not None, num_warps=warps,
         )  # fmt: skip

@@ -17,6 +17,7 @@ import triton
 import triton.language as tl
 
 from ..._core.alloc import new_empty
+from ..._core.launch import launch
 from .common import block_k, launch_config
 
 
@@ -92,7 +93,9 @@ def recurrent_fwd(q, k, v, g, beta, gk, initial_state, cu, scale: float, use_qk_
     final = new_empty((n, hv, dk, dv), dtype=torch.float32, device=v.device)
     if n > 0:
         bv, warps, stages = launch_config("fwd_recurrent", n_programs=n * hv, v=dv)
-        torch.library.wrap_triton(_gated_delta_fwd_recurrent_kernel)[(triton.cdiv(dv, bv), n * hv)](
+        launch(
+            _gated_delta_fwd_recurrent_kernel,
+            (triton.cdiv(dv, bv), n * hv),
             q,
             k,
             v,
