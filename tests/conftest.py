@@ -158,6 +158,8 @@ def on_launch(monkeypatch):
             return _Grid()
 
         monkeypatch.setattr(torch.library, "wrap_triton", wrap)
+        # every launch through wrap_triton, as the hook expects: the eager fast launch (_core/launch.py) off
+        monkeypatch.setenv("JAGATTN_FAST_LAUNCH", "0")
 
     return install
 

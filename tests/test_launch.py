@@ -106,6 +106,7 @@ def test_gpu_fast_launch_matches_the_plain_launch(dtype):
     for off, n, stride, a, b, shift in [
         (0, 1000, 1, 0.5, 1.0, 0),
         (0, 1000, 1, -2.0, 0.25, 0),  # same fingerprint, other floats
+        (0, 3000, 1, 0.5, 1.0, 0),  # same fingerprint, a larger grid (a stale grid would leave NaNs)
         (4, 997, 1, 0.5, 1.0, 0),  # 16 bytes further (fp32) / 8 bytes (bf16: misaligned)
         (1, 1000, 1, 0.5, 1.0, 0),  # misaligned pointer
         (0, 1024, 1, 0.5, 1.0, 0),  # n a multiple of 16

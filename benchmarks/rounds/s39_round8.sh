@@ -1,4 +1,4 @@
-# Session 39, round 8: every Triton / Gluon launch now goes through _core/launch.py (the eager fast launch):
+# Session 39, rounds 8-9: every Triton / Gluon launch now goes through _core/launch.py (the eager fast launch):
 # its gpu tests, then every gated delta gpu test (scalar gates) in 6 processes.
 export OUT=${OUT:-$PWD/.device-out} JAGATTN_AUTOTUNE=0
 source benchmarks/device_round_env.sh

@@ -70,18 +70,18 @@ except Exception:  # pragma: no cover - depends on the installed Triton
 
 
 class _Plan:
-    """What a fingerprint launches: the compiled kernel and how to build its argument list and grid."""
+    """What a fingerprint launches: the compiled kernel and how to build its argument list (the grid is each
+    call's own)."""
 
-    __slots__ = ("kernel", "run", "function", "packed", "names", "tail", "grid")
+    __slots__ = ("kernel", "run", "function", "packed", "names", "tail")
 
-    def __init__(self, kernel, names, tail, grid):
+    def __init__(self, kernel, names, tail):
         self.kernel = kernel
         self.run = kernel.run  # the driver's launcher (loads the module on first access)
         self.function = kernel.function
         self.packed = kernel.packed_metadata
         self.names = names  # every parameter name, signature order
         self.tail = tail  # (name, value or _FROM_KWARGS) for the parameters after the positional ones
-        self.grid = grid  # a 3-tuple, or the caller's callable grid
 
 
 _FROM_KWARGS = object()
@@ -98,8 +98,14 @@ def clear() -> None:
     _kernels.clear()
 
 
+_CUDA: list[bool] = []  # torch.cuda.is_available(), asked once
+
+
 def enabled() -> bool:
-    return _SUPPORTED and env_flag("JAGATTN_FAST_LAUNCH", True) and not interpreter_enabled()
+    """The fast path is on: Triton's internals found, a CUDA device, not the interpreter, not switched off."""
+    if not _CUDA:
+        _CUDA.append(bool(_SUPPORTED and torch.cuda.is_available()))
+    return _CUDA[0] and env_flag("JAGATTN_FAST_LAUNCH", True) and not interpreter_enabled()
 
 
 _info: dict[int, tuple | bool] = {}  # id(kernel) -> (autotuner or None, JITFunction, key indices) or False
@@ -206,7 +212,7 @@ def launch(kernel: Any, grid: Any, *args: Any, **kwargs: Any) -> None:
         return
     if plan is _FROM_KWARGS:  # first call with this fingerprint: Triton's path, then remember what it ran
         compiled = kernel[grid](*args, **kwargs)
-        _remember(kernel, key, _make_plan(tuner, jit, compiled, grid, len(args), kwargs))
+        _remember(kernel, key, _make_plan(tuner, jit, compiled, len(args), kwargs))
         return
     if plan is None:
         _plain(kernel)[grid](*args, **kwargs)
@@ -214,9 +220,9 @@ def launch(kernel: Any, grid: Any, *args: Any, **kwargs: Any) -> None:
     full = list(args)
     for name, value in plan.tail:
         full.append(kwargs[name] if value is _FROM_KWARGS else value)
-    g = plan.grid
-    if callable(g):
-        g = g(dict(zip(plan.names, full, strict=True)))
+    # the grid of *this* call (a tuple or the callable, as Triton canonicalizes it): never the plan's first one
+    g = grid(dict(zip(plan.names, full, strict=True))) if callable(grid) else grid
+    if len(g) != 3:
         g = (g[0], g[1] if len(g) > 1 else 1, g[2] if len(g) > 2 else 1)
     stream = active.get_current_stream(device)
     plan.run(g[0], g[1], g[2], stream, plan.function, plan.packed, None, None, None, *full)
@@ -230,7 +236,7 @@ def _remember(kernel: Any, key: tuple, plan: _Plan | None) -> None:
     table[key] = plan
 
 
-def _make_plan(tuner, jit, compiled, grid, n_args: int, kwargs: dict) -> _Plan | None:
+def _make_plan(tuner, jit, compiled, n_args: int, kwargs: dict) -> _Plan | None:
     """The plan for what Triton just ran, or None where the fast path cannot reproduce it exactly."""
     if compiled is None or not all(hasattr(compiled, a) for a in ("run", "function", "packed_metadata")):
         return None
@@ -257,11 +263,7 @@ def _make_plan(tuner, jit, compiled, grid, n_args: int, kwargs: dict) -> _Plan |
             tail.append((name, p.default))
         else:
             return None
-    if callable(grid):
-        g = grid
-    else:
-        g = tuple(grid) + (1,) * (3 - len(grid))
     try:
-        return _Plan(compiled, names, tuple(tail), g)
+        return _Plan(compiled, names, tuple(tail))
     except Exception:  # the launcher could not be built: Triton's path keeps raising its own error
         return None
