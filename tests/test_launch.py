@@ -133,7 +133,7 @@ def test_gpu_fast_launch_uses_the_autotuned_config_per_key():
     for n in (40, 5000, 40, 5000, 333):
         _check(_axpy_tuned, x, y, n, 1, 1.5, 0.0, 0)
     table = L._plans[id(_axpy_tuned)]
-    assert len(table) == 3 and all(p is not None and callable(p.grid) for p in table.values())
+    assert len(table) == 3 and all(p is not None for p in table.values())
 
 
 @pytest.mark.gpu
