@@ -37,17 +37,9 @@ from typing import Any
 import torch
 
 from .env import env_flag
+from .library import _HOOKS  # the torch hooks that tell plain eager mode (shared with the eager fast path)
 from .triton_utils import interpreter_enabled
 
-_C = torch._C
-_HOOKS = tuple(
-    getattr(_C, n, None)
-    for n in (
-        "_is_torch_function_mode_enabled",
-        "_len_torch_dispatch_stack",
-        "_are_functorch_transforms_active",
-    )
-)
 _HOOKS_OK = all(callable(h) for h in _HOOKS)
 
 _MAX_ENTRIES = 512  # per kernel object; a process that keeps making new fingerprints just starts over
