@@ -1,6 +1,6 @@
 """``_core.launch.launch``: the eager fast launch must run exactly what ``kernel[grid](...)`` runs.
 
-CPU (interpreter): the fast path is off and ``launch`` is a plain launch; the fingerprint separates every argument
+The fast path is opt-in (``JAGATTN_FAST_LAUNCH=1``). CPU (interpreter): the fast path is off and ``launch`` is a plain launch; the fingerprint separates every argument
 property Triton specializes on. GPU: the fast path's results equal the plain launch's for aligned and misaligned
 tensors, ints equal to 1 / multiples of 16 / others, an autotuned kernel with a callable grid, and it caches one
 plan per fingerprint."""
@@ -83,8 +83,15 @@ def test_fingerprint_separates_what_triton_specializes():
     )
 
 
+def test_switch_is_validated(monkeypatch):
+    monkeypatch.setenv("JAGATTN_FAST_LAUNCH", "yes")
+    with pytest.raises(ValueError, match="JAGATTN_FAST_LAUNCH"):
+        L.enabled()
+
+
 @pytest.mark.skipif(CUDA, reason="the interpreter's plain path (CPU CI)")
-def test_interpreter_takes_the_plain_launch():
+def test_interpreter_takes_the_plain_launch(monkeypatch):
+    monkeypatch.setenv("JAGATTN_FAST_LAUNCH", "1")  # asked for, but the interpreter has no compiled kernel
     assert not L.enabled()
     L.clear()
     x = torch.randn(100)
@@ -96,7 +103,8 @@ def test_interpreter_takes_the_plain_launch():
 @pytest.mark.gpu
 @pytest.mark.skipif(not CUDA, reason="needs a CUDA GPU (run on the device machine)")
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
-def test_gpu_fast_launch_matches_the_plain_launch(dtype):
+def test_gpu_fast_launch_matches_the_plain_launch(dtype, monkeypatch):
+    monkeypatch.setenv("JAGATTN_FAST_LAUNCH", "1")
     assert L.enabled()
     L.clear()
     g = torch.Generator(device="cuda").manual_seed(0)
@@ -126,7 +134,8 @@ def test_gpu_fast_launch_matches_the_plain_launch(dtype):
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not CUDA, reason="needs a CUDA GPU (run on the device machine)")
-def test_gpu_fast_launch_uses_the_autotuned_config_per_key():
+def test_gpu_fast_launch_uses_the_autotuned_config_per_key(monkeypatch):
+    monkeypatch.setenv("JAGATTN_FAST_LAUNCH", "1")
     L.clear()
     x = torch.randn(5000, device="cuda")
     y = torch.randn(5000, device="cuda")
@@ -138,9 +147,13 @@ def test_gpu_fast_launch_uses_the_autotuned_config_per_key():
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not CUDA, reason="needs a CUDA GPU (run on the device machine)")
-def test_gpu_fast_launch_off_switch(monkeypatch):
+@pytest.mark.parametrize("setting", [None, "0"])
+def test_gpu_fast_launch_off_by_default_and_switch(monkeypatch, setting):
     L.clear()
-    monkeypatch.setenv("JAGATTN_FAST_LAUNCH", "0")
+    if setting is None:
+        monkeypatch.delenv("JAGATTN_FAST_LAUNCH", raising=False)
+    else:
+        monkeypatch.setenv("JAGATTN_FAST_LAUNCH", setting)
     x = torch.randn(100, device="cuda")
     _check(_axpy_kernel, x, x, 100, 1, 1.0, 0.0, 0, block=32)
     assert not L._plans
