@@ -87,9 +87,8 @@ class _Plan:
 
 
 _FROM_KWARGS = object()
-_plans: dict[
-    int, dict[tuple, _Plan | None]
-] = {}  # id(kernel object) -> fingerprint -> plan (None: never fast)
+# id(kernel object) -> (device, fingerprint) -> plan (None: this fingerprint always takes Triton's path)
+_plans: dict[int, dict[tuple, _Plan | None]] = {}
 _kernels: dict[int, Any] = {}  # id -> the kernel object itself (keeps the id unique while cached)
 
 
@@ -125,10 +124,6 @@ def _kernel_info(kernel) -> tuple | bool:
         names = kernel.fn.arg_names
         return kernel, kernel.fn, frozenset(i for i, n in enumerate(names) if n in kernel.keys)
     return False
-
-
-def _int_class(a: int) -> tuple:
-    return (a == 1, a % 16 == 0, -(2**31) <= a < 2**31, a < 2**63)
 
 
 def _fingerprint(args: tuple, exact: frozenset, kwargs: dict) -> tuple | None:
@@ -184,8 +179,9 @@ def _tracing() -> bool:
 def launch(kernel: Any, grid: Any, *args: Any, **kwargs: Any) -> None:
     """``kernel[grid](*args, **kwargs)`` for a ``@triton.jit`` / ``@gluon.jit`` kernel, optionally autotuned.
 
-    While tracing (torch.compile, export, fake tensors, any mode) a Triton kernel goes through
-    ``wrap_triton(kernel)[grid](...)`` so that Inductor sees it; in plain eager mode the fast path above.
+    By default, and always while tracing (torch.compile, export, fake tensors, any mode), a Triton kernel goes
+    through ``wrap_triton(kernel)[grid](...)`` (Inductor sees it) and a Gluon kernel is called directly; with
+    ``JAGATTN_FAST_LAUNCH=1``, in plain eager mode on a GPU, the fast path above.
     Arguments as Triton takes them: the positional ones first, constexprs by keyword."""
     if not enabled() or not _HOOKS_OK or _tracing():
         _plain(kernel)[grid](*args, **kwargs)
