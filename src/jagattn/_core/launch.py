@@ -47,10 +47,12 @@ from typing import Any
 import torch
 
 from .env import env_flag
-from .library import _HOOKS  # the torch hooks that tell plain eager mode (shared with the eager fast path)
+from .library import _HOOKS, modes_active
 from .triton_utils import interpreter_enabled
 
-_HOOKS_OK = all(callable(h) for h in _HOOKS)
+_HOOKS_OK = all(
+    callable(h) for h in _HOOKS
+)  # the private torch hooks behind modes_active (shared with library)
 
 _MAX_ENTRIES = 512  # per kernel object; a process that keeps making new fingerprints just starts over
 
@@ -172,8 +174,7 @@ def _no_hook(hook: Any) -> bool:
 
 def _tracing() -> bool:
     """torch.compile / export tracing, fake tensors, functorch transforms or any torch function / dispatch mode."""
-    function_mode, dispatch_stack, functorch = _HOOKS
-    return torch.compiler.is_compiling() or function_mode() or dispatch_stack() > 0 or functorch()
+    return torch.compiler.is_compiling() or modes_active()
 
 
 def launch(kernel: Any, grid: Any, *args: Any, **kwargs: Any) -> None:
@@ -230,9 +231,8 @@ def launch(kernel: Any, grid: Any, *args: Any, **kwargs: Any) -> None:
 
 def _remember(kernel: Any, key: tuple, plan: _Plan | None) -> None:
     table = _plans.get(id(kernel))
-    if table is None or len(table) >= _MAX_ENTRIES:
+    if table is None or len(table) >= _MAX_ENTRIES:  # (_kernel_info already keeps the kernel object alive)
         table = _plans[id(kernel)] = {}
-        _kernels[id(kernel)] = kernel
     table[key] = plan
 
 

@@ -101,11 +101,17 @@ def _sets_wrap_triton(body: Callable) -> bool:
 _NOT_PLAIN, _PLAIN, _PLAIN_GRAD = 0, 1, 2
 
 
+def modes_active() -> bool:
+    """A torch-function or dispatch mode (fake tensors, export / proxy tracing, FlopCounterMode, ...) or a
+    functorch transform is active: not plain eager mode (torch.compile's own tracing aside)."""
+    function_mode, dispatch_stack, functorch = _HOOKS
+    return function_mode() or dispatch_stack() > 0 or functorch()
+
+
 def _plain_kind(args: tuple) -> int:
     """``_NOT_PLAIN`` unless plain eager mode with plain tensors; then ``_PLAIN_GRAD`` when a tensor
     argument requires grad (grad mode aside), else ``_PLAIN``. One pass over the arguments."""
-    function_mode, dispatch_stack, functorch = _HOOKS
-    if function_mode() or dispatch_stack() > 0 or functorch():  # (eager_call checked compiling first)
+    if modes_active():  # (eager_call checked compiling first)
         return _NOT_PLAIN
     kind = _PLAIN
     for a in args:
