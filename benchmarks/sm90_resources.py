@@ -1,0 +1,101 @@
+"""Registers and spill bytes of the gated delta backward's kernels compiled for sm_90 without a GPU.
+
+Runs ``chunk_bwd`` on CPU tensors with Triton's launch replaced by a compile for sm_90 (the stub driver and
+compile helper of ``gated_delta_ptx_fingerprint.py``; nothing executes) and prints, per launched kernel, what
+``cuobjdump --dump-resource-usage`` reports for its cubin. The device runs Triton 3.6, whose register allocation
+differs from newer releases' (session 40: the same Gluon kernel 248 registers on 3.6, 239 on 3.9): install the
+device's version into a folder of its own and put it first on the path::
+
+    pip install --no-deps --target /tmp/t36lib triton==3.6.0
+    PYTHONPATH=/tmp/t36lib:src TRITON_CACHE_DIR=/tmp/t36cache python benchmarks/sm90_resources.py
+
+Shapes: bf16, H = HV = 16, K = V = 128, three sequences of 16384 tokens in all (the speed path); k's l2norm backward in the WY kernel (the keep-copies
+path) unless ``--no-l2n``; T recomputed (no kept T), so the solve and w/u kernels are the no-keep path's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+os.environ.pop("TRITON_INTERPRET", None)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import torch  # noqa: E402
+import triton  # noqa: E402
+from gated_delta_ptx_fingerprint import TARGET, _arg_type, _StubDriver  # noqa: E402
+from triton.compiler import ASTSource  # noqa: E402
+from triton.runtime.jit import JITFunction  # noqa: E402
+
+SEEN: dict[str, str] = {}
+
+
+def _usage(cubin: bytes) -> str:
+    tool = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "cuobjdump")
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+        f.write(cubin)
+        f.flush()
+        out = subprocess.run([tool, "--dump-resource-usage", f.name], capture_output=True, text=True).stdout
+    return " ".join(re.findall(r"(?:REG|STACK|SHARED|LOCAL):\d+", out))
+
+
+def compile_launch(fn, args, kwargs):
+    """``gated_delta_ptx_fingerprint.compile_launch`` plus the launcher's 16-divisibility specialisation of pointer
+    and integer arguments (``tt.divisibility``): without it the loads are not vectorised and the register counts are
+    far from the device's."""
+    opts = {k: kwargs.pop(k) for k in ("num_warps", "num_stages") if k in kwargs}
+    values = dict(zip(fn.arg_names, args, strict=False))
+    values.update(kwargs)
+    sig, consts, attrs = {}, {}, {}
+    for i, (param, name) in enumerate(zip(fn.params, fn.arg_names, strict=True)):
+        value = values.get(name, param.default)
+        if param.is_constexpr:
+            sig[name], consts[name] = "constexpr", value
+            continue
+        sig[name] = _arg_type(name, value)
+        aligned = (
+            value.data_ptr() % 16 == 0
+            if isinstance(value, torch.Tensor)
+            else isinstance(value, int) and not isinstance(value, bool) and value % 16 == 0
+        )
+        if aligned:
+            attrs[(i,)] = [["tt.divisibility", 16]]
+    src = ASTSource(fn=fn, signature=sig, constexprs=consts, attrs=attrs)
+    return triton.compile(src, target=TARGET, options=opts), consts, opts
+
+
+def _compile_instead_of_launch(self, *args, grid, warmup, **kwargs):
+    compiled, consts, opts = compile_launch(self, args, kwargs)
+    SEEN[f"{self.fn.__name__} {opts}"] = _usage(compiled.asm["cubin"])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--no-l2n", action="store_true")
+    args = ap.parse_args()
+    triton.runtime.driver.set_active(_StubDriver())
+    JITFunction.run = _compile_instead_of_launch
+    from jagattn.gated_delta.triton import chunk_bwd
+
+    torch.manual_seed(0)
+    h = hv = 16
+    dk = dv = 128
+    cu = torch.tensor([0, 4000, 4100, 16384], dtype=torch.int32)  # past the bf16 precise path's 65536 token-heads
+    t = 16384
+    bf = torch.bfloat16
+    q, k = torch.randn(t, h, dk, dtype=bf), torch.randn(t, h, dk, dtype=bf)
+    v, do = torch.randn(t, hv, dv, dtype=bf), torch.randn(t, hv, dv, dtype=bf)
+    g, beta = -torch.rand(t, hv), torch.rand(t, hv)
+    r = None if args.no_l2n else torch.rand(t, h)
+    chunk_bwd.chunk_bwd(q, k, v, g, beta, None, cu, dk**-0.5, do, None, k_l2n_rstd=r)
+    print("triton", triton.__version__)
+    for key, usage in SEEN.items():
+        print(f"{key:70s} {usage}")
+
+
+if __name__ == "__main__":
+    main()
