@@ -9,7 +9,9 @@ device's version into a folder of its own and put it first on the path::
     pip install --no-deps --target /tmp/t36lib triton==3.6.0
     PYTHONPATH=/tmp/t36lib:src TRITON_CACHE_DIR=/tmp/t36cache python benchmarks/sm90_resources.py
 
-Shapes: bf16, H = HV = 16, K = V = 128, three sequences of 16384 tokens in all (the speed path); k's l2norm backward in the WY kernel (the keep-copies
+``--gluon``: the Gluon backward kernels of attention and HSTU instead (their ``compile_sm90`` entry points, bf16,
+head dims 128, default mask flags). Gated delta shapes: bf16, H = HV = 16, K = V = 128, three sequences of 16384
+tokens in all (the speed path); k's l2norm backward in the WY kernel (the keep-copies
 path) unless ``--no-l2n``; T recomputed (no kept T), so the solve and w/u kernels are the no-keep path's.
 """
 
@@ -73,10 +75,34 @@ def _compile_instead_of_launch(self, *args, grid, warmup, **kwargs):
     SEEN[f"{self.fn.__name__} {opts}"] = _usage(compiled.asm["cubin"])
 
 
+def gluon_kernels() -> None:
+    from jagattn._core import gluon
+
+    if not gluon.GLUON:
+        print("this Triton has no Gluon Hopper API")
+        return
+    from jagattn.attention.triton import bwd_gluon as attn
+    from jagattn.hstu.triton import bwd_gluon as hstu
+
+    for name, build in (
+        ("attention dK/dV", attn.compile_sm90),
+        ("attention dQ", attn.compile_dq_sm90),
+        ("hstu dK/dV", hstu.compile_sm90),
+        ("hstu dQ", hstu.compile_dq_sm90),
+    ):
+        k = build()
+        print(f"{name:16s} {_usage(k.asm['cubin'])} dynamic shared {k.metadata.shared}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--no-l2n", action="store_true")
+    ap.add_argument("--gluon", action="store_true")
     args = ap.parse_args()
+    if args.gluon:
+        print("triton", triton.__version__)
+        gluon_kernels()
+        return
     triton.runtime.driver.set_active(_StubDriver())
     JITFunction.run = _compile_instead_of_launch
     from jagattn.gated_delta.triton import chunk_bwd
