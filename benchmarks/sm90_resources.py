@@ -89,6 +89,8 @@ def gluon_kernels() -> None:
         ("attention dQ", attn.compile_dq_sm90),
         ("hstu dK/dV", hstu.compile_sm90),
         ("hstu dQ", hstu.compile_dq_sm90),
+        ("hstu dK/dV 2-D", lambda: hstu.compile_sm90(to_end=False)),
+        ("hstu dQ 2-D", lambda: hstu.compile_dq_sm90(to_end=False)),
     ):
         k = build()
         print(f"{name:16s} {_usage(k.asm['cubin'])} dynamic shared {k.metadata.shared}")

@@ -28,8 +28,11 @@ for d, dv, dtype, left, right, head_major in ((128, 128, torch.bfloat16, False, 
 for dq, dv, dtype, ctx, targets, window, full in ((128, 128, torch.bfloat16, False, True, False, False),
                                                   (64, 128, torch.float16, True, False, True, False),
                                                   (128, 64, torch.bfloat16, True, True, True, True)):
-    assert "wgmma" in hstu.compile_sm90(dq, dv, dtype, ctx, targets, window, full).asm["ptx"]
-    assert "wgmma" in hstu.compile_dq_sm90(dq, dv, dtype, ctx, targets, window, full).asm["ptx"]
+    for to_end in (True, False):  # boxes clipped at the sequence's end by TMA / zeroed in shared memory
+        ptx = hstu.compile_sm90(dq, dv, dtype, ctx, targets, window, full, to_end).asm["ptx"]
+        assert "wgmma" in ptx and ("cp.async.bulk.tensor.3d" in ptx) == to_end
+        ptx = hstu.compile_dq_sm90(dq, dv, dtype, ctx, targets, window, full, to_end).asm["ptx"]
+        assert "wgmma" in ptx and ("cp.async.bulk.tensor.3d" in ptx) == to_end
 print("compiled")
 """
 

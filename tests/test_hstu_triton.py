@@ -894,7 +894,8 @@ def test_gluon_only_where_it_applies(monkeypatch):
         (torch.bfloat16, 64, 128, 70, "degenerate", 33, 20),
     ],
 )  # fmt: skip
-def test_gpu_gluon(monkeypatch, kernel, dtype, dq, dv, C, targets, W, F):
+@pytest.mark.parametrize("to_end", [True, False])
+def test_gpu_gluon(monkeypatch, kernel, dtype, dq, dv, C, targets, W, F, to_end):
     # a Gluon kernel of bwd_gluon.py (dK/dV forced to any size: "1"; dQ: the default) is taken and meets the SPEC rule on
     # a batch with empty, length-1 and partial-block sequences, targets (also none, or whole sequences of them),
     # contextual rows (also C larger than a sequence), windows (W, session 31: also shorter than a block, and with
@@ -909,6 +910,7 @@ def test_gpu_gluon(monkeypatch, kernel, dtype, dq, dv, C, targets, W, F):
         "dq": (fwd, "use_gluon_dq", "DQ_SWITCH", "auto", "0"),
     }[kernel]
     monkeypatch.setattr(bwd_gluon, switch, on)
+    monkeypatch.setattr(bwd_gluon, "TO_END", to_end)  # boxes clipped at the end by TMA (session 41) / zeroed
     taken = []
     real = getattr(module, guard)
     monkeypatch.setattr(module, guard, lambda *a: taken.append(real(*a)) or taken[-1])
@@ -931,6 +933,34 @@ def test_gpu_gluon(monkeypatch, kernel, dtype, dq, dv, C, targets, W, F):
             assert diff <= 2e-2 * b.float().abs().max().item(), (name, diff)
         else:
             assert torch.equal(a, b), name
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize(
+    "C, W, F", [(0, 0, 0), (6, 0, 0), (70, 0, 0), (5, 90, 130), (0, 33, 0)]
+)  # fmt: skip
+def test_gpu_gluon_to_end_same_bits(monkeypatch, C, W, F):
+    # the Gluon kernels with boxes clipped at the sequence's end by TMA (host_desc_to_end, session 41) give bit for
+    # bit the gradients of the 2-D boxes with the next sequence's rows zeroed in shared memory: the same zeros reach
+    # the same products, and the dK/dV kernel's partial last blocks, now unmasked, add exact zeros for rows past
+    # the end (lengths on both sides of every block edge; the first sequence shorter than a box)
+    from jagattn.hstu.triton import bwd_gluon
+
+    if torch.cuda.get_device_capability() != (9, 0) or not bwd_gluon.GLUON:
+        pytest.skip("the Gluon kernels run on compute capability 9.0 only")
+    monkeypatch.setattr(bwd_gluon, "GLUON_SWITCH", "1")
+    lens = [5, 0, 1, 65, 63, 130, 1000, 7, 777, 64, 128, 129, 191]
+    q, k, v, do = _make(lens, 3, 128, 128, dtype=torch.bfloat16, seed=73, device="cuda")
+    nt = torch.tensor(_targets(lens, C, 74, tmax=40), device="cuda")
+    cu = cu_seqlens(lens, "cuda")
+    kw = dict(alpha=1.0 / 128, num_targets=nt, contextual_seq_len=C, max_attn_len=W, min_full_attn_seq_len=F)
+    runs = []
+    for to_end in (True, False):
+        monkeypatch.setattr(bwd_gluon, "TO_END", to_end)
+        o = jagattn.hstu_attention(q, k, v, cu, 1024, backend="triton", **kw)
+        runs.append(torch.autograd.grad(o, (q, k, v), do))
+    for name, a, b in zip(("dq", "dk", "dv"), *runs, strict=True):
+        assert torch.equal(a, b), name
 
 
 def _check_isolated(lens, h, d, max_len, device, tag, dtype=torch.bfloat16):
@@ -960,12 +990,15 @@ def test_triton_nonfinite_sequence_isolated():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("switch", ["0", "1"])
+@pytest.mark.parametrize("switch", ["0", "1", "1-2d"])
 def test_gpu_nonfinite_sequence_isolated(monkeypatch, switch):
-    # on the device, the Triton dK/dV and dQ kernels and the Gluon ones (whose TMA boxes past a sequence's end hold the
-    # next sequence's rows: zeroed before their products read them)
+    # on the device, the Triton dK/dV and dQ kernels and the Gluon ones, whose TMA boxes stop at a sequence's end
+    # ("1": host_desc_to_end, session 41) or hold the next sequence's rows, zeroed before their products read them
+    # ("1-2d", sessions 27-40)
     from jagattn.hstu.triton import bwd_gluon
 
+    monkeypatch.setattr(bwd_gluon, "TO_END", switch != "1-2d")
+    switch = switch[0]
     monkeypatch.setattr(bwd_gluon, "GLUON_SWITCH", switch)
     # and the Gluon dQ kernel (its K / V boxes, the same way)
     monkeypatch.setattr(bwd_gluon, "DQ_SWITCH", "auto" if switch == "1" else "0")

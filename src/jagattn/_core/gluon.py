@@ -53,6 +53,20 @@ if GLUON:
         tma_load(desc_b, [row, col_b], bar, dst_b, pred=pred)
 
     @gluon.jit
+    def tma_load_pair_to_end(desc_a, desc_b, bos, row, n, col_a, col_b, bar, dst_a, dst_b, pred):
+        """``tma_load_pair`` through two ``host_desc_to_end`` descriptors: the ``[ROWS, *]`` boxes from row ``row``
+        of the sequence that starts at packed row ``bos`` and has ``n`` rows, with its rows ``>= n`` zero-filled by
+        the TMA unit itself, into the 2-D tiles ``dst_a`` / ``dst_b``. The box sits in the descriptor's window dim
+        so that exactly ``min(n - row, ROWS)`` of its rows are in bounds (see ``host_desc_to_end``)."""
+        ROWS: gl.constexpr = desc_a.block_type.shape[1]
+        stop = gl.minimum(row + ROWS, n)
+        z = bos + stop
+        y = row + ROWS - stop
+        mbarrier.expect(bar, desc_a.block_type.nbytes + desc_b.block_type.nbytes, pred=pred)
+        tma_load(desc_a, [z, y, col_a], bar, dst_a.reshape([1, ROWS, dst_a.shape[1]]), pred=pred)
+        tma_load(desc_b, [z, y, col_b], bar, dst_b.reshape([1, ROWS, dst_b.shape[1]]), pred=pred)
+
+    @gluon.jit
     def _zero_rows_of(tile, first, ROWS: gl.constexpr, num_warps: gl.constexpr):
         layout: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [num_warps, 1], [1, 0])
         for r in gl.static_range(0, ROWS, 16):
@@ -119,8 +133,55 @@ def host_desc(t: torch.Tensor, rows: int, width: int):
     )
 
 
-def desc_sig(dtype: torch.dtype, rows: int, width: int) -> str:
-    """The signature string of a ``host_desc`` argument, for ``compile_sm90``."""
+class _RowsBefore:
+    """The base a ``host_desc_to_end`` descriptor is encoded with: the address ``rows`` rows before ``t``'s first
+    row (never dereferenced: see ``host_desc_to_end``), and ``t``'s dtype. Keeps ``t`` alive with the descriptor."""
+
+    __slots__ = ("_t", "_ptr")
+
+    def __init__(self, t: torch.Tensor, rows: int):
+        self._t = t
+        self._ptr = t.data_ptr() - rows * t.stride(0) * t.element_size()
+
+    @property
+    def dtype(self) -> torch.dtype:
+        return self._t.dtype
+
+    def data_ptr(self) -> int:
+        return self._ptr
+
+
+@functools.cache
+def _smem_layout_3d(rows: int, width: int, dtype: torch.dtype):
+    return gl.NVMMASharedLayout.get_default_for([1, rows, width], getattr(gl, _GL_DTYPES[dtype]))
+
+
+def host_desc_to_end(t: torch.Tensor, rows: int, width: int):
+    """A host-side descriptor over ``t``'s packed rows whose ``[rows, width]`` boxes stop at a sequence's end: the
+    rows of a box at or past the end a kernel passes are zero-filled by TMA instead of holding the next sequence's
+    rows (``tma_load_pair_to_end`` loads through it). A 2-D descriptor over all rows cannot do that, and a kernel
+    then zeroes those rows in shared memory (``zero_rows_from``) or builds a descriptor per sequence on the device
+    (session 26: a cost per program).
+
+    How: a 3-D view ``[z, y, x]`` with ``x`` the row's columns and both ``y`` (extent ``rows``, the box's own rows)
+    and ``z`` (extent ``L + 1``) stepping one packed row, based ``rows`` rows before the first row: element
+    ``(z, y, x)`` is packed row ``z + y - rows``. A box at ``y0 = rows - cnt``, ``z0 = row + cnt`` covers packed rows
+    ``row ..`` with only its first ``cnt`` rows inside the ``y`` extent; TMA fills the rest with zeros and never
+    reads their addresses. Every row a box reads is ``>= row >= 0`` and ``< end <= L``, so the shifted base (before
+    the allocation) is never dereferenced. TMA takes the overlapping strides (CUTLASS's variable-length FMHA
+    example uses the same two dimensions, an offset and a masking one)."""
+    rs = t.stride(0)
+    return TensorDescriptor(
+        _RowsBefore(t, rows), [t.shape[0] + 1, rows, rs], [rs, rs, 1], [1, rows, width],
+        _smem_layout_3d(rows, width, t.dtype),
+    )  # fmt: skip
+
+
+def desc_sig(dtype: torch.dtype, rows: int, width: int, to_end: bool = False) -> str:
+    """The signature string of a ``host_desc`` argument (``to_end``: of a ``host_desc_to_end`` one), for
+    ``compile_sm90``."""
+    if to_end:
+        return f"tensordesc<{_SIG_DTYPES[dtype]}[1, {rows}, {width}],{_smem_layout_3d(rows, width, dtype)!r}>"
     return f"tensordesc<{_SIG_DTYPES[dtype]}[{rows}, {width}],{_smem_layout(rows, width, dtype)!r}>"
 
 
