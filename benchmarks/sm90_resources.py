@@ -89,8 +89,8 @@ def gluon_kernels() -> None:
         ("attention dQ", attn.compile_dq_sm90),
         ("hstu dK/dV", hstu.compile_sm90),
         ("hstu dQ", hstu.compile_dq_sm90),
-        ("hstu dK/dV 2-D", lambda: hstu.compile_sm90(to_end=False)),
-        ("hstu dQ 2-D", lambda: hstu.compile_dq_sm90(to_end=False)),
+        *((f"hstu dK/dV clip {c}", lambda c=c: hstu.compile_sm90(clip=c)) for c in (0, 1, 2)),
+        *((f"hstu dQ clip {c}", lambda c=c: hstu.compile_dq_sm90(clip=c)) for c in (0, 1, 2)),
     ):
         k = build()
         print(f"{name:16s} {_usage(k.asm['cubin'])} dynamic shared {k.metadata.shared}")

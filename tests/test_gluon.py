@@ -28,11 +28,11 @@ for d, dv, dtype, left, right, head_major in ((128, 128, torch.bfloat16, False, 
 for dq, dv, dtype, ctx, targets, window, full in ((128, 128, torch.bfloat16, False, True, False, False),
                                                   (64, 128, torch.float16, True, False, True, False),
                                                   (128, 64, torch.bfloat16, True, True, True, True)):
-    for to_end in (True, False):  # boxes clipped at the sequence's end by TMA / zeroed in shared memory
-        ptx = hstu.compile_sm90(dq, dv, dtype, ctx, targets, window, full, to_end).asm["ptx"]
-        assert "wgmma" in ptx and ("cp.async.bulk.tensor.3d" in ptx) == to_end
-        ptx = hstu.compile_dq_sm90(dq, dv, dtype, ctx, targets, window, full, to_end).asm["ptx"]
-        assert "wgmma" in ptx and ("cp.async.bulk.tensor.3d" in ptx) == to_end
+    for clip in (0, 1, 2):  # rows past a sequence's end zeroed in shared memory / by TMA always / where a box clips
+        for build in (hstu.compile_sm90, hstu.compile_dq_sm90):
+            ptx = build(dq, dv, dtype, ctx, targets, window, full, clip).asm["ptx"]
+            assert "wgmma" in ptx and ("cp.async.bulk.tensor.3d" in ptx) == (clip > 0), (build, clip)
+            assert "cp.async.bulk.tensor.2d" in ptx  # dK/dV's K / V, dQ's q / dO, and the full boxes of clip 2
 print("compiled")
 """
 

@@ -894,8 +894,8 @@ def test_gluon_only_where_it_applies(monkeypatch):
         (torch.bfloat16, 64, 128, 70, "degenerate", 33, 20),
     ],
 )  # fmt: skip
-@pytest.mark.parametrize("to_end", [True, False])
-def test_gpu_gluon(monkeypatch, kernel, dtype, dq, dv, C, targets, W, F, to_end):
+@pytest.mark.parametrize("clip", [1, 0])
+def test_gpu_gluon(monkeypatch, kernel, dtype, dq, dv, C, targets, W, F, clip):
     # a Gluon kernel of bwd_gluon.py (dK/dV forced to any size: "1"; dQ: the default) is taken and meets the SPEC rule on
     # a batch with empty, length-1 and partial-block sequences, targets (also none, or whole sequences of them),
     # contextual rows (also C larger than a sequence), windows (W, session 31: also shorter than a block, and with
@@ -910,7 +910,9 @@ def test_gpu_gluon(monkeypatch, kernel, dtype, dq, dv, C, targets, W, F, to_end)
         "dq": (fwd, "use_gluon_dq", "DQ_SWITCH", "auto", "0"),
     }[kernel]
     monkeypatch.setattr(bwd_gluon, switch, on)
-    monkeypatch.setattr(bwd_gluon, "TO_END", to_end)  # boxes clipped at the end by TMA (session 41) / zeroed
+    # rows past a sequence's end zeroed by TMA (session 41) / in shared memory
+    monkeypatch.setattr(bwd_gluon, "DKDV_CLIP", clip)
+    monkeypatch.setattr(bwd_gluon, "DQ_CLIP", clip)
     taken = []
     real = getattr(module, guard)
     monkeypatch.setattr(module, guard, lambda *a: taken.append(real(*a)) or taken[-1])
@@ -939,11 +941,12 @@ def test_gpu_gluon(monkeypatch, kernel, dtype, dq, dv, C, targets, W, F, to_end)
 @pytest.mark.parametrize(
     "C, W, F", [(0, 0, 0), (6, 0, 0), (70, 0, 0), (5, 90, 130), (0, 33, 0)]
 )  # fmt: skip
-def test_gpu_gluon_to_end_same_bits(monkeypatch, C, W, F):
-    # the Gluon kernels with boxes clipped at the sequence's end by TMA (host_desc_to_end, session 41) give bit for
-    # bit the gradients of the 2-D boxes with the next sequence's rows zeroed in shared memory: the same zeros reach
-    # the same products, and the dK/dV kernel's partial last blocks, now unmasked, add exact zeros for rows past
-    # the end (lengths on both sides of every block edge; the first sequence shorter than a box)
+def test_gpu_gluon_clip_same_bits(monkeypatch, C, W, F):
+    # the Gluon kernels with boxes clipped at the sequence's end by TMA (host_desc_to_end, session 41: every box,
+    # or only the boxes that reach past the end) give bit for bit the gradients of the 2-D boxes with the next
+    # sequence's rows zeroed in shared memory: the same zeros reach the same products, and the dK/dV kernel's
+    # partial last blocks, unmasked with clipping, add exact zeros for rows past the end (lengths on both sides of
+    # every block edge; the first sequence shorter than a box)
     from jagattn.hstu.triton import bwd_gluon
 
     if torch.cuda.get_device_capability() != (9, 0) or not bwd_gluon.GLUON:
@@ -955,12 +958,14 @@ def test_gpu_gluon_to_end_same_bits(monkeypatch, C, W, F):
     cu = cu_seqlens(lens, "cuda")
     kw = dict(alpha=1.0 / 128, num_targets=nt, contextual_seq_len=C, max_attn_len=W, min_full_attn_seq_len=F)
     runs = []
-    for to_end in (True, False):
-        monkeypatch.setattr(bwd_gluon, "TO_END", to_end)
+    for clip in (0, 1, 2):
+        monkeypatch.setattr(bwd_gluon, "DKDV_CLIP", clip)
+        monkeypatch.setattr(bwd_gluon, "DQ_CLIP", clip)
         o = jagattn.hstu_attention(q, k, v, cu, 1024, backend="triton", **kw)
         runs.append(torch.autograd.grad(o, (q, k, v), do))
-    for name, a, b in zip(("dq", "dk", "dv"), *runs, strict=True):
-        assert torch.equal(a, b), name
+    for clip, run in zip((1, 2), runs[1:], strict=True):
+        for name, a, b in zip(("dq", "dk", "dv"), run, runs[0], strict=True):
+            assert torch.equal(a, b), (clip, name)
 
 
 def _check_isolated(lens, h, d, max_len, device, tag, dtype=torch.bfloat16):
@@ -990,14 +995,16 @@ def test_triton_nonfinite_sequence_isolated():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("switch", ["0", "1", "1-2d"])
+@pytest.mark.parametrize("switch", ["0", "1-clip0", "1-clip1", "1-clip2"])
 def test_gpu_nonfinite_sequence_isolated(monkeypatch, switch):
-    # on the device, the Triton dK/dV and dQ kernels and the Gluon ones, whose TMA boxes stop at a sequence's end
-    # ("1": host_desc_to_end, session 41) or hold the next sequence's rows, zeroed before their products read them
-    # ("1-2d", sessions 27-40)
+    # on the device, the Triton dK/dV and dQ kernels and the Gluon ones, whose TMA boxes hold the next sequence's
+    # rows, zeroed before their products read them (clip 0, sessions 27-40), or stop at a sequence's end
+    # (host_desc_to_end, session 41: every box, clip 1, or those that reach past the end, clip 2)
     from jagattn.hstu.triton import bwd_gluon
 
-    monkeypatch.setattr(bwd_gluon, "TO_END", switch != "1-2d")
+    if switch != "0":
+        monkeypatch.setattr(bwd_gluon, "DKDV_CLIP", int(switch[-1]))
+        monkeypatch.setattr(bwd_gluon, "DQ_CLIP", int(switch[-1]))
     switch = switch[0]
     monkeypatch.setattr(bwd_gluon, "GLUON_SWITCH", switch)
     # and the Gluon dQ kernel (its K / V boxes, the same way)

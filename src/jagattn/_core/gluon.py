@@ -53,18 +53,37 @@ if GLUON:
         tma_load(desc_b, [row, col_b], bar, dst_b, pred=pred)
 
     @gluon.jit
-    def tma_load_pair_to_end(desc_a, desc_b, bos, row, n, col_a, col_b, bar, dst_a, dst_b, pred):
-        """``tma_load_pair`` through two ``host_desc_to_end`` descriptors: the ``[ROWS, *]`` boxes from row ``row``
-        of the sequence that starts at packed row ``bos`` and has ``n`` rows, with its rows ``>= n`` zero-filled by
-        the TMA unit itself, into the 2-D tiles ``dst_a`` / ``dst_b``. The box sits in the descriptor's window dim
-        so that exactly ``min(n - row, ROWS)`` of its rows are in bounds (see ``host_desc_to_end``)."""
-        ROWS: gl.constexpr = desc_a.block_type.shape[1]
-        stop = gl.minimum(row + ROWS, n)
-        z = bos + stop
-        y = row + ROWS - stop
-        mbarrier.expect(bar, desc_a.block_type.nbytes + desc_b.block_type.nbytes, pred=pred)
-        tma_load(desc_a, [z, y, col_a], bar, dst_a.reshape([1, ROWS, dst_a.shape[1]]), pred=pred)
-        tma_load(desc_b, [z, y, col_b], bar, dst_b.reshape([1, ROWS, dst_b.shape[1]]), pred=pred)
+    def tma_load_pair_walk(desc_a, desc_b, end_a, end_b, bos, row, n, col_a, col_b, bar, dst_a, dst_b, pred,
+                           CLIP: gl.constexpr):  # fmt: skip
+        """One stage of a TMA ring walking the rows of one sequence (packed rows ``[bos, bos + n)``): the boxes from
+        its row ``row`` into the 2-D tiles ``dst_a`` / ``dst_b``, completing on ``bar``; nothing issued where
+        ``pred`` is false. ``desc_*`` are ``host_desc`` descriptors, ``end_*`` ``host_desc_to_end`` ones (or None
+        where ``CLIP`` does not use them). Rows ``>= n``:
+
+        - ``CLIP == 0``: the next sequence's rows (``desc_*``; the caller zeroes them where it must),
+        - ``CLIP == 1``: zeros filled by TMA (``end_*``, every box),
+        - ``CLIP == 2``: the same zeros, the full boxes through ``desc_*`` and only a box reaching past the end
+          through ``end_*`` (the 3-D view only where it clips)."""
+        ROWS: gl.constexpr = dst_a.shape[0]
+        if CLIP == 1:
+            mbarrier.expect(bar, end_a.block_type.nbytes + end_b.block_type.nbytes, pred=pred)
+        else:
+            mbarrier.expect(bar, desc_a.block_type.nbytes + desc_b.block_type.nbytes, pred=pred)
+        if CLIP == 0:
+            tma_load(desc_a, [bos + row, col_a], bar, dst_a, pred=pred)
+            tma_load(desc_b, [bos + row, col_b], bar, dst_b, pred=pred)
+        else:
+            stop = gl.minimum(row + ROWS, n)
+            z = bos + stop
+            y = row + ROWS - stop
+            clip = pred
+            if CLIP == 2:
+                full = y == 0
+                tma_load(desc_a, [bos + row, col_a], bar, dst_a, pred=pred & full)
+                tma_load(desc_b, [bos + row, col_b], bar, dst_b, pred=pred & full)
+                clip = pred & (y != 0)
+            tma_load(end_a, [z, y, col_a], bar, dst_a.reshape([1, ROWS, dst_a.shape[1]]), pred=clip)
+            tma_load(end_b, [z, y, col_b], bar, dst_b.reshape([1, ROWS, dst_b.shape[1]]), pred=clip)
 
     @gluon.jit
     def _zero_rows_of(tile, first, ROWS: gl.constexpr, num_warps: gl.constexpr):

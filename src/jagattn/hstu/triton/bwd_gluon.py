@@ -53,7 +53,7 @@ from ..._core.gluon import (
     host_desc,
     mbarrier,
     tma_load_pair,
-    tma_load_pair_to_end,
+    tma_load_pair_walk,
     warpgroup_mma,
     warpgroup_mma_wait,
     zero_rows_from,
@@ -79,11 +79,13 @@ GLUON_MIN_TOKEN_HEADS = 1 << 19
 # kernel's); JAGATTN_HSTU_GLUON_DQ=0 (read at import): the Triton dQ kernel
 DQ_SWITCH = env_choice("JAGATTN_HSTU_GLUON_DQ", ("auto", "0"), "auto")
 DQ_BLOCK_M, DQ_BLOCK_N, DQ_STAGES, DQ_WARPS = 64, 64, 2, 4
-# read at import; "1": the boxes that walk a sequence (dK/dV: q / dO; dQ: K / V) load through
-# ``_core.gluon.host_desc_to_end`` descriptors, whose rows past the sequence's end arrive as zeros from TMA, so the
-# kernels zero nothing in shared memory and the dK/dV kernel's partial last block skips the mask (session 41);
-# "0": 2-D descriptors over all rows and ``zero_rows_from`` (sessions 27-40)
-TO_END = env_choice("JAGATTN_HSTU_TO_END", ("1", "0"), "1") == "1"
+# how the boxes that walk a sequence (dK/dV: q / dO; dQ: K / V) treat rows past its end (``_core.gluon.
+# tma_load_pair_walk``'s CLIP; read at import): "0": 2-D descriptors over all rows, the next sequence's rows zeroed
+# in shared memory (``zero_rows_from``, sessions 27-40); "1": every box through a ``host_desc_to_end`` descriptor,
+# whose rows past the end arrive as zeros from TMA (session 41); "2": only the box that reaches past the end through
+# it. With "1" / "2" nothing is zeroed in shared memory and the dK/dV kernel's partial last block skips the mask
+DKDV_CLIP = int(env_choice("JAGATTN_HSTU_DKDV_CLIP", ("0", "1", "2"), "1"))
+DQ_CLIP = int(env_choice("JAGATTN_HSTU_DQ_CLIP", ("0", "1", "2"), "0"))
 
 
 if GLUON:
@@ -163,6 +165,8 @@ if GLUON:
         k_desc,
         v_desc,
         do_desc,
+        q_end,
+        do_end,
         DK,
         DV,
         SEQ_OFFSETS,
@@ -195,7 +199,7 @@ if GLUON:
         BLOCK_M: gl.constexpr,
         BLOCK_N: gl.constexpr,
         STAGES: gl.constexpr,
-        TO_END: gl.constexpr,
+        CLIP: gl.constexpr,
         num_warps: gl.constexpr,
     ):
         gl.static_assert(STAGES >= 2)
@@ -249,7 +253,9 @@ if GLUON:
         # unmasked steps need every row inside [a0, a1) and inside [n1, f_hi): a partial last block reads rows of
         # the next sequence through TMA, so it stays masked (the Triton kernel's zero loads let it skip the mask)
         t2 = gl.minimum(gl.maximum(gl.minimum(f_hi, a1) - a0, 0) // BLOCK_M, nb)
-        if TO_END:  # rows past the sequence's end load as zeros: a partial last block ending at n is unmasked
+        if (
+            CLIP != 0
+        ):  # rows past the sequence's end load as zeros: a partial last block ending at n is unmasked
             t2 = gl.where(gl.minimum(f_hi, a1) >= n, nb, t2)
         t2 = gl.maximum(t1, t2)
         if (
@@ -279,10 +285,10 @@ if GLUON:
 
         k_smem = gl.allocate_shared_memory(k_desc.dtype, [BLOCK_N, HEAD_DQ], k_desc.layout)
         v_smem = gl.allocate_shared_memory(v_desc.dtype, [BLOCK_N, HEAD_DV], v_desc.layout)
-        q_sl: gl.constexpr = gl.NVMMASharedLayout.get_default_for([BLOCK_M, HEAD_DQ], q_desc.dtype)
-        do_sl: gl.constexpr = gl.NVMMASharedLayout.get_default_for([BLOCK_M, HEAD_DV], do_desc.dtype)
-        q_smem = gl.allocate_shared_memory(q_desc.dtype, [STAGES, BLOCK_M, HEAD_DQ], q_sl)
-        do_smem = gl.allocate_shared_memory(do_desc.dtype, [STAGES, BLOCK_M, HEAD_DV], do_sl)
+        q_sl: gl.constexpr = gl.NVMMASharedLayout.get_default_for([BLOCK_M, HEAD_DQ], k_desc.dtype)
+        do_sl: gl.constexpr = gl.NVMMASharedLayout.get_default_for([BLOCK_M, HEAD_DV], k_desc.dtype)
+        q_smem = gl.allocate_shared_memory(k_desc.dtype, [STAGES, BLOCK_M, HEAD_DQ], q_sl)
+        do_smem = gl.allocate_shared_memory(k_desc.dtype, [STAGES, BLOCK_M, HEAD_DV], do_sl)
         kv_bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
         ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
         mbarrier.init(kv_bar, count=1)
@@ -292,12 +298,8 @@ if GLUON:
         for s in gl.static_range(STAGES - 1):  # prologue: steps 0 .. STAGES - 2
             pred = s < total
             m_s = _dkdv_rows(s, n_ctx, nb, a0, f0, BLOCK_M)
-            if TO_END:
-                tma_load_pair_to_end(q_desc, do_desc, bos, m_s, n, i_h * col_qh, i_h * col_doh, ready.index(s),
-                                     q_smem.index(s), do_smem.index(s), pred)  # fmt: skip
-            else:
-                tma_load_pair(q_desc, do_desc, bos + m_s, i_h * col_qh, i_h * col_doh, ready.index(s),
-                              q_smem.index(s), do_smem.index(s), pred)  # fmt: skip
+            tma_load_pair_walk(q_desc, do_desc, q_end, do_end, bos, m_s, n, i_h * col_qh, i_h * col_doh,
+                               ready.index(s), q_smem.index(s), do_smem.index(s), pred, CLIP)  # fmt: skip
 
         dk = gl.zeros([BLOCK_N, HEAD_DQ], gl.float32, k_layout)
         dv = gl.zeros([BLOCK_N, HEAD_DV], gl.float32, v_layout)
@@ -314,7 +316,7 @@ if GLUON:
             mbarrier.wait(ready.index(st), (t // STAGES) & 1)
             q_t = q_smem.index(st)
             do_t = do_smem.index(st)
-            if not TO_END:  # noqa: SIM102 (a constexpr branch) the partial last block: the next sequence's rows become zeros
+            if CLIP == 0:  # noqa: SIM102 (a constexpr branch) the partial last block: the next sequence's rows become zeros
                 if start_m + BLOCK_M > n:
                     zero_rows_from(q_t, do_t, n - start_m, BLOCK_M, num_warps)
             qkT = warpgroup_mma(k_smem, q_t.permute((1, 0)), s_zero, use_acc=False, is_async=True)
@@ -326,12 +328,8 @@ if GLUON:
             pred = nxt < total
             m_n = _dkdv_rows(nxt, n_ctx, nb, a0, f0, BLOCK_M)
             st2 = nxt % STAGES
-            if TO_END:
-                tma_load_pair_to_end(q_desc, do_desc, bos, m_n, n, i_h * col_qh, i_h * col_doh,
-                                     ready.index(st2), q_smem.index(st2), do_smem.index(st2), pred)  # fmt: skip
-            else:
-                tma_load_pair(q_desc, do_desc, bos + m_n, i_h * col_qh, i_h * col_doh, ready.index(st2),
-                              q_smem.index(st2), do_smem.index(st2), pred)  # fmt: skip
+            tma_load_pair_walk(q_desc, do_desc, q_end, do_end, bos, m_n, n, i_h * col_qh, i_h * col_doh,
+                               ready.index(st2), q_smem.index(st2), do_smem.index(st2), pred, CLIP)  # fmt: skip
 
             # a = silu(alpha qk) / S and r with alpha ds = dp r (mask._silu_a_ds; SCALE_LAST leaves the constant
             # factors to the accumulators)
@@ -363,10 +361,10 @@ if GLUON:
                 vis = vis & ((o_i >= row_lo) & (o_i < row_hi))[None, :]
                 a = gl.where(vis, a, 0.0)
                 r = gl.where(vis, r, 0.0)
-            aa = gl.convert_layout(a.to(do_desc.dtype), aa_layout)
+            aa = gl.convert_layout(a.to(k_desc.dtype), aa_layout)
             dv = warpgroup_mma(aa, do_t, dv, is_async=True)
             dpT = warpgroup_mma_wait(1, deps=(dpT,))  # dV may still run
-            ds = gl.convert_layout((dpT * r).to(q_desc.dtype), dsa_layout)
+            ds = gl.convert_layout((dpT * r).to(k_desc.dtype), dsa_layout)
             dk = warpgroup_mma(ds, q_t, dk, is_async=True)
             dv, dk, aa, ds = warpgroup_mma_wait(0, deps=(dv, dk, aa, ds))
 
@@ -397,6 +395,8 @@ if GLUON:
         k_desc,
         v_desc,
         do_desc,
+        k_end,
+        v_end,
         DQ_OUT,
         SEQ_OFFSETS,
         NUM_TARGETS,
@@ -426,7 +426,7 @@ if GLUON:
         BLOCK_M: gl.constexpr,
         BLOCK_N: gl.constexpr,
         STAGES: gl.constexpr,
-        TO_END: gl.constexpr,
+        CLIP: gl.constexpr,
         num_warps: gl.constexpr,
     ):
         """dQ of one query block of one (sequence, head): ``fwd._hstu_fwd_kernel``'s ``MODE == 1`` (no window, not
@@ -497,10 +497,10 @@ if GLUON:
 
         q_smem = gl.allocate_shared_memory(q_desc.dtype, [BLOCK_M, HEAD_DQ], q_desc.layout)
         do_smem = gl.allocate_shared_memory(do_desc.dtype, [BLOCK_M, HEAD_DV], do_desc.layout)
-        k_sl: gl.constexpr = gl.NVMMASharedLayout.get_default_for([BLOCK_N, HEAD_DQ], k_desc.dtype)
-        v_sl: gl.constexpr = gl.NVMMASharedLayout.get_default_for([BLOCK_N, HEAD_DV], v_desc.dtype)
-        k_smem = gl.allocate_shared_memory(k_desc.dtype, [STAGES, BLOCK_N, HEAD_DQ], k_sl)
-        v_smem = gl.allocate_shared_memory(v_desc.dtype, [STAGES, BLOCK_N, HEAD_DV], v_sl)
+        k_sl: gl.constexpr = gl.NVMMASharedLayout.get_default_for([BLOCK_N, HEAD_DQ], q_desc.dtype)
+        v_sl: gl.constexpr = gl.NVMMASharedLayout.get_default_for([BLOCK_N, HEAD_DV], q_desc.dtype)
+        k_smem = gl.allocate_shared_memory(q_desc.dtype, [STAGES, BLOCK_N, HEAD_DQ], k_sl)
+        v_smem = gl.allocate_shared_memory(q_desc.dtype, [STAGES, BLOCK_N, HEAD_DV], v_sl)
         qdo_bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
         ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
         mbarrier.init(qdo_bar, count=1)
@@ -510,12 +510,8 @@ if GLUON:
         for s in gl.static_range(STAGES - 1):  # prologue: steps 0 .. STAGES - 2
             pred = s < total
             n_s = gl.where(s < nb, lo + s * BLOCK_N, m0 + (s - nb) * BLOCK_N)
-            if TO_END:
-                tma_load_pair_to_end(k_desc, v_desc, bos, n_s, n, i_h * col_kh, i_h * col_vh, ready.index(s),
-                                     k_smem.index(s), v_smem.index(s), pred)  # fmt: skip
-            else:
-                tma_load_pair(k_desc, v_desc, bos + n_s, i_h * col_kh, i_h * col_vh, ready.index(s),
-                              k_smem.index(s), v_smem.index(s), pred)  # fmt: skip
+            tma_load_pair_walk(k_desc, v_desc, k_end, v_end, bos, n_s, n, i_h * col_kh, i_h * col_vh,
+                               ready.index(s), k_smem.index(s), v_smem.index(s), pred, CLIP)  # fmt: skip
 
         dq = gl.zeros([BLOCK_M, HEAD_DQ], gl.float32, q_layout)
         s_zero = gl.zeros([BLOCK_M, BLOCK_N], gl.float32, s_layout)
@@ -531,7 +527,7 @@ if GLUON:
             mbarrier.wait(ready.index(st), (t // STAGES) & 1)
             k_t = k_smem.index(st)
             v_t = v_smem.index(st)
-            if not TO_END:  # noqa: SIM102 (a constexpr branch around a run-time one)
+            if CLIP == 0:  # noqa: SIM102 (a constexpr branch around a run-time one)
                 if start_n + BLOCK_N > n:  # the next sequence's keys: zeros before any product reads them
                     zero_rows_from(k_t, v_t, n - start_n, BLOCK_N, num_warps)
             qk = warpgroup_mma(q_smem, k_t.permute((1, 0)), s_zero, use_acc=False, is_async=True)
@@ -542,12 +538,8 @@ if GLUON:
             pred = nxt < total
             n_n = gl.where(nxt < nb, lo + nxt * BLOCK_N, m0 + (nxt - nb) * BLOCK_N)
             st2 = nxt % STAGES
-            if TO_END:
-                tma_load_pair_to_end(k_desc, v_desc, bos, n_n, n, i_h * col_kh, i_h * col_vh,
-                                     ready.index(st2), k_smem.index(st2), v_smem.index(st2), pred)  # fmt: skip
-            else:
-                tma_load_pair(k_desc, v_desc, bos + n_n, i_h * col_kh, i_h * col_vh, ready.index(st2),
-                              k_smem.index(st2), v_smem.index(st2), pred)  # fmt: skip
+            tma_load_pair_walk(k_desc, v_desc, k_end, v_end, bos, n_n, n, i_h * col_kh, i_h * col_vh,
+                               ready.index(st2), k_smem.index(st2), v_smem.index(st2), pred, CLIP)  # fmt: skip
             # r with alpha ds = dp r, in mask._silu_a_ds's order of operations
             if FAST_SIGMOID:
                 hh = qk * (0.5 * alpha)
@@ -612,6 +604,20 @@ def use_gluon(
     return _g.hopper_eager_ok((q, dq), (do, dv), (k, dq), (v, dv))
 
 
+def _walk_sigs(clip: int, spec) -> dict:
+    """The signature entries of a walked tensor's two descriptors (2-D, to the end) under ``clip``; an unused one is
+    the constexpr None the launch passes."""
+    name2d, name_end, dtype, rows, width = spec
+    return {
+        name2d: _g.desc_sig(dtype, rows, width) if clip != 1 else "constexpr",
+        name_end: _g.desc_sig(dtype, rows, width, to_end=True) if clip else "constexpr",
+    }
+
+
+def _unused_descs(sig: dict) -> dict:
+    return {name: None for name, ty in sig.items() if ty == "constexpr"}
+
+
 def _dkdv_tile(window: bool) -> tuple[int, int]:
     """``(BLOCK_M, STAGES)`` of the dK/dV kernel: with a window the Triton kernel's 32-row window tile."""
     return (WIN_BLOCK_M, WIN_STAGES) if window else (BLOCK_M, STAGES)
@@ -636,33 +642,35 @@ def launch_dkdv_gluon(
     h, dq_dim, dv_dim = q.shape[1], q.shape[2], v.shape[2]
     grid = (-(-max_seq_len // BLOCK_N) * batch * h,)
     bm, stages = _dkdv_tile(max_attn_len > 0)
-    walk = _g.host_desc_to_end if TO_END else host_desc
+    clip = DKDV_CLIP
     launch(
         _hstu_bwd_dkdv_gluon_kernel, grid,
-        walk(q, bm, dq_dim), host_desc(k, BLOCK_N, dq_dim), host_desc(v, BLOCK_N, dv_dim),
-        walk(do, bm, dv_dim), dk, dv, seq_offsets,
+        host_desc(q, bm, dq_dim) if clip != 1 else None, host_desc(k, BLOCK_N, dq_dim),
+        host_desc(v, BLOCK_N, dv_dim), host_desc(do, bm, dv_dim) if clip != 1 else None,
+        _g.host_desc_to_end(q, bm, dq_dim) if clip else None, _g.host_desc_to_end(do, bm, dv_dim) if clip else None,
+        dk, dv, seq_offsets,
         num_targets if num_targets is not None else seq_offsets,
         dk.stride(0), dk.stride(1), dv.stride(0), dv.stride(1), q.stride(1), k.stride(1), v.stride(1), do.stride(1),
         float(alpha), float(inv_scale), int(contextual_seq_len), int(max_attn_len), int(min_full_attn_seq_len), batch,
         h, max_seq_len, l2_group,
         **_launch_constexprs(dq_dim, dv_dim, num_targets, contextual_seq_len, max_attn_len, min_full_attn_seq_len,
                              fast_sigmoid, scale_last),
-        BLOCK_M=bm, BLOCK_N=BLOCK_N, STAGES=stages, TO_END=TO_END, num_warps=WARPS,
+        BLOCK_M=bm, BLOCK_N=BLOCK_N, STAGES=stages, CLIP=clip, num_warps=WARPS,
     )  # fmt: skip
 
 
 def compile_sm90(dq: int = 128, dv: int = 128, dtype: torch.dtype = torch.bfloat16, has_ctx: bool = False,
                  has_targets: bool = True, has_window: bool = False, has_full: bool = False,
-                 to_end: bool | None = None):  # fmt: skip
+                 clip: int | None = None):  # fmt: skip
     """Compile the kernel for sm_90 without a GPU (CI: the installed Triton's Gluon still builds it), with the
     settings a call of ``dtype`` takes (bf16: fast sigmoid, constant factors last)."""
     ty = _g._SIG_DTYPES[dtype]
     bm, stages = _dkdv_tile(has_window)
     bf16 = dtype == torch.bfloat16
-    to_end = TO_END if to_end is None else to_end
+    clip = DKDV_CLIP if clip is None else clip
     sig = {
-        "q_desc": _g.desc_sig(dtype, bm, dq, to_end), "k_desc": _g.desc_sig(dtype, BLOCK_N, dq),
-        "v_desc": _g.desc_sig(dtype, BLOCK_N, dv), "do_desc": _g.desc_sig(dtype, bm, dv, to_end),
+        **_walk_sigs(clip, ("q_desc", "q_end", dtype, bm, dq)), "k_desc": _g.desc_sig(dtype, BLOCK_N, dq),
+        "v_desc": _g.desc_sig(dtype, BLOCK_N, dv), **_walk_sigs(clip, ("do_desc", "do_end", dtype, bm, dv)),
         "DK": f"*{ty}", "DV": f"*{ty}", "SEQ_OFFSETS": "*i32", "NUM_TARGETS": "*i32",
     }  # fmt: skip
     for name in (
@@ -682,7 +690,7 @@ def compile_sm90(dq: int = 128, dv: int = 128, dtype: torch.dtype = torch.bfloat
     constexprs = {
         "HEAD_DQ": dq, "HEAD_DV": dv, "HAS_CTX": has_ctx, "HAS_TARGETS": has_targets, "HAS_WINDOW": has_window,
         "HAS_FULL": has_full, "FAST_SIGMOID": bf16, "SCALE_LAST": bf16, "BLOCK_M": bm, "BLOCK_N": BLOCK_N, "STAGES": stages,
-        "TO_END": to_end,
+        "CLIP": clip, **_unused_descs(sig),
     }  # fmt: skip
     return _g.compile_sm90(_hstu_bwd_dkdv_gluon_kernel, sig, constexprs, WARPS)
 
@@ -707,31 +715,34 @@ def launch_dq_gluon(
     batch = seq_offsets.shape[0] - 1
     h, dq_dim, dv_dim = q.shape[1], q.shape[2], v.shape[2]
     grid = (-(-max_seq_len // DQ_BLOCK_M) * batch * h,)
-    walk = _g.host_desc_to_end if TO_END else host_desc
+    clip = DQ_CLIP
     launch(
         _hstu_bwd_dq_gluon_kernel, grid,
-        host_desc(q, DQ_BLOCK_M, dq_dim), walk(k, DQ_BLOCK_N, dq_dim), walk(v, DQ_BLOCK_N, dv_dim),
-        host_desc(do, DQ_BLOCK_M, dv_dim), dq_out, seq_offsets,
+        host_desc(q, DQ_BLOCK_M, dq_dim), host_desc(k, DQ_BLOCK_N, dq_dim) if clip != 1 else None,
+        host_desc(v, DQ_BLOCK_N, dv_dim) if clip != 1 else None, host_desc(do, DQ_BLOCK_M, dv_dim),
+        _g.host_desc_to_end(k, DQ_BLOCK_N, dq_dim) if clip else None,
+        _g.host_desc_to_end(v, DQ_BLOCK_N, dv_dim) if clip else None,
+        dq_out, seq_offsets,
         num_targets if num_targets is not None else seq_offsets,
         dq_out.stride(0), dq_out.stride(1), q.stride(1), k.stride(1), v.stride(1), do.stride(1),
         float(alpha), float(inv_scale), int(contextual_seq_len), int(max_attn_len), int(min_full_attn_seq_len), batch,
         h, max_seq_len, l2_group,
         **_launch_constexprs(dq_dim, dv_dim, num_targets, contextual_seq_len, max_attn_len, min_full_attn_seq_len,
                              fast_sigmoid, scale_last),
-        BLOCK_M=DQ_BLOCK_M, BLOCK_N=DQ_BLOCK_N, STAGES=DQ_STAGES, TO_END=TO_END, num_warps=DQ_WARPS,
+        BLOCK_M=DQ_BLOCK_M, BLOCK_N=DQ_BLOCK_N, STAGES=DQ_STAGES, CLIP=clip, num_warps=DQ_WARPS,
     )  # fmt: skip
 
 
 def compile_dq_sm90(dq: int = 128, dv: int = 128, dtype: torch.dtype = torch.bfloat16, has_ctx: bool = False,
                     has_targets: bool = True, has_window: bool = False, has_full: bool = False,
-                    to_end: bool | None = None):  # fmt: skip
+                    clip: int | None = None):  # fmt: skip
     """Compile the dQ kernel for sm_90 without a GPU, with the settings a call of ``dtype`` takes."""
     ty = _g._SIG_DTYPES[dtype]
     bf16 = dtype == torch.bfloat16
-    to_end = TO_END if to_end is None else to_end
+    clip = DQ_CLIP if clip is None else clip
     sig = {
-        "q_desc": _g.desc_sig(dtype, DQ_BLOCK_M, dq), "k_desc": _g.desc_sig(dtype, DQ_BLOCK_N, dq, to_end),
-        "v_desc": _g.desc_sig(dtype, DQ_BLOCK_N, dv, to_end), "do_desc": _g.desc_sig(dtype, DQ_BLOCK_M, dv),
+        "q_desc": _g.desc_sig(dtype, DQ_BLOCK_M, dq), **_walk_sigs(clip, ("k_desc", "k_end", dtype, DQ_BLOCK_N, dq)),
+        **_walk_sigs(clip, ("v_desc", "v_end", dtype, DQ_BLOCK_N, dv)), "do_desc": _g.desc_sig(dtype, DQ_BLOCK_M, dv),
         "DQ_OUT": f"*{ty}", "SEQ_OFFSETS": "*i32", "NUM_TARGETS": "*i32",
     }  # fmt: skip
     for name in ("stride_dqm", "stride_dqh", "col_qh", "col_kh", "col_vh", "col_doh"):
@@ -742,6 +753,6 @@ def compile_dq_sm90(dq: int = 128, dv: int = 128, dtype: torch.dtype = torch.bfl
     constexprs = {
         "HEAD_DQ": dq, "HEAD_DV": dv, "HAS_CTX": has_ctx, "HAS_TARGETS": has_targets, "HAS_WINDOW": has_window,
         "HAS_FULL": has_full, "FAST_SIGMOID": bf16, "SCALE_LAST": bf16, "BLOCK_M": DQ_BLOCK_M, "BLOCK_N": DQ_BLOCK_N, "STAGES": DQ_STAGES,
-        "TO_END": to_end,
+        "CLIP": clip, **_unused_descs(sig),
     }  # fmt: skip
     return _g.compile_sm90(_hstu_bwd_dq_gluon_kernel, sig, constexprs, DQ_WARPS)
