@@ -16,3 +16,4 @@ VARIANTS = {
     "dq1": [_set("DQ_CLIP", 1)],
     "dq2": [_set("DQ_CLIP", 2)],
 }
+VARIANTS.update({"dq_qregs1": [_set("DQ_Q_REGS", 1)], "dq_qregs2": [_set("DQ_Q_REGS", 2)]})
