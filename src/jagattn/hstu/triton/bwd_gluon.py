@@ -86,8 +86,9 @@ DQ_BLOCK_M, DQ_BLOCK_N, DQ_STAGES, DQ_WARPS = 64, 64, 2, 4
 # it. With "1" / "2" nothing is zeroed in shared memory and the dK/dV kernel's partial last block skips the mask
 DKDV_CLIP = int(env_choice("JAGATTN_HSTU_DKDV_CLIP", ("0", "1", "2"), "1"))
 DQ_CLIP = int(env_choice("JAGATTN_HSTU_DQ_CLIP", ("0", "1", "2"), "0"))
-# the dQ kernel's q as the register operand of qk (session 41)
-DQ_Q_REGS = int(env_choice("JAGATTN_HSTU_DQ_Q_REGS", ("0", "1", "2"), "0"))
+# the dQ kernel's q (1) or q and dO (2) as the register A operands of qk / dp instead of shared memory (session 41,
+# round 3, same process, bitwise: dQ kernel -0.7% B256, -1.7% ctx6-w256, -1.0% B64; 2 no better than 1)
+DQ_Q_REGS = int(env_choice("JAGATTN_HSTU_DQ_Q_REGS", ("0", "1", "2"), "1"))
 
 
 if GLUON:
