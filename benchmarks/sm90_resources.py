@@ -91,8 +91,6 @@ def gluon_kernels() -> None:
         ("hstu dQ", hstu.compile_dq_sm90),
         *((f"hstu dK/dV clip {c}", lambda c=c: hstu.compile_sm90(clip=c)) for c in (0, 1, 2)),
         *((f"hstu dQ clip {c}", lambda c=c: hstu.compile_dq_sm90(clip=c)) for c in (0, 1, 2)),
-        ("hstu dQ q regs", lambda: hstu.compile_dq_sm90(q_regs=1)),
-        ("hstu dQ q+dO regs", lambda: hstu.compile_dq_sm90(q_regs=2)),
     ):
         k = build()
         print(f"{name:16s} {_usage(k.asm['cubin'])} dynamic shared {k.metadata.shared}")

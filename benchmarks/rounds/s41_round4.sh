@@ -1,4 +1,4 @@
-# Session 41 round 4 (issue #5): every HSTU gpu test on the new defaults (DKDV_CLIP 1, DQ_CLIP 0, DQ_Q_REGS 1), then the
+# Session 41 round 4 (issue #5; round 5 reruns it on the final code): every HSTU gpu test on the defaults, then the
 # hstu suite against generative-recommenders' Triton HSTU (as s31_round5.sh, one run).
 # Call: JAGATTN_GIT_SHA=<sha> bash benchmarks/rounds/s41_round4.sh   (carry peers)
 export OUT=${OUT:-$PWD/.device-out} JAGATTN_AUTOTUNE=0

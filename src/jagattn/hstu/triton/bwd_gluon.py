@@ -86,9 +86,6 @@ DQ_BLOCK_M, DQ_BLOCK_N, DQ_STAGES, DQ_WARPS = 64, 64, 2, 4
 # it. With "1" / "2" nothing is zeroed in shared memory and the dK/dV kernel's partial last block skips the mask
 DKDV_CLIP = int(env_choice("JAGATTN_HSTU_DKDV_CLIP", ("0", "1", "2"), "1"))
 DQ_CLIP = int(env_choice("JAGATTN_HSTU_DQ_CLIP", ("0", "1", "2"), "0"))
-# the dQ kernel's q (1) or q and dO (2) as the register A operands of qk / dp instead of shared memory (session 41,
-# round 3, same process, bitwise: dQ kernel -0.7% B256, -1.7% ctx6-w256, -1.0% B64; 2 no better than 1)
-DQ_Q_REGS = int(env_choice("JAGATTN_HSTU_DQ_Q_REGS", ("0", "1", "2"), "1"))
 
 
 if GLUON:
@@ -430,7 +427,6 @@ if GLUON:
         BLOCK_N: gl.constexpr,
         STAGES: gl.constexpr,
         CLIP: gl.constexpr,
-        Q_REGS: gl.constexpr,
         num_warps: gl.constexpr,
     ):
         """dQ of one query block of one (sequence, head): ``fwd._hstu_fwd_kernel``'s ``MODE == 1`` (no window, not
@@ -523,12 +519,6 @@ if GLUON:
         o_n0 = gl.arange(0, BLOCK_N, layout=col_layout)
         ds = gl.zeros([BLOCK_M, BLOCK_N], q_desc.dtype, dsa_layout)
         mbarrier.wait(qdo_bar, 0)
-        if (
-            Q_REGS >= 1
-        ):  # q (and dO) as the register A operand of every step's qk (dp): 16 KB less shared memory read
-            qa = q_smem.load(gl.DotOperandLayout(operand_index=0, parent=s_layout, k_width=2))
-        if Q_REGS >= 2:
-            doa = do_smem.load(gl.DotOperandLayout(operand_index=0, parent=s_layout, k_width=2))
         for t in range(total):
             st = t % STAGES
             main = t < nb
@@ -540,14 +530,8 @@ if GLUON:
             if CLIP == 0:  # noqa: SIM102 (a constexpr branch around a run-time one)
                 if start_n + BLOCK_N > n:  # the next sequence's keys: zeros before any product reads them
                     zero_rows_from(k_t, v_t, n - start_n, BLOCK_N, num_warps)
-            if Q_REGS >= 1:
-                qk = warpgroup_mma(qa, k_t.permute((1, 0)), s_zero, use_acc=False, is_async=True)
-            else:
-                qk = warpgroup_mma(q_smem, k_t.permute((1, 0)), s_zero, use_acc=False, is_async=True)
-            if Q_REGS >= 2:
-                dp = warpgroup_mma(doa, v_t.permute((1, 0)), s_zero, use_acc=False, is_async=True)
-            else:
-                dp = warpgroup_mma(do_smem, v_t.permute((1, 0)), s_zero, use_acc=False, is_async=True)
+            qk = warpgroup_mma(q_smem, k_t.permute((1, 0)), s_zero, use_acc=False, is_async=True)
+            dp = warpgroup_mma(do_smem, v_t.permute((1, 0)), s_zero, use_acc=False, is_async=True)
             qk, dq, ds = warpgroup_mma_wait(1, deps=(qk, dq, ds))  # retires dQ of step t - 1; dp may run
             cta_barrier()  # every warp has retired step t - 1: refill its stage with step t + STAGES - 1
             nxt = t + STAGES - 1
@@ -745,14 +729,13 @@ def launch_dq_gluon(
         h, max_seq_len, l2_group,
         **_launch_constexprs(dq_dim, dv_dim, num_targets, contextual_seq_len, max_attn_len, min_full_attn_seq_len,
                              fast_sigmoid, scale_last),
-        BLOCK_M=DQ_BLOCK_M, BLOCK_N=DQ_BLOCK_N, STAGES=DQ_STAGES, CLIP=clip, Q_REGS=DQ_Q_REGS,
-        num_warps=DQ_WARPS,
+        BLOCK_M=DQ_BLOCK_M, BLOCK_N=DQ_BLOCK_N, STAGES=DQ_STAGES, CLIP=clip, num_warps=DQ_WARPS,
     )  # fmt: skip
 
 
 def compile_dq_sm90(dq: int = 128, dv: int = 128, dtype: torch.dtype = torch.bfloat16, has_ctx: bool = False,
                     has_targets: bool = True, has_window: bool = False, has_full: bool = False,
-                    clip: int | None = None, q_regs: int | None = None):  # fmt: skip
+                    clip: int | None = None):  # fmt: skip
     """Compile the dQ kernel for sm_90 without a GPU, with the settings a call of ``dtype`` takes."""
     ty = _g._SIG_DTYPES[dtype]
     bf16 = dtype == torch.bfloat16
@@ -770,6 +753,6 @@ def compile_dq_sm90(dq: int = 128, dv: int = 128, dtype: torch.dtype = torch.bfl
     constexprs = {
         "HEAD_DQ": dq, "HEAD_DV": dv, "HAS_CTX": has_ctx, "HAS_TARGETS": has_targets, "HAS_WINDOW": has_window,
         "HAS_FULL": has_full, "FAST_SIGMOID": bf16, "SCALE_LAST": bf16, "BLOCK_M": DQ_BLOCK_M, "BLOCK_N": DQ_BLOCK_N, "STAGES": DQ_STAGES,
-        "CLIP": clip, "Q_REGS": DQ_Q_REGS if q_regs is None else q_regs, **_unused_descs(sig),
+        "CLIP": clip, **_unused_descs(sig),
     }  # fmt: skip
     return _g.compile_sm90(_hstu_bwd_dq_gluon_kernel, sig, constexprs, DQ_WARPS)
