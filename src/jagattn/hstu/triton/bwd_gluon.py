@@ -14,11 +14,14 @@ registers; the contextual rows, then the main rows, then with a window the windo
 
 q / dO come through a two-stage ring filled by TMA (host-side descriptors over the packed ``[L, heads * D]`` views).
 Unlike the Triton kernel's masked pointer loads, a TMA box reads whole rows: rows of a step outside its row range
-(the contextual block's rows past ``C``, rows past the sequence's end, which belong to the next sequence) are real
-data, so every step whose rows leave its range takes the masked branch, where the row-range test joins the SPEC
-mask; the rows past the sequence's end are also zeroed in shared memory before the products read them
-(``_core.gluon.zero_rows_from``: they are the reduction dim of ``dV += a dO`` and ``dK += ds Q``, where a masked zero
-times an inf / NaN row of the next sequence is NaN; session 27). Scope: every mask (targets, contextual rows,
+(the contextual block's rows past ``C``, the window's rows) are real data, so every step whose rows leave its range
+takes the masked branch, where the row-range test joins the SPEC mask. Rows past the sequence's end must be zeros,
+not the next sequence's rows: they are the reduction dim of ``dV += a dO`` and ``dK += ds Q``, where a masked zero
+times an inf / NaN row is NaN (session 27). Since session 41 (``DKDV_CLIP = 1``) q / dO load through
+``_core.gluon.host_desc_to_end`` descriptors, whose boxes stop at the sequence's end (TMA fills the rest with zeros),
+so nothing is zeroed in shared memory and a partial last block whose rows all see the key block skips the mask
+(dK/dV kernel 2-5% faster, bitwise the same gradients); ``DKDV_CLIP = 0`` is the 2-D descriptor with the rows zeroed
+in shared memory (``_core.gluon.zero_rows_from``, sessions 27-40). Scope: every mask (targets, contextual rows,
 windows and window-exempt rows since session 31: the Triton kernels' row / key ranges, ``_visible_g``; the dK/dV
 kernel takes a window only when forced, see ``use_gluon``), the dense grid (not ``JAGATTN_HSTU_COMPACT=1``), not the atomic dQ path, fp16 /
 bf16, head dims 64 or 128; the Triton kernel runs everything else. See ``GLUON_SWITCH`` for why it was opt-in
@@ -30,7 +33,8 @@ keeps the Triton kernel).
 over the visible key blocks in a fixed order, no atomics) on the attention dQ kernel's schedule: 64 query rows on 4 warps and 64-key K / V tiles in a two-stage TMA
 ring, two programs per SM; qk and dp issued together, the dsilu factor under dp, ``dQ += ds K`` left in flight into
 the next step. K / V boxes past a block's walked range are real keys (the Triton kernel loads them as zeros), so such
-a block takes the masked branch with a range term, and keys past the sequence's end are zeroed in shared memory. dq is
+a block takes the masked branch with a range term, and keys past the sequence's end are zeroed in shared memory
+(``DQ_CLIP = 0``: the 3-D boxes of ``host_desc_to_end`` measured 2.5-3.6% slower here, session 41). dq is
 bit for bit the Triton kernel's (same operations, same key order; session 30 round 6 on B256 / B128 / B64 / recsys:
 dQ kernel 0.955 -> 0.834, 1.68 -> 1.34, 2.72 -> 2.41, 0.229 -> 0.197 ms; backward 1.054 / 1.099 / 1.012 / 1.063x, same
 process). Under torch.compile / export the Triton kernel runs, with the same bits. With a window the key range starts
@@ -83,7 +87,10 @@ DQ_BLOCK_M, DQ_BLOCK_N, DQ_STAGES, DQ_WARPS = 64, 64, 2, 4
 # tma_load_pair_walk``'s CLIP; read at import): "0": 2-D descriptors over all rows, the next sequence's rows zeroed
 # in shared memory (``zero_rows_from``, sessions 27-40); "1": every box through a ``host_desc_to_end`` descriptor,
 # whose rows past the end arrive as zeros from TMA (session 41); "2": only the box that reaches past the end through
-# it. With "1" / "2" nothing is zeroed in shared memory and the dK/dV kernel's partial last block skips the mask
+# it. With "1" / "2" nothing is zeroed in shared memory and the dK/dV kernel's partial last block skips the mask.
+# Session 41 (H200, same process, bitwise the same gradients): dK/dV kernel with 1 -4.0..4.7% (B256), -1.9..2.3%
+# (B128), -1.7% (B64) against 0; 2 spills 24 B in the step loop and is slower. dQ: 1 is 2.5-3.6% slower than 0, 2
+# equal to it (the 3-D boxes load slower there; the dQ kernel zeroes only its last block)
 DKDV_CLIP = int(env_choice("JAGATTN_HSTU_DKDV_CLIP", ("0", "1", "2"), "1"))
 DQ_CLIP = int(env_choice("JAGATTN_HSTU_DQ_CLIP", ("0", "1", "2"), "0"))
 
