@@ -178,7 +178,7 @@ def _smem_layout_3d(rows: int, width: int, dtype: torch.dtype):
 def host_desc_to_end(t: torch.Tensor, rows: int, width: int):
     """A host-side descriptor over ``t``'s packed rows whose ``[rows, width]`` boxes stop at a sequence's end: the
     rows of a box at or past the end a kernel passes are zero-filled by TMA instead of holding the next sequence's
-    rows (``tma_load_pair_to_end`` loads through it). A 2-D descriptor over all rows cannot do that, and a kernel
+    rows (``tma_load_pair_walk`` loads through it). A 2-D descriptor over all rows cannot do that, and a kernel
     then zeroes those rows in shared memory (``zero_rows_from``) or builds a descriptor per sequence on the device
     (session 26: a cost per program).
 

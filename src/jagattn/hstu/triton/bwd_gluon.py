@@ -260,9 +260,8 @@ if GLUON:
         # unmasked steps need every row inside [a0, a1) and inside [n1, f_hi): a partial last block reads rows of
         # the next sequence through TMA, so it stays masked (the Triton kernel's zero loads let it skip the mask)
         t2 = gl.minimum(gl.maximum(gl.minimum(f_hi, a1) - a0, 0) // BLOCK_M, nb)
-        if (
-            CLIP != 0
-        ):  # rows past the sequence's end load as zeros: a partial last block ending at n is unmasked
+        # with CLIP, rows past the sequence's end load as zeros: a partial last block ending at n is unmasked
+        if CLIP != 0:
             t2 = gl.where(gl.minimum(f_hi, a1) >= n, nb, t2)
         t2 = gl.maximum(t1, t2)
         if (
@@ -323,7 +322,8 @@ if GLUON:
             mbarrier.wait(ready.index(st), (t // STAGES) & 1)
             q_t = q_smem.index(st)
             do_t = do_smem.index(st)
-            if CLIP == 0:  # noqa: SIM102 (a constexpr branch) the partial last block: the next sequence's rows become zeros
+            # without CLIP, a sequence's last, partial block holds the next sequence's rows: they become zeros
+            if CLIP == 0:  # noqa: SIM102 (a constexpr branch around a run-time one)
                 if start_m + BLOCK_M > n:
                     zero_rows_from(q_t, do_t, n - start_m, BLOCK_M, num_warps)
             qkT = warpgroup_mma(k_smem, q_t.permute((1, 0)), s_zero, use_acc=False, is_async=True)
