@@ -196,6 +196,29 @@ def host_desc_to_end(t: torch.Tensor, rows: int, width: int):
     )  # fmt: skip
 
 
+def walk_descs(t: torch.Tensor, rows: int, width: int, clip: int) -> tuple:
+    """The two descriptors ``tma_load_pair_walk`` takes for a walked tensor under ``clip`` (0: 2-D only, 1: to the
+    end only, 2: both); the unused one is None (a constexpr to the kernel)."""
+    return (
+        host_desc(t, rows, width) if clip != 1 else None,
+        host_desc_to_end(t, rows, width) if clip else None,
+    )
+
+
+def walk_desc_sigs(clip: int, name_2d: str, name_end: str, dtype: torch.dtype, rows: int, width: int) -> dict:
+    """``compile_sm90`` signature entries of a ``walk_descs`` pair (an unused one: ``"constexpr"``, see
+    ``none_constexprs``)."""
+    return {
+        name_2d: desc_sig(dtype, rows, width) if clip != 1 else "constexpr",
+        name_end: desc_sig(dtype, rows, width, to_end=True) if clip else "constexpr",
+    }
+
+
+def none_constexprs(sig: dict) -> dict:
+    """The None values of a signature's ``"constexpr"`` entries (the unused descriptors of ``walk_desc_sigs``)."""
+    return {name: None for name, ty in sig.items() if ty == "constexpr"}
+
+
 def desc_sig(dtype: torch.dtype, rows: int, width: int, to_end: bool = False) -> str:
     """The signature string of a ``host_desc`` argument (``to_end``: of a ``host_desc_to_end`` one), for
     ``compile_sm90``."""

@@ -611,20 +611,6 @@ def use_gluon(
     return _g.hopper_eager_ok((q, dq), (do, dv), (k, dq), (v, dv))
 
 
-def _walk_sigs(clip: int, spec) -> dict:
-    """The signature entries of a walked tensor's two descriptors (2-D, to the end) under ``clip``; an unused one is
-    the constexpr None the launch passes."""
-    name2d, name_end, dtype, rows, width = spec
-    return {
-        name2d: _g.desc_sig(dtype, rows, width) if clip != 1 else "constexpr",
-        name_end: _g.desc_sig(dtype, rows, width, to_end=True) if clip else "constexpr",
-    }
-
-
-def _unused_descs(sig: dict) -> dict:
-    return {name: None for name, ty in sig.items() if ty == "constexpr"}
-
-
 def _dkdv_tile(window: bool) -> tuple[int, int]:
     """``(BLOCK_M, STAGES)`` of the dK/dV kernel: with a window the Triton kernel's 32-row window tile."""
     return (WIN_BLOCK_M, WIN_STAGES) if window else (BLOCK_M, STAGES)
@@ -650,11 +636,11 @@ def launch_dkdv_gluon(
     grid = (-(-max_seq_len // BLOCK_N) * batch * h,)
     bm, stages = _dkdv_tile(max_attn_len > 0)
     clip = DKDV_CLIP
+    q_2d, q_end = _g.walk_descs(q, bm, dq_dim, clip)
+    do_2d, do_end = _g.walk_descs(do, bm, dv_dim, clip)
     launch(
         _hstu_bwd_dkdv_gluon_kernel, grid,
-        host_desc(q, bm, dq_dim) if clip != 1 else None, host_desc(k, BLOCK_N, dq_dim),
-        host_desc(v, BLOCK_N, dv_dim), host_desc(do, bm, dv_dim) if clip != 1 else None,
-        _g.host_desc_to_end(q, bm, dq_dim) if clip else None, _g.host_desc_to_end(do, bm, dv_dim) if clip else None,
+        q_2d, host_desc(k, BLOCK_N, dq_dim), host_desc(v, BLOCK_N, dv_dim), do_2d, q_end, do_end,
         dk, dv, seq_offsets,
         num_targets if num_targets is not None else seq_offsets,
         dk.stride(0), dk.stride(1), dv.stride(0), dv.stride(1), q.stride(1), k.stride(1), v.stride(1), do.stride(1),
@@ -676,8 +662,8 @@ def compile_sm90(dq: int = 128, dv: int = 128, dtype: torch.dtype = torch.bfloat
     bf16 = dtype == torch.bfloat16
     clip = DKDV_CLIP if clip is None else clip
     sig = {
-        **_walk_sigs(clip, ("q_desc", "q_end", dtype, bm, dq)), "k_desc": _g.desc_sig(dtype, BLOCK_N, dq),
-        "v_desc": _g.desc_sig(dtype, BLOCK_N, dv), **_walk_sigs(clip, ("do_desc", "do_end", dtype, bm, dv)),
+        **_g.walk_desc_sigs(clip, "q_desc", "q_end", dtype, bm, dq), "k_desc": _g.desc_sig(dtype, BLOCK_N, dq),
+        "v_desc": _g.desc_sig(dtype, BLOCK_N, dv), **_g.walk_desc_sigs(clip, "do_desc", "do_end", dtype, bm, dv),
         "DK": f"*{ty}", "DV": f"*{ty}", "SEQ_OFFSETS": "*i32", "NUM_TARGETS": "*i32",
     }  # fmt: skip
     for name in (
@@ -697,7 +683,7 @@ def compile_sm90(dq: int = 128, dv: int = 128, dtype: torch.dtype = torch.bfloat
     constexprs = {
         "HEAD_DQ": dq, "HEAD_DV": dv, "HAS_CTX": has_ctx, "HAS_TARGETS": has_targets, "HAS_WINDOW": has_window,
         "HAS_FULL": has_full, "FAST_SIGMOID": bf16, "SCALE_LAST": bf16, "BLOCK_M": bm, "BLOCK_N": BLOCK_N, "STAGES": stages,
-        "CLIP": clip, **_unused_descs(sig),
+        "CLIP": clip, **_g.none_constexprs(sig),
     }  # fmt: skip
     return _g.compile_sm90(_hstu_bwd_dkdv_gluon_kernel, sig, constexprs, WARPS)
 
@@ -723,12 +709,11 @@ def launch_dq_gluon(
     h, dq_dim, dv_dim = q.shape[1], q.shape[2], v.shape[2]
     grid = (-(-max_seq_len // DQ_BLOCK_M) * batch * h,)
     clip = DQ_CLIP
+    k_2d, k_end = _g.walk_descs(k, DQ_BLOCK_N, dq_dim, clip)
+    v_2d, v_end = _g.walk_descs(v, DQ_BLOCK_N, dv_dim, clip)
     launch(
         _hstu_bwd_dq_gluon_kernel, grid,
-        host_desc(q, DQ_BLOCK_M, dq_dim), host_desc(k, DQ_BLOCK_N, dq_dim) if clip != 1 else None,
-        host_desc(v, DQ_BLOCK_N, dv_dim) if clip != 1 else None, host_desc(do, DQ_BLOCK_M, dv_dim),
-        _g.host_desc_to_end(k, DQ_BLOCK_N, dq_dim) if clip else None,
-        _g.host_desc_to_end(v, DQ_BLOCK_N, dv_dim) if clip else None,
+        host_desc(q, DQ_BLOCK_M, dq_dim), k_2d, v_2d, host_desc(do, DQ_BLOCK_M, dv_dim), k_end, v_end,
         dq_out, seq_offsets,
         num_targets if num_targets is not None else seq_offsets,
         dq_out.stride(0), dq_out.stride(1), q.stride(1), k.stride(1), v.stride(1), do.stride(1),
@@ -748,8 +733,9 @@ def compile_dq_sm90(dq: int = 128, dv: int = 128, dtype: torch.dtype = torch.bfl
     bf16 = dtype == torch.bfloat16
     clip = DQ_CLIP if clip is None else clip
     sig = {
-        "q_desc": _g.desc_sig(dtype, DQ_BLOCK_M, dq), **_walk_sigs(clip, ("k_desc", "k_end", dtype, DQ_BLOCK_N, dq)),
-        **_walk_sigs(clip, ("v_desc", "v_end", dtype, DQ_BLOCK_N, dv)), "do_desc": _g.desc_sig(dtype, DQ_BLOCK_M, dv),
+        "q_desc": _g.desc_sig(dtype, DQ_BLOCK_M, dq),
+        **_g.walk_desc_sigs(clip, "k_desc", "k_end", dtype, DQ_BLOCK_N, dq),
+        **_g.walk_desc_sigs(clip, "v_desc", "v_end", dtype, DQ_BLOCK_N, dv), "do_desc": _g.desc_sig(dtype, DQ_BLOCK_M, dv),
         "DQ_OUT": f"*{ty}", "SEQ_OFFSETS": "*i32", "NUM_TARGETS": "*i32",
     }  # fmt: skip
     for name in ("stride_dqm", "stride_dqh", "col_qh", "col_kh", "col_vh", "col_doh"):
@@ -760,6 +746,6 @@ def compile_dq_sm90(dq: int = 128, dv: int = 128, dtype: torch.dtype = torch.bfl
     constexprs = {
         "HEAD_DQ": dq, "HEAD_DV": dv, "HAS_CTX": has_ctx, "HAS_TARGETS": has_targets, "HAS_WINDOW": has_window,
         "HAS_FULL": has_full, "FAST_SIGMOID": bf16, "SCALE_LAST": bf16, "BLOCK_M": DQ_BLOCK_M, "BLOCK_N": DQ_BLOCK_N, "STAGES": DQ_STAGES,
-        "CLIP": clip, **_unused_descs(sig),
+        "CLIP": clip, **_g.none_constexprs(sig),
     }  # fmt: skip
     return _g.compile_sm90(_hstu_bwd_dq_gluon_kernel, sig, constexprs, DQ_WARPS)
