@@ -23,9 +23,7 @@ from jagattn.attention.triton import bwd_gluon as attn
 from jagattn.hstu.triton import bwd_gluon as hstu
 for d, dv, dtype, left, right, head_major in ((128, 128, torch.bfloat16, False, True, False),
                                               (64, 128, torch.float16, True, True, True)):
-    for clip in (0, 1, 2):  # the q / dO boxes zeroed in shared memory / clipped by TMA (session 41)
-        ptx = attn.compile_sm90(d, dv, dtype, left, right, head_major, clip=clip).asm["ptx"]
-        assert "wgmma" in ptx and ("cp.async.bulk.tensor.3d" in ptx) == (clip > 0), clip
+    assert "wgmma" in attn.compile_sm90(d, dv, dtype, left, right, head_major).asm["ptx"]
     assert "wgmma" in attn.compile_dq_sm90(d, dv, dtype, left, right, head_major).asm["ptx"]  # has_dlse on / off
 for dq, dv, dtype, ctx, targets, window, full in ((128, 128, torch.bfloat16, False, True, False, False),
                                                   (64, 128, torch.float16, True, False, True, False),

@@ -3,6 +3,7 @@
 # Triton kernel, isolation), then the same-process A/B on the attention suite's rows with per-kernel times.
 # Triton 3.6 locally (sm90_resources): causal 255 registers with 152 / 136 / 144 B of spill stack for clip 0 / 1 / 2,
 # both windows 152 / 152 / 160.
+# Needs benchmarks/rounds/s41_attn_clip.diff applied to the tree first (git apply; the switch is not in the library).
 # Call: JAGATTN_GIT_SHA=<sha> bash benchmarks/rounds/s41_next_attn_clip.sh
 export OUT=${OUT:-$PWD/.device-out} JAGATTN_AUTOTUNE=0
 source benchmarks/device_round_env.sh

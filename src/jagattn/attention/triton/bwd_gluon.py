@@ -83,7 +83,6 @@ from ..._core.gluon import (
     host_desc,
     mbarrier,
     tma_load_pair,
-    tma_load_pair_walk,
     warpgroup_mma,
     warpgroup_mma_wait,
     zero_rows_from,
@@ -101,13 +100,6 @@ HEAD_DIMS = (64, 128)
 # that tile 0.95-1.04x the backward, 64x128 0.94-1.00x). DQ_GLUON False: the Triton dQ kernel (measurements).
 DQ_BLOCK_M, DQ_BLOCK_N, DQ_STAGES, DQ_WARPS, DQ_DEFER, DQ_DELTA_TPW = 64, 64, 2, 4, True, 16
 DQ_GLUON = True
-# the dK/dV kernel's q / dO boxes (``_core.gluon.tma_load_pair_walk``'s CLIP; read at import): "0": 2-D descriptors,
-# a partial last block's rows of the next sequence zeroed in shared memory (sessions 26-40); "1": every box through
-# ``host_desc_to_end``, rows past the sequence's end zero-filled by TMA (the HSTU dK/dV kernel's default since session
-# 41, 2-5% faster there); "2": only boxes past the end. Prepared in session 41, not measured on the device yet: "0"
-# stays the default until a same-process A/B. Partial blocks stay masked either way (the row-padded LSE / delta rows
-# past lq are not known finite)
-DKDV_CLIP = int(env_choice("JAGATTN_ATTN_DKDV_CLIP", ("0", "1", "2"), "0"))
 GLUON_SWITCH = env_choice(
     "JAGATTN_ATTN_GLUON", ("auto", "0"), "auto"
 )  # read at import: 0 = the Triton kernel
@@ -134,8 +126,6 @@ if GLUON:
         k_desc,
         v_desc,
         do_desc,
-        q_end,
-        do_end,
         LSE2,
         DELTA,
         DK,
@@ -166,7 +156,6 @@ if GLUON:
         BLOCK_M: gl.constexpr,
         BLOCK_N: gl.constexpr,
         STAGES: gl.constexpr,
-        CLIP: gl.constexpr,
         num_warps: gl.constexpr,
     ):
         gl.static_assert(STAGES >= 2)
@@ -228,10 +217,8 @@ if GLUON:
 
         k_smem = gl.allocate_shared_memory(k_desc.dtype, [BLOCK_N, HEAD_D], k_desc.layout)
         v_smem = gl.allocate_shared_memory(v_desc.dtype, [BLOCK_N, HEAD_DV], v_desc.layout)
-        q_sl: gl.constexpr = gl.NVMMASharedLayout.get_default_for([BLOCK_M, HEAD_D], k_desc.dtype)
-        do_sl: gl.constexpr = gl.NVMMASharedLayout.get_default_for([BLOCK_M, HEAD_DV], k_desc.dtype)
-        q_smem = gl.allocate_shared_memory(k_desc.dtype, [STAGES, BLOCK_M, HEAD_D], q_sl)
-        do_smem = gl.allocate_shared_memory(k_desc.dtype, [STAGES, BLOCK_M, HEAD_DV], do_sl)
+        q_smem = gl.allocate_shared_memory(q_desc.dtype, [STAGES, BLOCK_M, HEAD_D], q_desc.layout)
+        do_smem = gl.allocate_shared_memory(do_desc.dtype, [STAGES, BLOCK_M, HEAD_DV], do_desc.layout)
         kv_bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
         ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
         mbarrier.init(kv_bar, count=1)
@@ -245,8 +232,8 @@ if GLUON:
             g = s // gl.maximum(n_blocks, 1)
             m0 = m_start + (s - g * n_blocks) * BLOCK_M
             i_h = i_hk * GROUP + g
-            tma_load_pair_walk(q_desc, do_desc, q_end, do_end, bos_q, m0, lq, i_h * col_qh, i_h * col_doh,
-                               ready.index(s), q_smem.index(s), do_smem.index(s), pred, CLIP)  # fmt: skip
+            tma_load_pair(q_desc, do_desc, bos_q + m0, i_h * col_qh, i_h * col_doh, ready.index(s), q_smem.index(s),
+                          do_smem.index(s), pred)  # fmt: skip
 
         dk = gl.zeros([BLOCK_N, HEAD_D], gl.float32, k_layout)
         dv = gl.zeros([BLOCK_N, HEAD_DV], gl.float32, v_layout)
@@ -258,10 +245,9 @@ if GLUON:
         # reads them (see _core.gluon.zero_rows_from). Step 0's here; every later one at the end of the step before
         # it, under that step's dV / dK products (zeroed at the top of its own step instead, the backward ran 1-3%
         # longer than without zeroing: session 27 round 11).
-        if CLIP == 0:  # noqa: SIM102 (a constexpr branch around a run-time one)
-            if (total > 0) & (m_start + BLOCK_M > lq):
-                mbarrier.wait(ready.index(0), 0)
-                zero_rows_from(q_smem.index(0), do_smem.index(0), lq - m_start, BLOCK_M, num_warps)
+        if (total > 0) & (m_start + BLOCK_M > lq):
+            mbarrier.wait(ready.index(0), 0)
+            zero_rows_from(q_smem.index(0), do_smem.index(0), lq - m_start, BLOCK_M, num_warps)
 
         for j in range(total):
             st = j % STAGES
@@ -287,8 +273,8 @@ if GLUON:
             m2 = m_start + (nxt - g2 * n_blocks) * BLOCK_M
             i_h2 = i_hk * GROUP + g2
             st2 = nxt % STAGES
-            tma_load_pair_walk(q_desc, do_desc, q_end, do_end, bos_q, m2, lq, i_h2 * col_qh, i_h2 * col_doh,
-                               ready.index(st2), q_smem.index(st2), do_smem.index(st2), pred, CLIP)  # fmt: skip
+            tma_load_pair(q_desc, do_desc, bos_q + m2, i_h2 * col_qh, i_h2 * col_doh, ready.index(st2),
+                          q_smem.index(st2), do_smem.index(st2), pred)  # fmt: skip
 
             pT = gl.exp2(sT * qk_scale - b_lse[None, :])
             if (m0 < m_a) | (m0 >= m_b):
@@ -299,21 +285,20 @@ if GLUON:
                 if HAS_RIGHT:
                     vis = vis & (o_n[:, None] <= o_m[None, :] + (diag + window_right))
                 pT = gl.where(vis, pT, 0.0)
-            a = gl.convert_layout(pT.to(k_desc.dtype), pa_layout)
+            a = gl.convert_layout(pT.to(do_desc.dtype), pa_layout)
             dv = warpgroup_mma(a, do_t, dv, is_async=True)
             dpT = warpgroup_mma_wait(1, deps=(dpT,))  # dV may still run
             dsT = pT * (dpT - b_delta[None, :])
-            ds = gl.convert_layout(dsT.to(k_desc.dtype), dsa_layout)
+            ds = gl.convert_layout(dsT.to(q_desc.dtype), dsa_layout)
             dk = warpgroup_mma(ds, q_t, dk, is_async=True)
             # the next step's block, when partial: its TMA was issued in this step (or earlier) into another stage
             j1 = j + 1
             g1 = j1 // n_blocks
             m1 = m_start + (j1 - g1 * n_blocks) * BLOCK_M
-            if CLIP == 0:  # noqa: SIM102 (a constexpr branch around a run-time one)
-                if (j1 < total) & (m1 + BLOCK_M > lq):
-                    st1 = j1 % STAGES
-                    mbarrier.wait(ready.index(st1), (j1 // STAGES) & 1)
-                    zero_rows_from(q_smem.index(st1), do_smem.index(st1), lq - m1, BLOCK_M, num_warps)
+            if (j1 < total) & (m1 + BLOCK_M > lq):
+                st1 = j1 % STAGES
+                mbarrier.wait(ready.index(st1), (j1 // STAGES) & 1)
+                zero_rows_from(q_smem.index(st1), do_smem.index(st1), lq - m1, BLOCK_M, num_warps)
             dv, dk, a, ds = warpgroup_mma_wait(0, deps=(dv, dk, a, ds))
 
         for s in gl.static_range(STAGES):
@@ -551,29 +536,26 @@ def launch_dkdv_gluon(
     d, dv = q.shape[-1], v.shape[-1]
     slots = num_slots(tk, batch, BLOCK_N)
     grid = (hkv, slots) if head_major else (slots, hkv)
-    q_2d, q_end = _g.walk_descs(q, BLOCK_M, d, DKDV_CLIP)
-    do_2d, do_end = _g.walk_descs(do, BLOCK_M, dv, DKDV_CLIP)
     launch(
         _attention_bwd_dkdv_gluon_kernel, grid,
-        q_2d, host_desc(k, BLOCK_N, d), host_desc(v, BLOCK_N, dv), do_2d, q_end, do_end, lse2, delta, dk, dv_out, cu_seqlens_q, cu_seqlens_k,
+        host_desc(q, BLOCK_M, d), host_desc(k, BLOCK_N, d), host_desc(v, BLOCK_N, dv), host_desc(do, BLOCK_M, dv),
+        lse2, delta, dk, dv_out, cu_seqlens_q, cu_seqlens_k,
         dk.stride(0), dk.stride(1), dv_out.stride(0), dv_out.stride(1), delta.stride(0),
         q.stride(1), do.stride(1), k.stride(1), v.stride(1),
         batch, group, window_left, window_right, float(scale), float(qk_scale),
         HEAD_D=d, HEAD_DV=dv, HAS_LEFT=has_left, HAS_RIGHT=has_right, HEAD_MAJOR=head_major, ROW_PAD=row_pad,
-        BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, STAGES=STAGES, CLIP=DKDV_CLIP, num_warps=WARPS,
+        BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, STAGES=STAGES, num_warps=WARPS,
     )  # fmt: skip
 
 
 def compile_sm90(d: int = 128, dv: int = 128, dtype: torch.dtype = torch.bfloat16, has_left: bool = False,
-                 has_right: bool = True, head_major: bool = False, row_pad: int = 64,
-                 clip: int | None = None):  # fmt: skip
+                 has_right: bool = True, head_major: bool = False, row_pad: int = 64):  # fmt: skip
     """Compile the kernel for sm_90 without a GPU, with the module's current settings (CI checks that the installed
     Triton's Gluon still builds it; benchmarks read registers and spills). Returns Triton's compiled kernel."""
     ty = _g._SIG_DTYPES[dtype]
-    clip = DKDV_CLIP if clip is None else clip
     sig = {
-        **_g.walk_desc_sigs(clip, "q_desc", "q_end", dtype, BLOCK_M, d), "k_desc": _g.desc_sig(dtype, BLOCK_N, d),
-        "v_desc": _g.desc_sig(dtype, BLOCK_N, dv), **_g.walk_desc_sigs(clip, "do_desc", "do_end", dtype, BLOCK_M, dv),
+        "q_desc": _g.desc_sig(dtype, BLOCK_M, d), "k_desc": _g.desc_sig(dtype, BLOCK_N, d),
+        "v_desc": _g.desc_sig(dtype, BLOCK_N, dv), "do_desc": _g.desc_sig(dtype, BLOCK_M, dv),
         "LSE2": "*fp32", "DELTA": "*fp32", "DK": f"*{ty}", "DV_OUT": f"*{ty}", "CU_Q": "*i32", "CU_K": "*i32",
     }  # fmt: skip
     for name in ("stride_dkt", "stride_dkh", "stride_dvt", "stride_dvh", "stride_pad_h", "col_qh", "col_doh",
@@ -582,8 +564,7 @@ def compile_sm90(d: int = 128, dv: int = 128, dtype: torch.dtype = torch.bfloat1
     sig["scale"] = sig["qk_scale"] = "fp32"
     constexprs = {
         "HEAD_D": d, "HEAD_DV": dv, "HAS_LEFT": has_left, "HAS_RIGHT": has_right, "HEAD_MAJOR": head_major,
-        "ROW_PAD": row_pad, "BLOCK_M": BLOCK_M, "BLOCK_N": BLOCK_N, "STAGES": STAGES, "CLIP": clip,
-        **_g.none_constexprs(sig),
+        "ROW_PAD": row_pad, "BLOCK_M": BLOCK_M, "BLOCK_N": BLOCK_N, "STAGES": STAGES,
     }  # fmt: skip
     return _g.compile_sm90(_attention_bwd_dkdv_gluon_kernel, sig, constexprs, WARPS)
 
