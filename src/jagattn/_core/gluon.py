@@ -104,7 +104,8 @@ if GLUON:
         Why: a host-side descriptor spans the whole packed tensor, so a sequence's last, partial row block holds the
         next sequence's rows. Masking their scores is not enough where those rows are a product's reduction dim
         (``dV += P^T dO``, ``dK += dS^T Q``): a masked zero times an inf / NaN row is NaN, so one sequence's inputs
-        would reach another's gradients."""
+        would reach another's gradients. (``host_desc_to_end`` descriptors, session 41, make TMA deliver those rows as
+        zeros instead: the HSTU dK/dV kernel's default.)"""
         _zero_rows_of(q_tile, first, ROWS, num_warps)
         _zero_rows_of(do_tile, first, ROWS, num_warps)
         fence_async_shared()
