@@ -16,4 +16,5 @@ VARIANTS = {
     "dq1": [_set("DQ_CLIP", 1)],
     "dq2": [_set("DQ_CLIP", 2)],
 }
-VARIANTS.update({"dq_qregs1": [_set("DQ_Q_REGS", 1)], "dq_qregs2": [_set("DQ_Q_REGS", 2)]})
+# round 3 also had "dq_qregs1" / "dq_qregs2" (bwd_gluon.DQ_Q_REGS, q / q and dO as register operands): that switch
+# existed only in commits fafcfd5..40794ce (removed in e64fb90: dq wrong at Dq = 64 on Triton 3.6)

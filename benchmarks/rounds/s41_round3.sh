@@ -1,5 +1,6 @@
 # Session 41 round 3 (issue #5): the HSTU Gluon dQ kernel with q (1) / q and dO (2) as the register operands of qk / dp
 # (bwd_gluon.DQ_Q_REGS): bitwise gpu tests, then the same-process A/B (defaults: DKDV_CLIP 1, DQ_CLIP 0, DQ_Q_REGS 0).
+# Needs the tree of fafcfd5 (the DQ_Q_REGS switch was removed in e64fb90).
 # Call: JAGATTN_GIT_SHA=<sha> bash benchmarks/rounds/s41_round3.sh
 export OUT=${OUT:-$PWD/.device-out} JAGATTN_AUTOTUNE=0
 source benchmarks/device_round_env.sh
