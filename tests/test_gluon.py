@@ -33,6 +33,8 @@ for dq, dv, dtype, ctx, targets, window, full in ((128, 128, torch.bfloat16, Fal
             ptx = build(dq, dv, dtype, ctx, targets, window, full, clip).asm["ptx"]
             assert "wgmma" in ptx and ("cp.async.bulk.tensor.3d" in ptx) == (clip > 0), (build, clip)
             assert "cp.async.bulk.tensor.2d" in ptx  # dK/dV's K / V, dQ's q / dO, and the full boxes of clip 2
+    if ctx and window:  # the contextual rows' dQ sum added by the first query block (hstu/triton/bwd.py ctx_split)
+        assert "wgmma" in hstu.compile_dq_sm90(dq, dv, dtype, ctx, targets, window, full, 0, ctx_ks=128).asm["ptx"]
 print("compiled")
 """
 

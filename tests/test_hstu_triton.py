@@ -834,6 +834,96 @@ def test_packed_choice_reaches_the_forward_launch(on_launch, monkeypatch):
 
 
 # ---------------------------------------------------------------------------------------------
+# the contextual rows' dQ split out of the dQ kernel (triton/bwd.py, ctx_split; session 42)
+
+
+def test_ctx_split_only_where_it_applies(monkeypatch):
+    from jagattn.hstu.triton import bwd
+
+    assert bwd.CTX_SPLIT == "auto"  # the default
+    q = torch.zeros(8, 2, 16, dtype=torch.float16)
+    dq = torch.empty_like(q)
+    win = bwd._bwd_small_window
+    assert bwd.ctx_split(q, dq, 6, 40, win, False) == bwd.CTX_KS
+    assert bwd.ctx_split(q.bfloat16(), dq.bfloat16(), 16, 1, win, True) == bwd.CTX_KS
+    assert bwd.ctx_split(q, dq, 17, 40, win, False) == 0  # more contextual rows than the 16-row tile
+    assert bwd.ctx_split(q, dq, 0, 40, win, False) == 0  # no contextual rows
+    assert bwd.ctx_split(q, dq, 6, 0, bwd._bwd_small, False) == 0  # no window
+    assert bwd.ctx_split(q, dq, 6, 0, win, False) == 0
+    assert bwd.ctx_split(q, dq, 6, 40, bwd._bwd_large, False) == 0  # head dims over 128 (other key blocks)
+    assert bwd.ctx_split(q.float(), dq.float(), 6, 40, win, False) == 0  # fp32: one fp32 row per dQ row
+    odd = torch.zeros(8, 2, 15, dtype=torch.float16)
+    assert bwd.ctx_split(odd, torch.empty_like(odd), 6, 40, win, False) == 0  # odd Dq: no 4-byte slots
+    strided = torch.empty(2, 8, 16, dtype=torch.float16).transpose(0, 1)
+    assert bwd.ctx_split(q, strided, 6, 40, win, False) == 0
+    monkeypatch.setattr(bwd, "CTX_SPLIT", "0")
+    assert bwd.ctx_split(q, dq, 6, 40, win, False) == 0
+    # the GPU list: 64-key blocks only (two slots of 2 C <= 32 rows fit one), first the window list's first
+    assert {c.kwargs["BLOCK_N"] for c in bwd._BWD_SMALL_D_CTX} == {64}
+    assert bwd._BWD_SMALL_D_CTX[0] is bwd._BWD_SMALL_D_WINDOW[0]
+    assert bwd.CTX_KS % 64 == 0 and bwd.CTX_KS >= 128  # >= every dQ query block
+
+
+@pytest.mark.parametrize(
+    "C, W, F, lens",
+    [(6, 40, 0, [300, 0, 1, 140, 129]), (16, 17, 30, [257, 128, 200]), (1, 100, 0, [193, 5, 131])],
+)
+def test_ctx_split_matches_reference(monkeypatch, C, W, F, lens):
+    # window batches with contextual rows: the dK/dV kernel forms those rows' dQ part per key block from CTX_KS on
+    # (fp32 scratch in the dQ output), a reduce kernel sums it, the dQ kernel's first block adds the sum and walks
+    # only keys < CTX_KS. Sequences past CTX_KS use the slots (one exactly one block past it); fp16: bf16 takes the
+    # fp32 route under the interpreter, where the split is off. dK / dV are bitwise those of the unsplit kernel
+    # (the contextual step's products are the same), dQ within rounding.
+    from jagattn.hstu.triton import bwd
+
+    taken = []
+    real = bwd.ctx_split
+    monkeypatch.setattr(bwd, "ctx_split", lambda *a: taken.append(real(*a)) or taken[-1])
+    q, k, v, do = _make(lens, 1, 16, 16, dtype=torch.float16, seed=C + W)
+    nt = torch.tensor(_targets(lens, C, W, tmax=9), device=DEV)
+    cu = cu_seqlens(lens, DEV)
+    kw = dict(alpha=0.4, num_targets=nt, contextual_seq_len=C, max_attn_len=W, min_full_attn_seq_len=F)
+    _, got = _check_against_reference(q, k, v, do, cu, max(lens), **kw)
+    assert taken == [bwd.CTX_KS]
+    monkeypatch.setattr(bwd, "CTX_SPLIT", "0")
+    o = jagattn.hstu_attention(q, k, v, cu, max(lens), backend="triton", **kw)
+    unsplit = torch.autograd.grad(o, (q, k, v), do)
+    assert taken[-1] == 0
+    assert torch.equal(got[1], unsplit[1]) and torch.equal(got[2], unsplit[2])
+    diff = (got[0].float() - unsplit[0].float()).abs().max().item()
+    assert diff <= 1e-2 * unsplit[0].float().abs().max().item()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dq_kernel", ["gluon", "triton"])
+@pytest.mark.parametrize("B, N, C, W, F", [(4, 2048, 6, 256, 0), (5, 1024, 16, 100, 50), (6, 300, 1, 33, 0)])
+def test_gpu_ctx_split(monkeypatch, dq_kernel, B, N, C, W, F):
+    # production sizes in bf16 (lengths 0.9 N .. N: slots in every sequence): the split meets the SPEC rule with
+    # either dQ kernel, repeats bit for bit, and moves dQ only by rounding against the unsplit kernels
+    from jagattn.hstu.triton import bwd, bwd_gluon
+
+    if dq_kernel == "triton":
+        monkeypatch.setattr(bwd_gluon, "DQ_SWITCH", "0")
+    taken = []
+    real = bwd.ctx_split
+    monkeypatch.setattr(bwd, "ctx_split", lambda *a: taken.append(real(*a)) or taken[-1])
+    q, k, v, do, cu, ms, kw = _prod(B, N, seed=B, C=C, W=W, F=F)
+    _, got = _check_against_reference(q, k, v, do, cu, ms, **kw)
+    assert taken == [bwd.CTX_KS]
+    o = jagattn.hstu_attention(q, k, v, cu, ms, backend="triton", **kw)
+    again = torch.autograd.grad(o, (q, k, v), do)
+    for name, a, b in zip(("dq", "dk", "dv"), got, again, strict=True):
+        assert torch.equal(a, b), name
+    monkeypatch.setattr(bwd, "CTX_SPLIT", "0")
+    o = jagattn.hstu_attention(q, k, v, cu, ms, backend="triton", **kw)
+    unsplit = torch.autograd.grad(o, (q, k, v), do)
+    assert taken[-1] == 0
+    for name, a, b in zip(("dq", "dk", "dv"), got, unsplit, strict=True):
+        diff = (a.float() - b.float()).abs().max().item()
+        assert diff <= 1e-2 * b.float().abs().max().item(), (name, diff)
+
+
+# ---------------------------------------------------------------------------------------------
 # the Gluon dK/dV kernel (hstu/triton/bwd_gluon.py: Hopper, eager, no window)
 
 
@@ -910,6 +1000,9 @@ def test_gpu_gluon(monkeypatch, kernel, dtype, dq, dv, C, targets, W, F, clip):
         "dq": (fwd, "use_gluon_dq", "DQ_SWITCH", "auto", "0"),
     }[kernel]
     monkeypatch.setattr(bwd_gluon, switch, on)
+    # the Gluon dK/dV kernel never splits the contextual rows' dQ out (bwd.ctx_split): the Triton one compared with it
+    # must not either for dq to stay bitwise
+    monkeypatch.setattr(bwd, "CTX_SPLIT", "0")
     # rows past a sequence's end zeroed by TMA (session 41) / in shared memory
     monkeypatch.setattr(bwd_gluon, "DKDV_CLIP", clip)
     monkeypatch.setattr(bwd_gluon, "DQ_CLIP", clip)
@@ -978,7 +1071,12 @@ def _check_isolated(lens, h, d, max_len, device, tag, dtype=torch.bfloat16):
         (q, k, v, do), lens, 1, ((3, math.inf), (n1 - 7, -math.inf), (0, math.nan), (n1 - 1, math.inf))
     )
     nt = torch.tensor([5, 3, 9, 1], device=device)
-    for kw in (dict(), dict(num_targets=nt, contextual_seq_len=3), dict(max_attn_len=9)):
+    for kw in (
+        dict(),
+        dict(num_targets=nt, contextual_seq_len=3),
+        dict(max_attn_len=9),
+        dict(contextual_seq_len=2, max_attn_len=40),
+    ):
         runs = []
         for qq, kk, vv, dd in ((q, k, v, do), (qb, kb, vb, dob)):
             qq, kk, vv = (t.clone().requires_grad_(True) for t in (qq, kk, vv))

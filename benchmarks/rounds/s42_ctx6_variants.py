@@ -20,7 +20,10 @@ def _ctx0():
         kw["contextual_seq_len"] = 0
         return orig(*a, **kw)
 
-    return (lambda: setattr(jagattn, "hstu_attention", patched), lambda: setattr(jagattn, "hstu_attention", orig))
+    return (
+        lambda: setattr(jagattn, "hstu_attention", patched),
+        lambda: setattr(jagattn, "hstu_attention", orig),
+    )
 
 
 def _gluon(bm, stages):

@@ -86,9 +86,11 @@ def hstu_bwd(
     dv = new_empty(tuple(v.shape), dtype=v.dtype, device=v.device)
     args = (seq_offsets, num_targets, max_seq_len, alpha, inv_scale, contextual_seq_len, max_attn_len)
     if deterministic or not ATOMIC_DQ_DEFAULT:
-        _launch_bwd(do, q, k, v, None, dk, dv, *args, min_full_attn_seq_len)
+        # dQ allocated first: with a window and contextual rows the dK/dV launch keeps fp32 scratch in it
+        # (triton/bwd.py, ctx_split), which the dQ kernel reads and then overwrites
         dq = new_empty(tuple(q.shape), dtype=q.dtype, device=q.device)
-        _launch(1, q, k, v, do, dq, *args, min_full_attn_seq_len, None)
+        ks = _launch_bwd(do, q, k, v, None, dk, dv, *args, min_full_attn_seq_len, dq_out=dq)
+        _launch(1, q, k, v, do, dq, *args, min_full_attn_seq_len, None, ctx_ks=ks)
     else:
         dq_accum = torch.zeros(tuple(q.shape), dtype=torch.float32, device=q.device)
         _launch_bwd(do, q, k, v, dq_accum, dk, dv, *args, min_full_attn_seq_len)

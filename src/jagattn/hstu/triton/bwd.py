@@ -23,10 +23,12 @@ import torch
 import triton
 import triton.language as tl
 
+from ..._core.env import env_choice
 from ..._core.launch import launch
 from ..._core.triton_utils import next_power_of_2
 from .bwd_gluon import launch_dkdv_gluon, use_gluon
 from .fwd import (
+    _ctx_slot,
     _load_rows,
     autotune_mean,
     fast_sigmoid,
@@ -111,6 +113,112 @@ def _hstu_bwd_tile(
 
 
 @triton.jit
+def _hstu_bwd_ctx_step(
+    dk,
+    dv,
+    b_k,
+    b_v,
+    p_q0,
+    p_do0,
+    P_DQ,
+    stride_qm,
+    stride_dom,
+    stride_dqm,
+    stride_dqh,
+    i_h,
+    bos,
+    o_j,
+    n0,
+    ctx_end,
+    scale_a,
+    alpha,
+    C,
+    W,
+    F,
+    M,
+    o_dq,
+    o_dv,
+    m_dq,
+    m_dv,
+    HAS_CTX: tl.constexpr,
+    HAS_TARGETS: tl.constexpr,
+    HAS_WINDOW: tl.constexpr,
+    HAS_FULL: tl.constexpr,
+    PAD_DQ: tl.constexpr,
+    PAD_DV: tl.constexpr,
+    PRECISION: tl.constexpr,
+    FAST_SIGMOID: tl.constexpr,
+    SCALE_LAST: tl.constexpr,
+    DQ_DIM: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    CTX_KS: tl.constexpr,
+):
+    """The contextual rows ``[0, ctx_end)`` (at most ``CTX_ROWS``) against the key block, before the main loop
+    (``CTX_KS > 0``, see ``ctx_split``): their dK / dV terms as in the loop's contextual step, on a 16-row tile
+    instead of a ``BLOCK_M`` one, and, for a key block at or past ``CTX_KS``, their dQ part
+    ``alpha sum_j ds_ij k_j`` over the block's keys stored in fp32 into the dQ output's rows
+    ``[n0 - BLOCK_N, n0 - BLOCK_N + 2 C)`` of this head (``_ctx_slot``): scratch that ``_hstu_ctx_dq_reduce``
+    sums before the dQ kernel overwrites it."""
+    r = tl.arange(0, CTX_ROWS)
+    m_i = r < ctx_end
+    r64 = r.to(tl.int64)
+    b_q = _load_rows(p_q0 + r64[:, None] * stride_qm + o_dq[None, :], m_i, m_dq, PAD_DQ)  # [CR, BDQ]
+    b_do = _load_rows(p_do0 + r64[:, None] * stride_dom + o_dv[None, :], m_i, m_dv, PAD_DV)  # [CR, BDV]
+    b_qk = tl.dot(b_k, tl.trans(b_q), input_precision=PRECISION)  # [BN, CR]
+    b_dp = tl.dot(b_v, tl.trans(b_do), input_precision=PRECISION)
+    b_a, b_ds = _silu_a_ds(b_qk, b_dp, alpha, scale_a, FAST_SIGMOID, SCALE_LAST)
+    b_a, b_ds = _zero_hidden_pair(b_a, b_ds, r, o_j, C, W, F, M, HAS_CTX, HAS_TARGETS, HAS_WINDOW, HAS_FULL)
+    b_ds_lp = b_ds.to(b_q.dtype)
+    dv = tl.dot(b_a.to(b_do.dtype), b_do, dv, input_precision=PRECISION)
+    dk = tl.dot(b_ds_lp, b_q, dk, input_precision=PRECISION)
+    if n0 >= CTX_KS:
+        # k^T ds (a loaded operand transposed, never a product: the Triton >= 3.4 Hopper issue of gated_delta's
+        # README), stored transposed
+        b_dqt = tl.dot(tl.trans(b_k), b_ds_lp, input_precision=PRECISION)  # [BDQ, CR]
+        if SCALE_LAST:
+            b_dqt = b_dqt * _ds_scale(scale_a, FAST_SIGMOID)
+        p_slot = _ctx_slot(
+            P_DQ, bos + n0 - BLOCK_N, r[None, :], o_dq[:, None], i_h, stride_dqm, stride_dqh, DQ_DIM
+        )
+        tl.store(p_slot, b_dqt, mask=m_i[None, :] & m_dq[:, None])
+    return dk, dv
+
+
+@triton.jit
+def _hstu_ctx_dq_reduce(
+    DQ,
+    SEQ_OFFSETS,
+    stride_dqm,
+    stride_dqh,
+    C,
+    H,
+    DQ_DIM: tl.constexpr,
+    BLOCK_DQ: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    CTX_KS: tl.constexpr,
+):
+    """One (sequence, head): the contextual rows' dQ parts of every key block at or past ``CTX_KS`` (stored by the
+    dK/dV kernel, ``_hstu_bwd_ctx_step``) summed in key order, the sum stored in fp32 over the dQ output's rows
+    ``[0, 2 C)``, where the dQ kernel's first query block adds it (fixed order: bit-reproducible)."""
+    pid = tl.program_id(0)
+    i_b = pid // H
+    i_h = pid % H
+    bos = tl.load(SEQ_OFFSETS + i_b).to(tl.int64)
+    n = (tl.load(SEQ_OFFSETS + i_b + 1).to(tl.int64) - bos).to(tl.int32)
+    if n <= CTX_KS:
+        return
+    r = tl.arange(0, CTX_ROWS)[:, None]
+    d = tl.arange(0, BLOCK_DQ)[None, :]
+    m = (r < C) & (d < DQ_DIM)
+    acc = tl.zeros([CTX_ROWS, BLOCK_DQ], dtype=tl.float32)
+    for n0 in range(CTX_KS, n, BLOCK_N):
+        acc += tl.load(
+            _ctx_slot(DQ, bos + n0 - BLOCK_N, r, d, i_h, stride_dqm, stride_dqh, DQ_DIM), mask=m, other=0.0
+        )
+    tl.store(_ctx_slot(DQ, bos, r, d, i_h, stride_dqm, stride_dqh, DQ_DIM), acc, mask=m)
+
+
+@triton.jit
 def _hstu_bwd_kernel(
     Q,
     K,
@@ -160,6 +268,7 @@ def _hstu_bwd_kernel(
     FAST_SIGMOID: tl.constexpr,
     SCALE_LAST: tl.constexpr,
     ROW_OFF64: tl.constexpr,
+    CTX_KS: tl.constexpr,
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
     BLOCK_DQ: tl.constexpr,
@@ -251,7 +360,17 @@ def _hstu_bwd_kernel(
         n_full = 0
     # one software-pipelined loop over the three row ranges in turn: contextual rows [0, ctx_end),
     # main rows [a0, a1) (unmasked for t in [t1, t2)), window-exempt rows [f0, n)
-    n_ctx = tl.cdiv(ctx_end, BLOCK_M)
+    if CTX_KS > 0:  # the contextual rows before the loop, with their dQ part (ctx_split)
+        tl.static_assert(HAS_CTX and not ATOMIC_DQ)
+        tl.static_assert((CTX_KS % BLOCK_N == 0) and (BLOCK_N >= 2 * CTX_ROWS))
+        dk, dv = _hstu_bwd_ctx_step(
+            dk, dv, b_k, b_v, p_q0, p_do0, DQ, stride_qm, stride_dom, stride_dqm, stride_dqh, i_h, bos, o_j, n0,
+            ctx_end, scale_a, alpha, C, W, F, M, o_dq, o_dv, m_dq, m_dv, HAS_CTX, HAS_TARGETS, HAS_WINDOW, HAS_FULL,
+            PAD_DQ, PAD_DV, PRECISION, FAST_SIGMOID, SCALE_LAST, DQ_DIM, BLOCK_N, CTX_KS,
+        )  # fmt: skip
+        n_ctx = 0
+    else:
+        n_ctx = tl.cdiv(ctx_end, BLOCK_M)
     for t in range(0, n_ctx + nb + n_full):
         u = t - n_ctx
         in_ctx = u < 0
@@ -345,9 +464,53 @@ _bwd_small = _tuned(_BWD_SMALL_D, False)
 # kernel's first config also won there (2.064 ms), so only the plain kernel gets a window list.
 _BWD_SMALL_D_WINDOW = window_first(_BWD_SMALL_D, 32, 64, 4, 3)
 _bwd_small_window = _tuned(_BWD_SMALL_D_WINDOW, False)
+# The contextual rows split out of the dQ kernel (``ctx_split``): key blocks of 64 (the split's scratch slots),
+# the window list's order
+_BWD_SMALL_D_CTX = [c for c in _BWD_SMALL_D_WINDOW if c.kwargs["BLOCK_N"] == 64]
+_bwd_small_ctx = _tuned(_BWD_SMALL_D_CTX, False)
 _bwd_large = _tuned(_BWD_LARGE_D, False)
 _bwd_huge_atomic = _tuned(_BWD_HUGE_ROWS, True)
 _bwd_huge = _tuned(_BWD_HUGE_ROWS, False)
+
+
+# ``ctx_split``: a window batch's contextual rows see every key, so the dQ kernel's first query block walked the
+# whole sequence while every other block walks ~W keys (ctx6-w256: C = 6, W = 256, ~2k keys; session 42 round 1,
+# H200: the same batch without context ran the dQ kernel 0.711 -> 0.575 ms, dK/dV 0.857 -> 0.778). Instead the
+# dK/dV kernel, whose contextual step already forms those rows' ds for its key block, also forms their dQ part
+# ``ds^T k`` and leaves it in fp32 in the (not yet written) dQ output; ``_hstu_ctx_dq_reduce`` sums the parts per
+# (sequence, head) in key order and the dQ kernel's first block adds the sum and walks only keys < CTX_KS. No extra
+# memory (the slots are rows of dQ that the dQ kernel writes afterwards) and a fixed summation order.
+# JAGATTN_HSTU_CTX_SPLIT=0 (read at import) turns it off.
+CTX_SPLIT = env_choice("JAGATTN_HSTU_CTX_SPLIT", ("auto", "0"), "auto")
+CTX_KS = (
+    128  # >= every dQ query block (fwd.py's lists, the Gluon kernel), a multiple of every split key block
+)
+CTX_ROWS = tl.constexpr(16)  # the contextual tile of _hstu_bwd_ctx_step; C <= CTX_ROWS rows
+
+
+def ctx_split(
+    q: torch.Tensor, dq: torch.Tensor, contextual_seq_len: int, max_attn_len: int, kernel, compact: bool
+) -> int:
+    """``CTX_KS`` when the backward splits the contextual rows' dQ out of the dQ kernel (see ``CTX_SPLIT``), else 0:
+    a window and ``0 < C <= CTX_ROWS``, the Triton dK/dV kernel of the small-row class without atomics (``kernel``:
+    the chosen autotuner, its 64-key blocks; the interpreter's 32 hold 2 C rows too), fp16 / bf16 with an even
+    ``Dq`` and a contiguous dQ output (an fp32 scratch row fits two of its rows exactly, 4-byte aligned)."""
+    if CTX_SPLIT == "0" or max_attn_len <= 0 or not 0 < contextual_seq_len <= CTX_ROWS.value:
+        return 0
+    if kernel not in (_bwd_small_window, _bwd_small_ctx) or q.dtype not in (torch.float16, torch.bfloat16):
+        return 0
+    if q.shape[2] % 2 or not dq.is_contiguous() or dq.dtype != q.dtype:
+        return 0
+    del compact  # both grids give every key block its own program and dQ's first block its own program
+    return CTX_KS
+
+
+def _ctx_block_n(kernel) -> int:
+    """The key block of every config of an autotuner (the reduce kernel's slot stride)."""
+    sizes = {c.kwargs["BLOCK_N"] for c in kernel.configs}
+    if len(sizes) != 1:
+        raise ValueError(f"ctx_split needs one key block size, got {sorted(sizes)}")
+    return sizes.pop()
 
 
 def _launch_bwd(
@@ -367,13 +530,15 @@ def _launch_bwd(
     max_attn_len: int,
     min_full_attn_seq_len: int,
     config: dict | None = None,
-) -> None:
+    dq_out: torch.Tensor | None = None,
+) -> int:
     """dK/dV into ``dk, dv``; with ``dq_accum`` (fp32, zeroed) also dQ by atomic adds. ``config``
-    (benchmarks only) pins one ``{"BLOCK_M", "BLOCK_N", "num_warps", "num_stages"}``."""
+    (benchmarks only) pins one ``{"BLOCK_M", "BLOCK_N", "num_warps", "num_stages"}``. ``dq_out``: the dQ output
+    the dQ kernel fills afterwards; returns the ``ctx_split`` the dQ kernel must take (0: none, ``dq_out`` unused)."""
     batch = seq_offsets.shape[0] - 1
     h, dq_dim, dv_dim = q.shape[1], q.shape[2], v.shape[2]
     if batch == 0 or max_seq_len == 0 or k.shape[0] == 0:
-        return
+        return 0
     bdq, bdv = max(16, next_power_of_2(dq_dim)), max(16, next_power_of_2(dv_dim))
     rc = row_class(bdq, bdv, q.element_size())
     atomic = dq_accum is not None
@@ -391,7 +556,12 @@ def _launch_bwd(
             max_attn_len, min_full_attn_seq_len, l2_group(batch, h, k.shape[0], max_seq_len), fast_sigmoid(q.dtype),
             scale_last(q.dtype),
         )  # fmt: skip
-        return
+        return 0
+    ks = 0
+    if not atomic and config is None and dq_out is not None:
+        ks = ctx_split(q, dq_out, contextual_seq_len, max_attn_len, kernel, compact)
+        if ks:
+            kernel, dq_t = _bwd_small_ctx, dq_out
     order, table = make_schedule(seq_offsets, max_seq_len) if compact else (seq_offsets, seq_offsets)
 
     def grid(meta):
@@ -416,5 +586,12 @@ def _launch_bwd(
         HAS_WINDOW=max_attn_len > 0, HAS_FULL=min_full_attn_seq_len > 0, COMPACT=compact,
         PRECISION=precision_of(q.dtype), FAST_SIGMOID=fast_sigmoid(q.dtype), BLOCK_DQ=bdq, BLOCK_DV=bdv,
         SCALE_LAST=scale_last(q.dtype),
-        ROW_OFF64=row_off64(q.stride(0), do.stride(0)), **meta,
+        ROW_OFF64=row_off64(q.stride(0), do.stride(0)), CTX_KS=ks, **meta,
     )  # fmt: skip
+    if ks:
+        launch(
+            _hstu_ctx_dq_reduce, (batch * h,),
+            dq_out, seq_offsets, dq_out.stride(0), dq_out.stride(1), int(contextual_seq_len), h,
+            DQ_DIM=dq_dim, BLOCK_DQ=bdq, BLOCK_N=_ctx_block_n(kernel), CTX_KS=ks,
+        )  # fmt: skip
+    return ks

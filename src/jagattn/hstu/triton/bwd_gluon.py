@@ -434,6 +434,7 @@ if GLUON:
         BLOCK_N: gl.constexpr,
         STAGES: gl.constexpr,
         CLIP: gl.constexpr,
+        CTX_KS: gl.constexpr,
         num_warps: gl.constexpr,
     ):
         """dQ of one query block of one (sequence, head): ``fwd._hstu_fwd_kernel``'s ``MODE == 1`` (no window, not
@@ -468,7 +469,13 @@ if GLUON:
         m1 = gl.minimum(m0 + BLOCK_M, n)
         ctx_block = m0 < C  # contextual rows see every non-target key
         target_block = (m0 >= U) & (m0 >= C)  # only targets: the non-target prefix, then their own diagonal
-        hi = gl.where(ctx_block, gl.maximum(U, m1), gl.where(target_block, U, m1))
+        if (
+            CTX_KS > 0
+        ):  # bwd.ctx_split: the contextual rows' keys from CTX_KS on come summed from the dK/dV kernel
+            gl.static_assert(BLOCK_M <= CTX_KS)
+            hi = gl.where(ctx_block, gl.maximum(gl.minimum(U, CTX_KS), m1), gl.where(target_block, U, m1))
+        else:
+            hi = gl.where(ctx_block, gl.maximum(U, m1), gl.where(target_block, U, m1))
         # the main keys [lo, hi); those in [lo_full, hi_full) are visible to every row of the block (fwd.py's
         # MODE == 1 ranges: the window's lower bound in id space, none for contextual or window-exempt rows)
         lo = n * 0
@@ -588,6 +595,19 @@ if GLUON:
                 dq = dq * scale_a
         o_mq = m0 + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(1, q_layout))
         o_d = gl.arange(0, HEAD_DQ, layout=gl.SliceLayout(0, q_layout))
+        if (
+            CTX_KS > 0
+        ):  # the contextual rows' sum over the keys from CTX_KS on (bwd._hstu_ctx_dq_reduce, fwd._ctx_slot)
+            HALF: gl.constexpr = HEAD_DQ // 2
+            m_ctx = o_mq < gl.where(
+                n > CTX_KS, C, 0
+            )  # (no sum for a sequence without key blocks past CTX_KS)
+            row_s = (bos + 2 * o_mq[:, None] + (o_d[None, :] >= HALF).to(gl.int32)).to(gl.int64)
+            p_sum = (
+                DQ_OUT.to(gl.pointer_type(gl.float32)) + row_s * (stride_dqm // 2) + i_h * (stride_dqh // 2)
+            )
+            p_sum = p_sum + (o_d % HALF)[None, :]
+            dq = dq + gl.load(p_sum, mask=m_ctx[:, None] & (o_d < HEAD_DQ)[None, :], other=0.0)
         rows_q = (bos + o_mq).to(gl.int64)
         p_dq = DQ_OUT + rows_q[:, None] * stride_dqm + i_h * stride_dqh + o_d[None, :]
         gl.store(p_dq, dq.to(DQ_OUT.dtype.element_ty), mask=(o_mq < n)[:, None] & (o_d < HEAD_DQ)[None, :])
@@ -702,9 +722,9 @@ def use_gluon_dq(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, do: torch.Te
 
 def launch_dq_gluon(
     do, q, k, v, dq_out, seq_offsets, num_targets, max_seq_len, alpha, inv_scale, contextual_seq_len, max_attn_len,
-    min_full_attn_seq_len, l2_group, fast_sigmoid, scale_last,
+    min_full_attn_seq_len, l2_group, fast_sigmoid, scale_last, ctx_ks=0,
 ) -> None:  # fmt: skip
-    """dQ into ``dq_out`` (``use_gluon_dq`` must hold)."""
+    """dQ into ``dq_out`` (``use_gluon_dq`` must hold); ``ctx_ks`` as ``fwd._launch``'s."""
     batch = seq_offsets.shape[0] - 1
     h, dq_dim, dv_dim = q.shape[1], q.shape[2], v.shape[2]
     grid = (-(-max_seq_len // DQ_BLOCK_M) * batch * h,)
@@ -721,13 +741,13 @@ def launch_dq_gluon(
         h, max_seq_len, l2_group,
         **_launch_constexprs(dq_dim, dv_dim, num_targets, contextual_seq_len, max_attn_len, min_full_attn_seq_len,
                              fast_sigmoid, scale_last),
-        BLOCK_M=DQ_BLOCK_M, BLOCK_N=DQ_BLOCK_N, STAGES=DQ_STAGES, CLIP=clip, num_warps=DQ_WARPS,
+        BLOCK_M=DQ_BLOCK_M, BLOCK_N=DQ_BLOCK_N, STAGES=DQ_STAGES, CLIP=clip, CTX_KS=int(ctx_ks), num_warps=DQ_WARPS,
     )  # fmt: skip
 
 
 def compile_dq_sm90(dq: int = 128, dv: int = 128, dtype: torch.dtype = torch.bfloat16, has_ctx: bool = False,
                     has_targets: bool = True, has_window: bool = False, has_full: bool = False,
-                    clip: int | None = None):  # fmt: skip
+                    clip: int | None = None, ctx_ks: int = 0):  # fmt: skip
     """Compile the dQ kernel for sm_90 without a GPU, with the settings a call of ``dtype`` takes."""
     ty = _g._SIG_DTYPES[dtype]
     bf16 = dtype == torch.bfloat16
@@ -746,6 +766,6 @@ def compile_dq_sm90(dq: int = 128, dv: int = 128, dtype: torch.dtype = torch.bfl
     constexprs = {
         "HEAD_DQ": dq, "HEAD_DV": dv, "HAS_CTX": has_ctx, "HAS_TARGETS": has_targets, "HAS_WINDOW": has_window,
         "HAS_FULL": has_full, "FAST_SIGMOID": bf16, "SCALE_LAST": bf16, "BLOCK_M": DQ_BLOCK_M, "BLOCK_N": DQ_BLOCK_N, "STAGES": DQ_STAGES,
-        "CLIP": clip, **_g.none_constexprs(sig),
+        "CLIP": clip, "CTX_KS": ctx_ks, **_g.none_constexprs(sig),
     }  # fmt: skip
     return _g.compile_sm90(_hstu_bwd_dq_gluon_kernel, sig, constexprs, DQ_WARPS)

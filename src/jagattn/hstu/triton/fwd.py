@@ -53,6 +53,17 @@ def _load_rows(ptrs, m_row, m_col, COL_MASK: tl.constexpr):
 
 
 @triton.jit
+def _ctx_slot(P_DQ, row0, r, d, i_h, stride_dqm, stride_dqh, DQ_DIM: tl.constexpr):
+    """fp32 pointers to element ``(r, d)`` of a ``[CTX_ROWS, DQ_DIM]`` fp32 block kept in the 2-byte dQ output's
+    rows ``row0 + 2 r`` (columns ``d < DQ_DIM / 2``) and ``row0 + 2 r + 1`` (the rest) of head ``i_h``: one fp32 row
+    fills two rows of the head's even number of 2-byte columns (``ctx_split`` checks the layout)."""
+    HALF: tl.constexpr = DQ_DIM // 2
+    p32 = P_DQ.to(tl.pointer_type(tl.float32))
+    row = (row0 + 2 * r + (d >= HALF).to(tl.int32)).to(tl.int64)
+    return p32 + row * (stride_dqm // 2) + i_h * (stride_dqh // 2) + d % HALF
+
+
+@triton.jit
 def _hstu_fwd_tile(
     acc,
     b_q,
@@ -176,6 +187,7 @@ def _hstu_fwd_kernel(
     PACKED: tl.constexpr,
     SCALE_LAST: tl.constexpr,
     ROW_OFF64: tl.constexpr,
+    CTX_KS: tl.constexpr,
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
     BLOCK_DQ: tl.constexpr,
@@ -261,7 +273,13 @@ def _hstu_fwd_kernel(
     m1 = tl.minimum(m0 + BLOCK_M, pos0 + nrows)
     ctx_block = m0 < C  # contextual rows see every non-target key
     target_block = (m0 >= U) & (m0 >= C)  # only targets: non-target prefix + own diagonal
-    hi = tl.where(ctx_block, tl.maximum(U, m1), tl.where(target_block, U, m1))
+    if (
+        CTX_KS > 0
+    ):  # bwd.ctx_split: the contextual rows' keys from CTX_KS on come summed from the dK/dV kernel
+        tl.static_assert((MODE == 1) and (BLOCK_M <= CTX_KS))
+        hi = tl.where(ctx_block, tl.maximum(tl.minimum(U, CTX_KS), m1), tl.where(target_block, U, m1))
+    else:
+        hi = tl.where(ctx_block, tl.maximum(U, m1), tl.where(target_block, U, m1))
     lo = n * 0
     lo_full = n * 0
     if HAS_WINDOW:
@@ -325,6 +343,10 @@ def _hstu_fwd_kernel(
         else:
             acc = acc * inv_s
     if MODE == 1:
+        if CTX_KS > 0:  # the contextual rows' sum over the keys from CTX_KS on (bwd._hstu_ctx_dq_reduce)
+            m_ctx = o_r < tl.where(n > CTX_KS, C, 0)  # (no sum for a sequence without key blocks past CTX_KS)
+            p_sum = _ctx_slot(OUT, q_row0, o_r[:, None], o_dq[None, :], i_h, stride_om, stride_oh, DQ)
+            acc += tl.load(p_sum, mask=m_ctx[:, None] & m_dq[None, :], other=0.0)
         p_o = (
             OUT + q_row0 * stride_om + i_h * stride_oh + o_r[:, None].to(tl.int64) * stride_om + o_dq[None, :]
         )
@@ -545,11 +567,13 @@ def _launch(
     min_full_attn_seq_len: int,
     delta: int | None,
     config: dict | None = None,
+    ctx_ks: int = 0,
 ) -> None:
     """Launch the forward (``mode == 0``) or deterministic dQ (``mode == 1``) kernel into ``out``.
 
     ``config`` (benchmarks only): ``{"BLOCK_M", "BLOCK_N", "num_warps", "num_stages"}`` runs the
-    kernel with that one config instead of the autotuned choice."""
+    kernel with that one config instead of the autotuned choice. ``ctx_ks``: dQ only, what the dK/dV launch
+    returned (``bwd.ctx_split``: the contextual rows' keys from ``ctx_ks`` on are already summed in ``out``)."""
     batch = seq_offsets.shape[0] - 1
     h, dq_dim = q.shape[1], q.shape[2]
     dv_dim = v.shape[2]
@@ -580,6 +604,7 @@ def _launch(
         launch_dq_gluon(
             do_t, q, k, v, out, seq_offsets, num_targets, rows, alpha, inv_scale, contextual_seq_len, max_attn_len,
             min_full_attn_seq_len, l2_group(batch, h, q.shape[0], rows), fast_sigmoid(q.dtype), scale_last(q.dtype),
+            ctx_ks,
         )  # fmt: skip
         return
     order, table = make_schedule(seq_offsets, rows) if compact else (seq_offsets, seq_offsets)
@@ -605,6 +630,6 @@ def _launch(
         HAS_WINDOW=max_attn_len > 0, HAS_FULL=min_full_attn_seq_len > 0, COMPACT=compact,
         PRECISION=precision_of(q.dtype), FAST_SIGMOID=fast_sigmoid(q.dtype), BLOCK_DQ=bdq, BLOCK_DV=bdv,
         PACKED=mode == 0 and packed_silu(q.dtype) and packed_for_shape(k.shape[0], batch, max_attn_len),
-        SCALE_LAST=scale_last(q.dtype), ROW_OFF64=row_off64(k.stride(0), v.stride(0)),
+        SCALE_LAST=scale_last(q.dtype), ROW_OFF64=row_off64(k.stride(0), v.stride(0)), CTX_KS=ctx_ks,
         **meta,
     )  # fmt: skip
