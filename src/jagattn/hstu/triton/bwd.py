@@ -118,11 +118,9 @@ def _hstu_bwd_ctx_step(
     dv,
     b_k,
     b_v,
-    p_q0,
-    p_do0,
+    b_q,
+    b_do,
     P_DQ,
-    stride_qm,
-    stride_dom,
     stride_dqm,
     stride_dqh,
     i_h,
@@ -137,15 +135,11 @@ def _hstu_bwd_ctx_step(
     F,
     M,
     o_dq,
-    o_dv,
     m_dq,
-    m_dv,
     HAS_CTX: tl.constexpr,
     HAS_TARGETS: tl.constexpr,
     HAS_WINDOW: tl.constexpr,
     HAS_FULL: tl.constexpr,
-    PAD_DQ: tl.constexpr,
-    PAD_DV: tl.constexpr,
     PRECISION: tl.constexpr,
     FAST_SIGMOID: tl.constexpr,
     SCALE_LAST: tl.constexpr,
@@ -158,12 +152,9 @@ def _hstu_bwd_ctx_step(
     instead of a ``BLOCK_M`` one, and, for a key block at or past ``CTX_KS``, their dQ part
     ``alpha sum_j ds_ij k_j`` over the block's keys stored in fp32 into the dQ output's rows
     ``[n0 - BLOCK_N, n0 - BLOCK_N + 2 C)`` of this head (``_ctx_slot``): scratch that ``_hstu_ctx_dq_reduce``
-    sums before the dQ kernel overwrites it."""
+    sums before the dQ kernel overwrites it. ``b_q, b_do``: the rows from ``_ctx_rows``."""
     r = tl.arange(0, CTX_ROWS)
     m_i = r < ctx_end
-    r64 = r.to(tl.int64)
-    b_q = _load_rows(p_q0 + r64[:, None] * stride_qm + o_dq[None, :], m_i, m_dq, PAD_DQ)  # [CR, BDQ]
-    b_do = _load_rows(p_do0 + r64[:, None] * stride_dom + o_dv[None, :], m_i, m_dv, PAD_DV)  # [CR, BDV]
     b_qk = tl.dot(b_k, tl.trans(b_q), input_precision=PRECISION)  # [BN, CR]
     b_dp = tl.dot(b_v, tl.trans(b_do), input_precision=PRECISION)
     b_a, b_ds = _silu_a_ds(b_qk, b_dp, alpha, scale_a, FAST_SIGMOID, SCALE_LAST)
@@ -185,6 +176,18 @@ def _hstu_bwd_ctx_step(
 
 
 @triton.jit
+def _ctx_rows(p_q0, p_do0, stride_qm, stride_dom, ctx_end, o_dq, o_dv, m_dq, m_dv, PAD_DQ: tl.constexpr,
+              PAD_DV: tl.constexpr):  # fmt: skip
+    """q and dO of the contextual rows ``[0, ctx_end)`` as ``[CTX_ROWS, D]`` tiles (zeros past ``ctx_end``)."""
+    r = tl.arange(0, CTX_ROWS)
+    m_i = r < ctx_end
+    r64 = r.to(tl.int64)
+    b_q = _load_rows(p_q0 + r64[:, None] * stride_qm + o_dq[None, :], m_i, m_dq, PAD_DQ)
+    b_do = _load_rows(p_do0 + r64[:, None] * stride_dom + o_dv[None, :], m_i, m_dv, PAD_DV)
+    return b_q, b_do
+
+
+@triton.jit
 def _hstu_ctx_dq_reduce(
     DQ,
     SEQ_OFFSETS,
@@ -193,14 +196,16 @@ def _hstu_ctx_dq_reduce(
     C,
     H,
     DQ_DIM: tl.constexpr,
-    BLOCK_DQ: tl.constexpr,
+    BLOCK_D: tl.constexpr,
     BLOCK_N: tl.constexpr,
     CTX_KS: tl.constexpr,
+    STAGES: tl.constexpr,
 ):
-    """One (sequence, head): the contextual rows' dQ parts of every key block at or past ``CTX_KS`` (stored by the
+    """One (sequence, head) and ``BLOCK_D`` columns: the contextual rows' dQ parts of every key block at or past ``CTX_KS`` (stored by the
     dK/dV kernel, ``_hstu_bwd_ctx_step``) summed in key order, the sum stored in fp32 over the dQ output's rows
     ``[0, 2 C)``, where the dQ kernel's first query block adds it (fixed order: bit-reproducible)."""
     pid = tl.program_id(0)
+    d0 = tl.program_id(1) * BLOCK_D
     i_b = pid // H
     i_h = pid % H
     bos = tl.load(SEQ_OFFSETS + i_b).to(tl.int64)
@@ -208,10 +213,10 @@ def _hstu_ctx_dq_reduce(
     if n <= CTX_KS:
         return
     r = tl.arange(0, CTX_ROWS)[:, None]
-    d = tl.arange(0, BLOCK_DQ)[None, :]
+    d = d0 + tl.arange(0, BLOCK_D)[None, :]
     m = (r < C) & (d < DQ_DIM)
-    acc = tl.zeros([CTX_ROWS, BLOCK_DQ], dtype=tl.float32)
-    for n0 in range(CTX_KS, n, BLOCK_N):
+    acc = tl.zeros([CTX_ROWS, BLOCK_D], dtype=tl.float32)
+    for n0 in tl.range(CTX_KS, n, BLOCK_N, num_stages=STAGES):  # (independent loads in flight)
         acc += tl.load(
             _ctx_slot(DQ, bos + n0 - BLOCK_N, r, d, i_h, stride_dqm, stride_dqh, DQ_DIM), mask=m, other=0.0
         )
@@ -269,6 +274,7 @@ def _hstu_bwd_kernel(
     SCALE_LAST: tl.constexpr,
     ROW_OFF64: tl.constexpr,
     CTX_KS: tl.constexpr,
+    CTX_PLACE: tl.constexpr,
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
     BLOCK_DQ: tl.constexpr,
@@ -360,14 +366,19 @@ def _hstu_bwd_kernel(
         n_full = 0
     # one software-pipelined loop over the three row ranges in turn: contextual rows [0, ctx_end),
     # main rows [a0, a1) (unmasked for t in [t1, t2)), window-exempt rows [f0, n)
-    if CTX_KS > 0:  # the contextual rows before the loop, with their dQ part (ctx_split)
+    if CTX_KS > 0:  # the contextual rows in a step of their own, with their dQ part (ctx_split)
         tl.static_assert(HAS_CTX and not ATOMIC_DQ)
         tl.static_assert((CTX_KS % BLOCK_N == 0) and (BLOCK_N >= 2 * CTX_ROWS))
-        dk, dv = _hstu_bwd_ctx_step(
-            dk, dv, b_k, b_v, p_q0, p_do0, DQ, stride_qm, stride_dom, stride_dqm, stride_dqh, i_h, bos, o_j, n0,
-            ctx_end, scale_a, alpha, C, W, F, M, o_dq, o_dv, m_dq, m_dv, HAS_CTX, HAS_TARGETS, HAS_WINDOW, HAS_FULL,
-            PAD_DQ, PAD_DV, PRECISION, FAST_SIGMOID, SCALE_LAST, DQ_DIM, BLOCK_N, CTX_KS,
-        )  # fmt: skip
+        if CTX_PLACE != 1:  # loaded before the loop (CTX_PLACE 2: used after it)
+            b_qc, b_doc = _ctx_rows(
+                p_q0, p_do0, stride_qm, stride_dom, ctx_end, o_dq, o_dv, m_dq, m_dv, PAD_DQ, PAD_DV
+            )
+        if CTX_PLACE == 0:
+            dk, dv = _hstu_bwd_ctx_step(
+                dk, dv, b_k, b_v, b_qc, b_doc, DQ, stride_dqm, stride_dqh, i_h, bos, o_j, n0, ctx_end, scale_a,
+                alpha, C, W, F, M, o_dq, m_dq, HAS_CTX, HAS_TARGETS, HAS_WINDOW, HAS_FULL, PRECISION, FAST_SIGMOID,
+                SCALE_LAST, DQ_DIM, BLOCK_N, CTX_KS,
+            )  # fmt: skip
         n_ctx = 0
     else:
         n_ctx = tl.cdiv(ctx_end, BLOCK_M)
@@ -415,6 +426,19 @@ def _hstu_bwd_kernel(
             SCALE_LAST,
             BLOCK_M,
         )
+
+    if (CTX_KS > 0) and (
+        CTX_PLACE != 0
+    ):  # the contextual step after the loop (CTX_PLACE 1: its rows loaded here)
+        if CTX_PLACE == 1:
+            b_qc, b_doc = _ctx_rows(
+                p_q0, p_do0, stride_qm, stride_dom, ctx_end, o_dq, o_dv, m_dq, m_dv, PAD_DQ, PAD_DV
+            )
+        dk, dv = _hstu_bwd_ctx_step(
+            dk, dv, b_k, b_v, b_qc, b_doc, DQ, stride_dqm, stride_dqh, i_h, bos, o_j, n0, ctx_end, scale_a,
+            alpha, C, W, F, M, o_dq, m_dq, HAS_CTX, HAS_TARGETS, HAS_WINDOW, HAS_FULL, PRECISION, FAST_SIGMOID,
+            SCALE_LAST, DQ_DIM, BLOCK_N, CTX_KS,
+        )  # fmt: skip
 
     if SCALE_LAST:  # the constant factors the tiles left out (mask._silu_a_ds with UNIT)
         dk = dk * _ds_scale(scale_a, FAST_SIGMOID)
@@ -486,6 +510,10 @@ CTX_KS = (
     128  # >= every dQ query block (fwd.py's lists, the Gluon kernel), a multiple of every split key block
 )
 CTX_ROWS = tl.constexpr(16)  # the contextual tile of _hstu_bwd_ctx_step; C <= CTX_ROWS rows
+# where the dK/dV kernel runs the contextual step: 0 before its loop, 1 after it, 2 after it with its rows loaded
+# before (session 42, measured: see the HSTU README)
+CTX_PLACE = 0
+REDUCE_BLOCK_D, REDUCE_STAGES = 64, 3  # the reduce kernel's columns per program, its loop's loads in flight
 
 
 def ctx_split(
@@ -586,12 +614,13 @@ def _launch_bwd(
         HAS_WINDOW=max_attn_len > 0, HAS_FULL=min_full_attn_seq_len > 0, COMPACT=compact,
         PRECISION=precision_of(q.dtype), FAST_SIGMOID=fast_sigmoid(q.dtype), BLOCK_DQ=bdq, BLOCK_DV=bdv,
         SCALE_LAST=scale_last(q.dtype),
-        ROW_OFF64=row_off64(q.stride(0), do.stride(0)), CTX_KS=ks, **meta,
+        ROW_OFF64=row_off64(q.stride(0), do.stride(0)), CTX_KS=ks, CTX_PLACE=CTX_PLACE if ks else 0, **meta,
     )  # fmt: skip
     if ks:
+        bd = min(bdq, REDUCE_BLOCK_D)
         launch(
-            _hstu_ctx_dq_reduce, (batch * h,),
+            _hstu_ctx_dq_reduce, (batch * h, triton.cdiv(bdq, bd)),
             dq_out, seq_offsets, dq_out.stride(0), dq_out.stride(1), int(contextual_seq_len), h,
-            DQ_DIM=dq_dim, BLOCK_DQ=bdq, BLOCK_N=_ctx_block_n(kernel), CTX_KS=ks,
+            DQ_DIM=dq_dim, BLOCK_D=bd, BLOCK_N=_ctx_block_n(kernel), CTX_KS=ks, STAGES=REDUCE_STAGES,
         )  # fmt: skip
     return ks
