@@ -72,6 +72,7 @@ def _hstu_bwd_tile(
     m_dq,
     m_dv,
     masked,
+    ctx_slot_row,
     ATOMIC_DQ: tl.constexpr,
     HAS_CTX: tl.constexpr,
     HAS_TARGETS: tl.constexpr,
@@ -83,6 +84,8 @@ def _hstu_bwd_tile(
     FAST_SIGMOID: tl.constexpr,
     SCALE_LAST: tl.constexpr,
     BLOCK_M: tl.constexpr,
+    CTX_DQ: tl.constexpr,
+    DQ_DIM: tl.constexpr,
 ):
     # the block's first row as a scalar pointer plus the loop-invariant in-tile offsets: two 64-bit adds
     # per copy instead of a 64-bit multiply-add per row (session 19)
@@ -109,6 +112,15 @@ def _hstu_bwd_tile(
             b_dq = b_dq * _ds_scale(scale_a, FAST_SIGMOID)
         p_dq = p_dq0 + o_i.to(tl.int64)[:, None] * stride_dqm + o_dq[None, :]
         tl.atomic_add(p_dq, b_dq, mask=m_i[:, None] & m_dq[None, :], sem="relaxed")
+    if CTX_DQ:  # noqa: SIM102 (CTX_PLACE 3: the loop's contextual step also stores its dQ part, ctx_split)
+        if ctx_slot_row >= 0:
+            b_dqt = tl.dot(tl.trans(b_k), b_ds_lp, input_precision=PRECISION)  # [BDQ, BM]
+            if SCALE_LAST:
+                b_dqt = b_dqt * _ds_scale(scale_a, FAST_SIGMOID)
+            p_slot = _ctx_slot(
+                p_dq0, ctx_slot_row, r[None, :], o_dq[:, None], 0, stride_dqm, 0, DQ_DIM
+            )
+            tl.store(p_slot, b_dqt, mask=m_i[None, :] & m_dq[:, None])
     return dk, dv
 
 
@@ -366,9 +378,10 @@ def _hstu_bwd_kernel(
         n_full = 0
     # one software-pipelined loop over the three row ranges in turn: contextual rows [0, ctx_end),
     # main rows [a0, a1) (unmasked for t in [t1, t2)), window-exempt rows [f0, n)
-    if CTX_KS > 0:  # the contextual rows in a step of their own, with their dQ part (ctx_split)
+    if CTX_KS > 0:
         tl.static_assert(HAS_CTX and not ATOMIC_DQ)
         tl.static_assert((CTX_KS % BLOCK_N == 0) and (BLOCK_N >= 2 * CTX_ROWS))
+    if (CTX_KS > 0) and (CTX_PLACE != 3):  # the contextual rows in a step of their own, with their dQ part
         if CTX_PLACE != 1:  # loaded before the loop (CTX_PLACE 2: used after it)
             b_qc, b_doc = _ctx_rows(
                 p_q0, p_do0, stride_qm, stride_dom, ctx_end, o_dq, o_dv, m_dq, m_dv, PAD_DQ, PAD_DV
@@ -414,6 +427,7 @@ def _hstu_bwd_kernel(
             m_dq,
             m_dv,
             in_ctx | (u < t1) | (u >= t2),
+            tl.where(in_ctx & (n0 >= CTX_KS), n0 - BLOCK_N, -1),
             ATOMIC_DQ,
             HAS_CTX,
             HAS_TARGETS,
@@ -425,11 +439,12 @@ def _hstu_bwd_kernel(
             FAST_SIGMOID,
             SCALE_LAST,
             BLOCK_M,
+            (CTX_KS > 0) and (CTX_PLACE == 3),
+            DQ_DIM,
         )
 
-    if (CTX_KS > 0) and (
-        CTX_PLACE != 0
-    ):  # the contextual step after the loop (CTX_PLACE 1: its rows loaded here)
+    # the contextual step after the loop (CTX_PLACE 1: its rows loaded here)
+    if (CTX_KS > 0) and (CTX_PLACE == 1 or CTX_PLACE == 2):
         if CTX_PLACE == 1:
             b_qc, b_doc = _ctx_rows(
                 p_q0, p_do0, stride_qm, stride_dom, ctx_end, o_dq, o_dv, m_dq, m_dv, PAD_DQ, PAD_DV
@@ -510,8 +525,9 @@ CTX_KS = (
     128  # >= every dQ query block (fwd.py's lists, the Gluon kernel), a multiple of every split key block
 )
 CTX_ROWS = tl.constexpr(16)  # the contextual tile of _hstu_bwd_ctx_step; C <= CTX_ROWS rows
-# where the dK/dV kernel runs the contextual step: 0 before its loop, 1 after it, 2 after it with its rows loaded
-# before (session 42, measured: see the HSTU README)
+# where the dK/dV kernel runs the contextual step: 0 before its loop (16 rows), 1 after it, 2 after it with its rows
+# loaded before, 3 as the loop's first step (BLOCK_M rows; its dQ part under a run-time branch). Session 42 round 3
+# (H200, ctx6-w256, dK/dV kernel ms): 0 0.880, 1 1.084, 2 1.081 (unsplit 0.858)
 CTX_PLACE = 0
 REDUCE_BLOCK_D, REDUCE_STAGES = 64, 3  # the reduce kernel's columns per program, its loop's loads in flight
 
