@@ -844,20 +844,20 @@ def test_ctx_split_only_where_it_applies(monkeypatch):
     q = torch.zeros(8, 2, 16, dtype=torch.float16)
     dq = torch.empty_like(q)
     win = bwd._bwd_small_window
-    assert bwd.ctx_split(q, dq, 6, 40, win, False) == bwd.CTX_KS
-    assert bwd.ctx_split(q.bfloat16(), dq.bfloat16(), 16, 1, win, True) == bwd.CTX_KS
-    assert bwd.ctx_split(q, dq, 17, 40, win, False) == 0  # more contextual rows than the 16-row tile
-    assert bwd.ctx_split(q, dq, 0, 40, win, False) == 0  # no contextual rows
-    assert bwd.ctx_split(q, dq, 6, 0, bwd._bwd_small, False) == 0  # no window
-    assert bwd.ctx_split(q, dq, 6, 0, win, False) == 0
-    assert bwd.ctx_split(q, dq, 6, 40, bwd._bwd_large, False) == 0  # head dims over 128 (other key blocks)
-    assert bwd.ctx_split(q.float(), dq.float(), 6, 40, win, False) == 0  # fp32: one fp32 row per dQ row
+    assert bwd.ctx_split(q, dq, 6, 40, win) == bwd.CTX_KS
+    assert bwd.ctx_split(q.bfloat16(), dq.bfloat16(), 16, 1, win) == bwd.CTX_KS
+    assert bwd.ctx_split(q, dq, 17, 40, win) == 0  # more contextual rows than the 16-row tile
+    assert bwd.ctx_split(q, dq, 0, 40, win) == 0  # no contextual rows
+    assert bwd.ctx_split(q, dq, 6, 0, bwd._bwd_small) == 0  # no window
+    assert bwd.ctx_split(q, dq, 6, 0, win) == 0
+    assert bwd.ctx_split(q, dq, 6, 40, bwd._bwd_large) == 0  # head dims over 128 (other key blocks)
+    assert bwd.ctx_split(q.float(), dq.float(), 6, 40, win) == 0  # fp32: one fp32 row per dQ row
     odd = torch.zeros(8, 2, 15, dtype=torch.float16)
-    assert bwd.ctx_split(odd, torch.empty_like(odd), 6, 40, win, False) == 0  # odd Dq: no 4-byte slots
+    assert bwd.ctx_split(odd, torch.empty_like(odd), 6, 40, win) == 0  # odd Dq: no 4-byte slots
     strided = torch.empty(2, 8, 16, dtype=torch.float16).transpose(0, 1)
-    assert bwd.ctx_split(q, strided, 6, 40, win, False) == 0
+    assert bwd.ctx_split(q, strided, 6, 40, win) == 0
     monkeypatch.setattr(bwd, "CTX_SPLIT", "0")
-    assert bwd.ctx_split(q, dq, 6, 40, win, False) == 0
+    assert bwd.ctx_split(q, dq, 6, 40, win) == 0
     # the GPU list: 64-key blocks only (two slots of 2 C <= 32 rows fit one), first the window list's first
     assert {c.kwargs["BLOCK_N"] for c in bwd._BWD_SMALL_D_CTX} == {64}
     assert bwd._BWD_SMALL_D_CTX[0] is bwd._BWD_SMALL_D_WINDOW[0]

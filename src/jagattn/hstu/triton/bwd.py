@@ -72,7 +72,6 @@ def _hstu_bwd_tile(
     m_dq,
     m_dv,
     masked,
-    ctx_slot_row,
     ATOMIC_DQ: tl.constexpr,
     HAS_CTX: tl.constexpr,
     HAS_TARGETS: tl.constexpr,
@@ -84,8 +83,6 @@ def _hstu_bwd_tile(
     FAST_SIGMOID: tl.constexpr,
     SCALE_LAST: tl.constexpr,
     BLOCK_M: tl.constexpr,
-    CTX_DQ: tl.constexpr,
-    DQ_DIM: tl.constexpr,
 ):
     # the block's first row as a scalar pointer plus the loop-invariant in-tile offsets: two 64-bit adds
     # per copy instead of a 64-bit multiply-add per row (session 19)
@@ -112,15 +109,6 @@ def _hstu_bwd_tile(
             b_dq = b_dq * _ds_scale(scale_a, FAST_SIGMOID)
         p_dq = p_dq0 + o_i.to(tl.int64)[:, None] * stride_dqm + o_dq[None, :]
         tl.atomic_add(p_dq, b_dq, mask=m_i[:, None] & m_dq[None, :], sem="relaxed")
-    if CTX_DQ:  # noqa: SIM102 (CTX_PLACE 3: the loop's contextual step also stores its dQ part, ctx_split)
-        if ctx_slot_row >= 0:
-            b_dqt = tl.dot(tl.trans(b_k), b_ds_lp, input_precision=PRECISION)  # [BDQ, BM]
-            if SCALE_LAST:
-                b_dqt = b_dqt * _ds_scale(scale_a, FAST_SIGMOID)
-            p_slot = _ctx_slot(
-                p_dq0, ctx_slot_row, r[None, :], o_dq[:, None], 0, stride_dqm, 0, DQ_DIM
-            )
-            tl.store(p_slot, b_dqt, mask=m_i[None, :] & m_dq[:, None])
     return dk, dv
 
 
@@ -213,9 +201,10 @@ def _hstu_ctx_dq_reduce(
     CTX_KS: tl.constexpr,
     STAGES: tl.constexpr,
 ):
-    """One (sequence, head) and ``BLOCK_D`` columns: the contextual rows' dQ parts of every key block at or past ``CTX_KS`` (stored by the
-    dK/dV kernel, ``_hstu_bwd_ctx_step``) summed in key order, the sum stored in fp32 over the dQ output's rows
-    ``[0, 2 C)``, where the dQ kernel's first query block adds it (fixed order: bit-reproducible)."""
+    """One (sequence, head) and ``BLOCK_D`` columns: the contextual rows' dQ parts of every key block at or past
+    ``CTX_KS`` (stored by the dK/dV kernel, ``_hstu_bwd_ctx_step``) summed in key order, the sum stored in fp32 over
+    the dQ output's rows ``[0, 2 C)``, where the dQ kernel's first query block adds it (fixed order: bit-reproducible;
+    each dQ row holds at most one fp32 slot, so no program reads what another one writes)."""
     pid = tl.program_id(0)
     d0 = tl.program_id(1) * BLOCK_D
     i_b = pid // H
@@ -286,7 +275,6 @@ def _hstu_bwd_kernel(
     SCALE_LAST: tl.constexpr,
     ROW_OFF64: tl.constexpr,
     CTX_KS: tl.constexpr,
-    CTX_PLACE: tl.constexpr,
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
     BLOCK_DQ: tl.constexpr,
@@ -376,25 +364,23 @@ def _hstu_bwd_kernel(
     else:
         f0 = n
         n_full = 0
-    # one software-pipelined loop over the three row ranges in turn: contextual rows [0, ctx_end),
-    # main rows [a0, a1) (unmasked for t in [t1, t2)), window-exempt rows [f0, n)
+    # ctx_split: the contextual rows in a 16-row step of their own before the loop, with their dQ part
     if CTX_KS > 0:
         tl.static_assert(HAS_CTX and not ATOMIC_DQ)
         tl.static_assert((CTX_KS % BLOCK_N == 0) and (BLOCK_N >= 2 * CTX_ROWS))
-    if (CTX_KS > 0) and (CTX_PLACE != 3):  # the contextual rows in a step of their own, with their dQ part
-        if CTX_PLACE != 1:  # loaded before the loop (CTX_PLACE 2: used after it)
-            b_qc, b_doc = _ctx_rows(
-                p_q0, p_do0, stride_qm, stride_dom, ctx_end, o_dq, o_dv, m_dq, m_dv, PAD_DQ, PAD_DV
-            )
-        if CTX_PLACE == 0:
-            dk, dv = _hstu_bwd_ctx_step(
-                dk, dv, b_k, b_v, b_qc, b_doc, DQ, stride_dqm, stride_dqh, i_h, bos, o_j, n0, ctx_end, scale_a,
-                alpha, C, W, F, M, o_dq, m_dq, HAS_CTX, HAS_TARGETS, HAS_WINDOW, HAS_FULL, PRECISION, FAST_SIGMOID,
-                SCALE_LAST, DQ_DIM, BLOCK_N, CTX_KS,
-            )  # fmt: skip
+        b_qc, b_doc = _ctx_rows(
+            p_q0, p_do0, stride_qm, stride_dom, ctx_end, o_dq, o_dv, m_dq, m_dv, PAD_DQ, PAD_DV
+        )
+        dk, dv = _hstu_bwd_ctx_step(
+            dk, dv, b_k, b_v, b_qc, b_doc, DQ, stride_dqm, stride_dqh, i_h, bos, o_j, n0, ctx_end, scale_a, alpha,
+            C, W, F, M, o_dq, m_dq, HAS_CTX, HAS_TARGETS, HAS_WINDOW, HAS_FULL, PRECISION, FAST_SIGMOID, SCALE_LAST,
+            DQ_DIM, BLOCK_N, CTX_KS,
+        )  # fmt: skip
         n_ctx = 0
     else:
         n_ctx = tl.cdiv(ctx_end, BLOCK_M)
+    # one software-pipelined loop over the three row ranges in turn: contextual rows [0, ctx_end) (unless split
+    # out above), main rows [a0, a1) (unmasked for t in [t1, t2)), window-exempt rows [f0, n)
     for t in range(0, n_ctx + nb + n_full):
         u = t - n_ctx
         in_ctx = u < 0
@@ -427,7 +413,6 @@ def _hstu_bwd_kernel(
             m_dq,
             m_dv,
             in_ctx | (u < t1) | (u >= t2),
-            tl.where(in_ctx & (n0 >= CTX_KS), n0 - BLOCK_N, -1),
             ATOMIC_DQ,
             HAS_CTX,
             HAS_TARGETS,
@@ -439,21 +424,7 @@ def _hstu_bwd_kernel(
             FAST_SIGMOID,
             SCALE_LAST,
             BLOCK_M,
-            (CTX_KS > 0) and (CTX_PLACE == 3),
-            DQ_DIM,
         )
-
-    # the contextual step after the loop (CTX_PLACE 1: its rows loaded here)
-    if (CTX_KS > 0) and (CTX_PLACE == 1 or CTX_PLACE == 2):
-        if CTX_PLACE == 1:
-            b_qc, b_doc = _ctx_rows(
-                p_q0, p_do0, stride_qm, stride_dom, ctx_end, o_dq, o_dv, m_dq, m_dv, PAD_DQ, PAD_DV
-            )
-        dk, dv = _hstu_bwd_ctx_step(
-            dk, dv, b_k, b_v, b_qc, b_doc, DQ, stride_dqm, stride_dqh, i_h, bos, o_j, n0, ctx_end, scale_a,
-            alpha, C, W, F, M, o_dq, m_dq, HAS_CTX, HAS_TARGETS, HAS_WINDOW, HAS_FULL, PRECISION, FAST_SIGMOID,
-            SCALE_LAST, DQ_DIM, BLOCK_N, CTX_KS,
-        )  # fmt: skip
 
     if SCALE_LAST:  # the constant factors the tiles left out (mask._silu_a_ds with UNIT)
         dk = dk * _ds_scale(scale_a, FAST_SIGMOID)
@@ -521,31 +492,30 @@ _bwd_huge = _tuned(_BWD_HUGE_ROWS, False)
 # memory (the slots are rows of dQ that the dQ kernel writes afterwards) and a fixed summation order.
 # JAGATTN_HSTU_CTX_SPLIT=0 (read at import) turns it off.
 CTX_SPLIT = env_choice("JAGATTN_HSTU_CTX_SPLIT", ("auto", "0"), "auto")
-CTX_KS = (
-    128  # >= every dQ query block (fwd.py's lists, the Gluon kernel), a multiple of every split key block
-)
+# >= every dQ query block (fwd.py's lists, the Gluon kernel), a multiple of every split key block
+CTX_KS = 128
 CTX_ROWS = tl.constexpr(16)  # the contextual tile of _hstu_bwd_ctx_step; C <= CTX_ROWS rows
-# where the dK/dV kernel runs the contextual step: 0 before its loop (16 rows), 1 after it, 2 after it with its rows
-# loaded before, 3 as the loop's first step (BLOCK_M rows; its dQ part under a run-time branch). Session 42 round 3
-# (H200, ctx6-w256, dK/dV kernel ms): 0 0.880, 1 1.084, 2 1.081 (unsplit 0.858)
-CTX_PLACE = 0
-REDUCE_BLOCK_D, REDUCE_STAGES = 64, 3  # the reduce kernel's columns per program, its loop's loads in flight
+# The contextual step's place in the dK/dV kernel, session 42 rounds 3-4 (H200, ctx6-w256, dK/dV kernel ms, same
+# process): before the loop (16 rows; taken) 0.875-0.880, after it 1.084, after it with its rows loaded before 1.081,
+# as the loop's first step (BLOCK_M rows, its dQ part under a run-time branch) 1.274; the unsplit kernel 0.853-0.858.
+# Configs (round 5): 32 x 64 / 4 warps / 3 stages stays first (4 stages 0.869, every other 1.01-2.16 ms).
+# the reduce kernel's columns per program and its loop's loads in flight (round 3: 0.018 ms on ctx6-w256; 128
+# columns and one stage 0.024, 32 columns 0.019, 16 0.030)
+REDUCE_BLOCK_D, REDUCE_STAGES = 64, 3
 
 
-def ctx_split(
-    q: torch.Tensor, dq: torch.Tensor, contextual_seq_len: int, max_attn_len: int, kernel, compact: bool
-) -> int:
+def ctx_split(q: torch.Tensor, dq: torch.Tensor, contextual_seq_len: int, max_attn_len: int, kernel) -> int:
     """``CTX_KS`` when the backward splits the contextual rows' dQ out of the dQ kernel (see ``CTX_SPLIT``), else 0:
     a window and ``0 < C <= CTX_ROWS``, the Triton dK/dV kernel of the small-row class without atomics (``kernel``:
     the chosen autotuner, its 64-key blocks; the interpreter's 32 hold 2 C rows too), fp16 / bf16 with an even
-    ``Dq`` and a contiguous dQ output (an fp32 scratch row fits two of its rows exactly, 4-byte aligned)."""
+    ``Dq`` and a contiguous dQ output (an fp32 scratch row fits two of its rows exactly, 4-byte aligned). Either grid
+    (dense or compact) gives every key block and dQ's first query block a program of its own."""
     if CTX_SPLIT == "0" or max_attn_len <= 0 or not 0 < contextual_seq_len <= CTX_ROWS.value:
         return 0
     if kernel not in (_bwd_small_window, _bwd_small_ctx) or q.dtype not in (torch.float16, torch.bfloat16):
         return 0
     if q.shape[2] % 2 or not dq.is_contiguous() or dq.dtype != q.dtype:
         return 0
-    del compact  # both grids give every key block its own program and dQ's first block its own program
     return CTX_KS
 
 
@@ -603,7 +573,7 @@ def _launch_bwd(
         return 0
     ks = 0
     if not atomic and config is None and dq_out is not None:
-        ks = ctx_split(q, dq_out, contextual_seq_len, max_attn_len, kernel, compact)
+        ks = ctx_split(q, dq_out, contextual_seq_len, max_attn_len, kernel)
         if ks:
             kernel, dq_t = _bwd_small_ctx, dq_out
     order, table = make_schedule(seq_offsets, max_seq_len) if compact else (seq_offsets, seq_offsets)
@@ -630,7 +600,7 @@ def _launch_bwd(
         HAS_WINDOW=max_attn_len > 0, HAS_FULL=min_full_attn_seq_len > 0, COMPACT=compact,
         PRECISION=precision_of(q.dtype), FAST_SIGMOID=fast_sigmoid(q.dtype), BLOCK_DQ=bdq, BLOCK_DV=bdv,
         SCALE_LAST=scale_last(q.dtype),
-        ROW_OFF64=row_off64(q.stride(0), do.stride(0)), CTX_KS=ks, CTX_PLACE=CTX_PLACE if ks else 0, **meta,
+        ROW_OFF64=row_off64(q.stride(0), do.stride(0)), CTX_KS=ks, **meta,
     )  # fmt: skip
     if ks:
         bd = min(bdq, REDUCE_BLOCK_D)
