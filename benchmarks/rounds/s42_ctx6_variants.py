@@ -7,8 +7,9 @@
   session 31: 32-row steps 0.922 against the Triton kernel's 0.850 ms, before session 41's clipped boxes).
 - ``tw_*``: the Triton windowed dK/dV kernel at other configs (BLOCK_M x BLOCK_N, warps, stages)."""
 
-import jagattn
 import triton
+
+import jagattn
 from jagattn.hstu.triton import bwd as _bw
 from jagattn.hstu.triton import bwd_gluon as _bg
 

@@ -2,6 +2,7 @@
 32 x 64, 4 warps, 3 stages; ``src_variant_ab.py --family hstu --rows ctx6-w256``). Names: tBM_BN_warps_stages."""
 
 import triton
+
 from jagattn.hstu.triton import bwd as _bw
 
 
