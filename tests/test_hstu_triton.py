@@ -894,6 +894,29 @@ def test_ctx_split_matches_reference(monkeypatch, C, W, F, lens):
     assert diff <= 1e-2 * unsplit[0].float().abs().max().item()
 
 
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
+def test_ctx_split_on_the_compact_grid(monkeypatch, device):
+    # heavy-tailed lengths on the compact work list (every key block and dQ's first block still a program of their
+    # own, found by binary search): the split's slots and sum are per sequence there too
+    from jagattn.hstu.triton import bwd, schedule
+
+    if device == "cuda" and not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    monkeypatch.setattr(schedule, "ENABLED", True)
+    taken = []
+    real = bwd.ctx_split
+    monkeypatch.setattr(bwd, "ctx_split", lambda *a: taken.append(real(*a)) or taken[-1])
+    lens = [300, 1, 0, 2, 5, 3, 140] if device == "cpu" else [2000, 3, 0, 17, 130, 5, 64, 1, 300, 9, 2, 1]
+    assert schedule.use_compact(sum(lens), len(lens), max(lens))
+    dtype = torch.float16 if device == "cpu" else torch.bfloat16
+    d = 16 if device == "cpu" else 128
+    q, k, v, do = _make(lens, 2, d, d, dtype=dtype, seed=17, device=device)
+    nt = torch.tensor(_targets(lens, 5, 17, tmax=7), device=device)
+    kw = dict(alpha=0.4, num_targets=nt, contextual_seq_len=5, max_attn_len=24)
+    _check_against_reference(q, k, v, do, cu_seqlens(lens, device), max(lens), **kw)
+    assert taken == [bwd.CTX_KS]
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("dq_kernel", ["gluon", "triton"])
 @pytest.mark.parametrize("B, N, C, W, F", [(4, 2048, 6, 256, 0), (5, 1024, 16, 100, 50), (6, 300, 1, 33, 0)])
