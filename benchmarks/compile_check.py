@@ -13,6 +13,7 @@ Usage (must run WITHOUT ``TRITON_INTERPRET``)::
 
     .venv/bin/python benchmarks/compile_check.py --family hstu [--d 128] [--dv 128] [--len 1024] [--batch 2]
         [--heads 4] [--dtype bf16] [--no-bwd] [--all-configs] [--ttgir DIR] [--record-only]
+        [--contextual C] [--window W]   (hstu: e.g. the ctx6-w256 row's 6 and 256)
 
 ``--all-configs`` compiles the whole config list instead of the pruned one; ``--ttgir DIR`` writes each
 compiled kernel's TTGIR, PTX and SASS there (files named ``L<launch>_<kernel>_<tile>``) (look for ``warp_group_dot_wait`` and ``local_alloc`` in the TTGIR, the
@@ -202,8 +203,9 @@ def _call(family: str, args) -> None:
         q, k, v = rnd(t, args.heads, args.d), rnd(t, args.heads, args.d), rnd(t, args.heads, args.dv)
         targets = torch.full((args.batch,), 4, dtype=torch.int32)
         out = jagattn.hstu_attention(
-            q, k, v, cu, args.len, alpha=1.0 / args.d, num_targets=targets, backend="triton"
-        )
+            q, k, v, cu, args.len, alpha=1.0 / args.d, num_targets=targets, backend="triton",
+            contextual_seq_len=args.contextual, max_attn_len=args.window,
+        )  # fmt: skip
     elif family == "gated_delta":
         q, k, v = rnd(t, args.heads, args.d), rnd(t, args.heads, args.d), rnd(t, args.heads, args.dv)
         g = (-torch.rand(t, args.heads, generator=gen)).requires_grad_(args.bwd)
@@ -230,6 +232,8 @@ def main() -> None:
     ap.add_argument("--heads", type=int, default=4)
     ap.add_argument("--dtype", default="bf16", choices=["bf16", "fp16", "fp32"])
     ap.add_argument("--no-bwd", dest="bwd", action="store_false")
+    ap.add_argument("--contextual", type=int, default=0, help="hstu: contextual_seq_len")
+    ap.add_argument("--window", type=int, default=0, help="hstu: max_attn_len")
     ap.add_argument("--all-configs", action="store_true")
     ap.add_argument("--ttgir", default=None)
     ap.add_argument("--record-only", action="store_true", help="list the launches, compile nothing")
