@@ -469,9 +469,8 @@ if GLUON:
         m1 = gl.minimum(m0 + BLOCK_M, n)
         ctx_block = m0 < C  # contextual rows see every non-target key
         target_block = (m0 >= U) & (m0 >= C)  # only targets: the non-target prefix, then their own diagonal
-        if (
-            CTX_KS > 0
-        ):  # bwd.ctx_split: the contextual rows' keys from CTX_KS on come summed from the dK/dV kernel
+        # bwd.ctx_split: the contextual rows' keys from CTX_KS on come summed from the dK/dV kernel
+        if CTX_KS > 0:
             gl.static_assert(BLOCK_M <= CTX_KS)
             hi = gl.where(ctx_block, gl.maximum(gl.minimum(U, CTX_KS), m1), gl.where(target_block, U, m1))
         else:
@@ -595,13 +594,11 @@ if GLUON:
                 dq = dq * scale_a
         o_mq = m0 + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(1, q_layout))
         o_d = gl.arange(0, HEAD_DQ, layout=gl.SliceLayout(0, q_layout))
-        if (
-            CTX_KS > 0
-        ):  # the contextual rows' sum over the keys from CTX_KS on (bwd._hstu_ctx_dq_reduce, fwd._ctx_slot)
+        # the contextual rows' sum over the keys from CTX_KS on (bwd._hstu_ctx_dq_reduce, fwd._ctx_slot)
+        if CTX_KS > 0:
             HALF: gl.constexpr = HEAD_DQ // 2
-            m_ctx = o_mq < gl.where(
-                n > CTX_KS, C, 0
-            )  # (no sum for a sequence without key blocks past CTX_KS)
+            # (no sum for a sequence without key blocks past CTX_KS)
+            m_ctx = o_mq < gl.where(n > CTX_KS, C, 0)
             row_s = (bos + 2 * o_mq[:, None] + (o_d[None, :] >= HALF).to(gl.int32)).to(gl.int64)
             p_sum = (
                 DQ_OUT.to(gl.pointer_type(gl.float32)) + row_s * (stride_dqm // 2) + i_h * (stride_dqh // 2)

@@ -273,9 +273,8 @@ def _hstu_fwd_kernel(
     m1 = tl.minimum(m0 + BLOCK_M, pos0 + nrows)
     ctx_block = m0 < C  # contextual rows see every non-target key
     target_block = (m0 >= U) & (m0 >= C)  # only targets: non-target prefix + own diagonal
-    if (
-        CTX_KS > 0
-    ):  # bwd.ctx_split: the contextual rows' keys from CTX_KS on come summed from the dK/dV kernel
+    # bwd.ctx_split: the contextual rows' keys from CTX_KS on come summed from the dK/dV kernel
+    if CTX_KS > 0:
         tl.static_assert((MODE == 1) and (BLOCK_M <= CTX_KS))
         hi = tl.where(ctx_block, tl.maximum(tl.minimum(U, CTX_KS), m1), tl.where(target_block, U, m1))
     else:
@@ -344,7 +343,8 @@ def _hstu_fwd_kernel(
             acc = acc * inv_s
     if MODE == 1:
         if CTX_KS > 0:  # the contextual rows' sum over the keys from CTX_KS on (bwd._hstu_ctx_dq_reduce)
-            m_ctx = o_r < tl.where(n > CTX_KS, C, 0)  # (no sum for a sequence without key blocks past CTX_KS)
+            # (no sum for a sequence without key blocks past CTX_KS)
+            m_ctx = o_r < tl.where(n > CTX_KS, C, 0)
             p_sum = _ctx_slot(OUT, q_row0, o_r[:, None], o_dq[None, :], i_h, stride_om, stride_oh, DQ)
             acc += tl.load(p_sum, mask=m_ctx[:, None] & m_dq[None, :], other=0.0)
         p_o = (
