@@ -507,12 +507,13 @@ REDUCE_BLOCK_D, REDUCE_STAGES = 64, 3
 def ctx_split(q: torch.Tensor, dq: torch.Tensor, contextual_seq_len: int, max_attn_len: int, kernel) -> int:
     """``CTX_KS`` when the backward splits the contextual rows' dQ out of the dQ kernel (see ``CTX_SPLIT``), else 0:
     a window and ``0 < C <= CTX_ROWS``, the Triton dK/dV kernel of the small-row class without atomics (``kernel``:
-    the chosen autotuner, its 64-key blocks; the interpreter's 32 hold 2 C rows too), fp16 / bf16 with an even
+    the autotuner chosen for the call, the window list, whose 64-key-block subset ``_bwd_small_ctx`` then runs; the
+    interpreter's 32-key blocks hold 2 C rows too), fp16 / bf16 with an even
     ``Dq`` and a contiguous dQ output (an fp32 scratch row fits two of its rows exactly, 4-byte aligned). Either grid
     (dense or compact) gives every key block and dQ's first query block a program of its own."""
     if CTX_SPLIT == "0" or max_attn_len <= 0 or not 0 < contextual_seq_len <= CTX_ROWS.value:
         return 0
-    if kernel not in (_bwd_small_window, _bwd_small_ctx) or q.dtype not in (torch.float16, torch.bfloat16):
+    if kernel is not _bwd_small_window or q.dtype not in (torch.float16, torch.bfloat16):
         return 0
     if q.shape[2] % 2 or not dq.is_contiguous() or dq.dtype != q.dtype:
         return 0
