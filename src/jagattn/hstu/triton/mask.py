@@ -40,8 +40,10 @@ def _visible(
     HAS_TARGETS: tl.constexpr,
     HAS_WINDOW: tl.constexpr,
     HAS_FULL: tl.constexpr,
+    CTX_ROWS_OUT: tl.constexpr = False,
 ):
-    """``m_ij`` for broadcastable query positions ``pi`` and key positions ``pj`` (keys < n assumed)."""
+    """``m_ij`` for broadcastable query positions ``pi`` and key positions ``pj`` (keys < n assumed).
+    ``CTX_ROWS_OUT``: the caller guarantees no row is contextual (``id_i != 0``), so the contextual term is left out."""
     id_i = _ids(pi, C, M, HAS_CTX, HAS_TARGETS)
     id_j = _ids(pj, C, M, HAS_CTX, HAS_TARGETS)
     d = id_i - id_j
@@ -51,7 +53,7 @@ def _visible(
             m = m & ((d <= W) | (id_i >= M - F))
         else:
             m = m & (d <= W)
-    if HAS_CTX:
+    if HAS_CTX and not CTX_ROWS_OUT:
         m = m | ((id_i == 0) & (id_j < M))
     return m
 
@@ -90,11 +92,14 @@ def _zero_hidden_pair(
     HAS_TARGETS: tl.constexpr,
     HAS_WINDOW: tl.constexpr,
     HAS_FULL: tl.constexpr,
+    CTX_ROWS_OUT: tl.constexpr = False,
 ):
     """``b_a, b_ds`` ([BN keys, BM rows]) with 0 where a row cannot see a key. Rows outside the walked range
     need no term here: their q and dO load as zeros, so they add nothing to dK / dV (session 19: the term
     cost one predicate operation per score of every edge block)."""
-    vis = _visible(o_i[None, :], o_j[:, None], C, W, F, M, HAS_CTX, HAS_TARGETS, HAS_WINDOW, HAS_FULL)
+    vis = _visible(
+        o_i[None, :], o_j[:, None], C, W, F, M, HAS_CTX, HAS_TARGETS, HAS_WINDOW, HAS_FULL, CTX_ROWS_OUT
+    )
     return tl.where(vis, b_a, 0.0), tl.where(vis, b_ds, 0.0)
 
 
