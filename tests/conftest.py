@@ -118,6 +118,58 @@ def _release_cached_gpu_memory():
         torch.cuda.empty_cache()
 
 
+class _ReplayClearingMonkeyPatch(pytest.MonkeyPatch):
+    """pytest's ``MonkeyPatch`` that also forgets every launch-replay plan (``_core/replay.py``) whenever it patches
+    or restores something: a plan's key holds the environment but not module switches (``bwd.CTX_SPLIT``, a spy on
+    ``bwd.ctx_split``, ...), which tests patch between two calls with the same inputs."""
+
+    def _clear(self):
+        from jagattn._core import replay
+
+        replay.clear()
+
+    def setattr(self, *args, **kwargs):
+        super().setattr(*args, **kwargs)
+        self._clear()
+
+    def delattr(self, *args, **kwargs):
+        super().delattr(*args, **kwargs)
+        self._clear()
+
+    def setitem(self, *args, **kwargs):
+        super().setitem(*args, **kwargs)
+        self._clear()
+
+    def setenv(self, *args, **kwargs):
+        super().setenv(*args, **kwargs)
+        self._clear()
+
+    def delenv(self, *args, **kwargs):
+        super().delenv(*args, **kwargs)
+        self._clear()
+
+    def undo(self):
+        super().undo()
+        self._clear()
+
+
+@pytest.fixture
+def monkeypatch():
+    """See ``_ReplayClearingMonkeyPatch`` (replaces pytest's own fixture of this name)."""
+    mp = _ReplayClearingMonkeyPatch()
+    yield mp
+    mp.undo()
+
+
+@pytest.fixture(autouse=True)
+def _fresh_replay_plans():
+    """Every test starts without launch-replay plans (a module switch a previous test patched is restored)."""
+    from jagattn._core import replay
+
+    replay.clear()
+    yield
+
+
 @pytest.fixture
 def chunked_fp32(monkeypatch):
     """Keep fp32 inputs without gradients on the chunked gated delta kernels, which the backend otherwise sends to
@@ -158,8 +210,10 @@ def on_launch(monkeypatch):
             return _Grid()
 
         monkeypatch.setattr(torch.library, "wrap_triton", wrap)
-        # every launch through wrap_triton, as the hook expects: the eager fast launch (_core/launch.py) off
+        # every launch through wrap_triton, as the hook expects: the eager fast launch (_core/launch.py) and
+        # launch replay (_core/replay.py: its replayed launches skip wrap_triton) off
         monkeypatch.setenv("JAGATTN_FAST_LAUNCH", "0")
+        monkeypatch.setenv("JAGATTN_LAUNCH_REPLAY", "0")
 
     return install
 

@@ -46,6 +46,18 @@ def env_raw(name: str) -> str:
     return "" if value is None else _ENVIRON.decodevalue(value)
 
 
+def env_snapshot() -> tuple | None:
+    """The raw values of every variable ``env_raw`` has read so far in this process, in a fixed order (a part of
+    ``replay.Replay``'s key: a launcher's switches change only with one of them); None where ``os.environ`` is not
+    CPython's own mapping."""
+    if _DATA is None or os.environ is not _ENVIRON:
+        return None
+    data = _DATA
+    return tuple(
+        [data.get(k) for k in tuple(_KEYS.values())]
+    )  # (tuple(): one step, safe against other threads)
+
+
 _MISS = object()  # not parsed yet
 _UNSET = object()  # parsed: empty after stripping, so the caller's default applies
 _CHOICES: dict[tuple[str, str, tuple[str, ...]], Any] = {}  # (name, raw value, choices) -> choice / _UNSET

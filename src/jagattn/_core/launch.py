@@ -42,6 +42,7 @@ measured again, so no default rests on it. Off, ``launch`` is exactly the launch
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import torch
@@ -89,6 +90,9 @@ class _Plan:
 
 
 _FROM_KWARGS = object()
+# launch replay (replay.py): a thread's active recording takes every launch (``_RECORD`` set by replay.py)
+_TLS = threading.local()
+_RECORD: Any = None
 # id(kernel object) -> (device, fingerprint) -> plan (None: this fingerprint always takes Triton's path)
 _plans: dict[int, dict[tuple, _Plan | None]] = {}
 _kernels: dict[int, Any] = {}  # id -> the kernel object itself (keeps the id unique while cached)
@@ -183,7 +187,12 @@ def launch(kernel: Any, grid: Any, *args: Any, **kwargs: Any) -> None:
     By default, and always while tracing (torch.compile, export, fake tensors, any mode), a Triton kernel goes
     through ``wrap_triton(kernel)[grid](...)`` (Inductor sees it) and a Gluon kernel is called directly; with
     ``JAGATTN_FAST_LAUNCH=1``, in plain eager mode on a GPU, the fast path above.
-    Arguments as Triton takes them: the positional ones first, constexprs by keyword."""
+    Arguments as Triton takes them: the positional ones first, constexprs by keyword. Inside an op's
+    ``replay.Replay.record`` the launch goes through Triton and is recorded (``replay.record_launch``)."""
+    rec = getattr(_TLS, "rec", None)
+    if rec is not None:
+        _RECORD(rec, kernel, grid, args, kwargs)
+        return
     if not enabled() or not _HOOKS_OK or _tracing():
         _plain(kernel)[grid](*args, **kwargs)
         return
