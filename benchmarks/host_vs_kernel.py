@@ -127,16 +127,17 @@ def main() -> None:
         for impl in args.impls.split(","):
             if impl == "triton":
                 call = lambda t, p=p: fam.call(p, t, "triton")  # noqa: E731
-            elif impl == "gr_triton":
-                from jagattn.bench.peers import GrTriton
+            else:  # a peer adapter of the bench (gr_triton, torch_varlen, flex, fla, ...)
+                from jagattn.bench.impls import peers_of
 
+                peer = next((x for x in peers_of(args.family) if x.name == impl), None)
+                if peer is None:
+                    raise SystemExit(f"--impls: no {impl!r} in the {args.family} family")
                 try:
-                    call = GrTriton().prepare(p).fn
-                except Exception as exc:  # not on PYTHONPATH
+                    call = peer.prepare(p).fn
+                except Exception as exc:  # not installed / not on PYTHONPATH
                     print(f"{row.name} {impl}: unavailable ({exc})", flush=True)
                     continue
-            else:
-                raise SystemExit(f"--impls: unknown {impl!r}")
             do = torch.randn_like(call(leaves))
 
             def fwd(call=call, leaves=leaves):
