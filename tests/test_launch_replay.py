@@ -2,8 +2,9 @@
 
 CPU: replay never applies (no key on a CPU / the interpreter); the recorder's bookkeeping with a stand-in compiled
 kernel (tensors by position, descriptors rebuilt over the new tensor at the same offset, a foreign tensor spoils the
-recording). GPU (HSTU, the op that uses it): forward and backward with replay bitwise equal to the normal path on new
-tensors, misaligned copies, the contextual-split path and the cached forward, and the plan is actually taken."""
+recording, ``call`` allocates the body's tensors again and returns the same slots). GPU (HSTU and attention, the ops
+that use it): forward and backward with replay bitwise equal to the normal path on new tensors, misaligned copies,
+the contextual-split path, the cached forward, GQA / windows / the lse gradient, and the plans are actually taken."""
 
 from __future__ import annotations
 
@@ -133,6 +134,66 @@ def test_an_error_inside_the_recording_keeps_nothing(monkeypatch):
     assert replay.recording() is None
 
 
+def test_call_allocates_again_and_returns_the_same_slots(monkeypatch):
+    from jagattn._core.alloc import new_empty
+
+    calls: list = []
+    kernel = _fake_kernel(monkeypatch, calls)
+    r = replay.Replay("test_call")
+    monkeypatch.setattr(r, "key", lambda tensors, scalars: ("k",))
+    bodies = []
+
+    def body(x):
+        bodies.append(x)
+        out = new_empty((3, 2), dtype=torch.float16, device="cpu")
+        scratch = new_empty((5,), dtype=torch.float32, device="cpu")
+        L.launch(kernel, (1,), x, 2, scratch, 0)
+        L.launch(kernel, (2,), scratch, 3, out, 0)
+        return out, x
+
+    a = torch.zeros(4)
+    out, same = r.call((a,), (), lambda: body(a))
+    assert (
+        bodies == [a] and same is a and len(calls) == 0
+    )  # recorded: launched by the body (the fake launcher)
+    b = torch.ones(4)
+    out2, same2 = r.call((b,), (), lambda: body(b))
+    assert bodies == [a] and same2 is b  # replayed: the body did not run
+    assert out2.shape == (3, 2) and out2.dtype == torch.float16 and out2.data_ptr() != out.data_ptr()
+    (g1, _, args1), (g2, _, args2) = calls
+    assert args1[0] is b and args1[2] is args2[0] and args2[2] is out2
+    assert args1[2].shape == (5,) and args1[2].dtype == torch.float32
+
+
+def test_call_keeps_the_normal_path_for_results_it_cannot_allocate(monkeypatch):
+    kernel = _fake_kernel(monkeypatch, [])
+    r = replay.Replay("test_call_zeros")
+    monkeypatch.setattr(r, "key", lambda tensors, scalars: ("k",))
+    runs = []
+
+    def body(x):
+        runs.append(1)
+        L.launch(kernel, (1,), x, 2, x, 0)
+        return torch.zeros_like(x)  # not an allocation the replay could repeat
+
+    a = torch.zeros(4)
+    for _ in range(3):
+        r.call((a,), (), lambda: body(a))
+    assert len(runs) == 3
+
+
+def test_record_keeps_nothing_when_the_body_allocates(monkeypatch):
+    from jagattn._core.alloc import new_empty
+
+    kernel = _fake_kernel(monkeypatch, [])
+    r = replay.Replay("test_record_alloc")
+    a = torch.zeros(4)
+    with r.record(("k",), (a,)):
+        s = new_empty((2,), dtype=torch.float32, device="cpu")
+        L.launch(kernel, (1,), a, 2, s, 0)
+    assert not r.run(("k",), (a,))
+
+
 # ---------------------------------------------------------------------------------------------
 # GPU: HSTU through replay
 
@@ -207,3 +268,59 @@ def test_gpu_hstu_cached_replay_matches_the_normal_path(monkeypatch):
             got = jagattn.hstu_attention_cached(dq_.clone(), k.detach().clone(), v.detach().clone(), cu, ms,
                                                 backend="triton", **kw)  # fmt: skip
             assert torch.equal(got, want)
+
+
+# ---------------------------------------------------------------------------------------------
+# GPU: attention through replay (Replay.call: outputs and scratch allocated inside the op)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize(
+    "hkv, causal, window, lse_grad", [(16, True, -1, False), (4, True, 128, False), (2, False, -1, True)]
+)
+def test_gpu_attention_replay_matches_the_normal_path(monkeypatch, hkv, causal, window, lse_grad):
+    from jagattn.attention import ops
+
+    lens = [300, 1, 0, 777, 64]
+    cu = cu_seqlens(lens, "cuda")
+    hits = {}
+    for r in (ops._FWD_REPLAY, ops._BWD_REPLAY):
+        hits[r.name] = []
+
+        class _Spy(dict):
+            def get(self, key, default=None, n=r.name):
+                got = dict.get(self, key, default)
+                hits[n].append(got is not None)
+                return got
+
+        monkeypatch.setattr(r, "_calls", _Spy())
+
+    def batch(seed):
+        g = generator(seed)
+        t = sum(lens)
+        q = randn((t, 16, 128), generator=g, dtype=torch.bfloat16, device="cuda", requires_grad=True)
+        k = randn((t, hkv, 128), generator=g, dtype=torch.bfloat16, device="cuda", requires_grad=True)
+        v = randn((t, hkv, 128), generator=g, dtype=torch.bfloat16, device="cuda", requires_grad=True)
+        do = randn((t, 16, 128), generator=g, dtype=torch.bfloat16, device="cuda")
+        return q, k, v, do
+
+    def run(q, k, v, do):
+        kw = dict(causal=causal, window=(window, 0 if causal else -1), backend="triton")
+        if lse_grad:
+            o, lse = jagattn.attention(q, k, v, cu, cu, max(lens), max(lens), return_lse=True, **kw)
+            loss = (o.float() * do.float()).sum() + lse.float().square().sum() * 1e-3
+        else:
+            o = jagattn.attention(q, k, v, cu, cu, max(lens), max(lens), **kw)
+            loss = (o.float() * do.float()).sum()
+        return (o, *torch.autograd.grad(loss, (q, k, v)))
+
+    batches = [batch(s) for s in (1, 2, 3)]
+    monkeypatch.setenv("JAGATTN_LAUNCH_REPLAY", "0")
+    wants = [run(*b) for b in batches]
+    monkeypatch.setenv("JAGATTN_LAUNCH_REPLAY", "1")
+    for seed, (b, want) in enumerate(zip(batches, wants, strict=True)):
+        got = run(*b)
+        for name, w, x in zip(("o", "dq", "dk", "dv"), want, got, strict=True):
+            assert torch.equal(w, x), (name, seed)
+    assert hits["attention_fwd"][-3:] == [False, True, True], hits
+    assert hits["attention_bwd"][-3:] == [False, True, True], hits

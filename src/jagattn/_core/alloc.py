@@ -9,6 +9,7 @@ from __future__ import annotations
 import torch
 
 from .env import env_flag
+from .launch import _TLS
 
 
 def poison_enabled() -> bool:
@@ -16,6 +17,13 @@ def poison_enabled() -> bool:
 
 
 def new_empty(shape, *, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+    """An uninitialised (poisoned: NaN-filled) tensor; inside a launch-replay recording (``replay.Replay.call``) it
+    also becomes one of the op's tensors, which a replay allocates again the same way."""
     if poison_enabled() and (dtype.is_floating_point):
-        return torch.full(shape, float("nan"), dtype=dtype, device=device)
-    return torch.empty(shape, dtype=dtype, device=device)
+        t = torch.full(shape, float("nan"), dtype=dtype, device=device)
+    else:
+        t = torch.empty(shape, dtype=dtype, device=device)
+    rec = getattr(_TLS, "rec", None)
+    if rec is not None:
+        rec.adopt(t, shape, dtype, device)
+    return t

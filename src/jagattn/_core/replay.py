@@ -10,11 +10,21 @@ they are the same every time.
 
 How: ``Replay.key`` builds a key from the op's tensors (dtype, shape, strides, 16-byte alignment of the address,
 device), its other arguments, the current device and the raw value of every ``JAGATTN_*`` variable the package has
-read so far (``env.env_snapshot``). On a miss the op runs its normal path inside ``Replay.record``: every
+read so far (``env.env_snapshot``). On a miss the op runs its normal path while recording: every
 ``launch.launch`` then goes through Triton as usual, and the recorder keeps the ``CompiledKernel`` Triton ran,
 the resolved grid and the full argument list with each tensor replaced by its position among the op's tensors (a
-host-side TMA descriptor by the tensor it was built on plus its address offset). On a hit ``Replay.run`` launches
-the recorded steps in order with this call's tensors (and descriptors rebuilt over them) on the current stream.
+host-side TMA descriptor by the tensor it was built on plus its address offset). On a hit the recorded steps run
+in order with this call's tensors (and descriptors rebuilt over them) on the current stream. Two forms:
+
+- ``key`` / ``run`` / ``record`` (HSTU): the op allocates its outputs before, the tensors are all given;
+- ``call`` (attention): the body allocates outputs and scratch itself through ``alloc.new_empty``, which adds each
+  new tensor to the recording's tensors; a replay allocates them again in the same order and returns the same
+  slots as the body's result.
+
+**The contract of a recorded body**: its only GPU work is ``launch.launch`` calls and ``alloc.new_empty``
+allocations (a ``torch.zeros``, ``.copy_()`` or ``.contiguous()`` copy inside would not be replayed; one whose
+result reaches a launch or the result spoils the recording, one on an op tensor would be lost silently: keep such
+work outside, before the key, as ``attention/ops.py`` does with its ``.contiguous()`` calls).
 
 Why that is exact: Triton's choice of compiled kernel depends on the arguments' types, dtypes, 16-byte alignment,
 integer values (``== 1``, ``% 16``, width) and constexprs; the launchers' choices depend on shapes, strides,
@@ -37,6 +47,7 @@ from typing import Any
 import torch
 
 from . import launch as _launch
+from .alloc import new_empty
 from .env import env_flag, env_snapshot
 from .triton_utils import interpreter_enabled
 
@@ -50,6 +61,7 @@ def clear() -> None:
     """Forget every recorded plan (tests that patch module switches between calls)."""
     for r in _ALL:
         r._plans.clear()
+        r._calls.clear()
 
 
 def _available() -> bool:
@@ -93,12 +105,19 @@ class _Step:
 
 
 class _Recording:
-    __slots__ = ("tensors", "steps", "ok")
+    __slots__ = ("tensors", "steps", "ok", "allocs")
 
     def __init__(self, tensors: tuple):
         self.tensors = tensors
         self.steps: list[_Step] = []
         self.ok = True
+        self.allocs: list[tuple] = []  # (shape, dtype, device) of the tensors adopt() added, in order
+
+    def adopt(self, t: torch.Tensor, shape: tuple, dtype: torch.dtype, device: Any) -> None:
+        """``t``, just allocated by ``alloc.new_empty`` inside the recording, becomes a tensor of the op (the
+        next slot): a replay allocates it again the same way."""
+        self.tensors = (*self.tensors, t)
+        self.allocs.append((tuple(shape), dtype, device))
 
 
 def recording() -> _Recording | None:
@@ -179,6 +198,7 @@ class Replay:
     def __init__(self, name: str):
         self.name = name
         self._plans: dict[tuple, tuple[_Step, ...]] = {}
+        self._calls: dict[tuple, tuple] = {}  # call(): key -> (steps, allocations, result slots)
         _ALL.append(self)
 
     def key(self, tensors: tuple, scalars: tuple) -> tuple | None:
@@ -204,6 +224,46 @@ class Replay:
                 return None
         return tuple(parts)
 
+    def call(self, tensors: tuple, scalars: tuple, body):
+        """``body()`` (the op's normal path, returning a tensor or a tuple of tensors), or its replay: for ops that
+        allocate their outputs and scratch inside ``body`` through ``alloc.new_empty`` (adopted by the recording,
+        allocated again by a replay in the same order). A result tensor that is neither an input nor such an
+        allocation (``torch.zeros_like``, a view) keeps the normal path for the key."""
+        key = self.key(tensors, scalars)
+        if key is None:
+            return body()
+        entry = self._calls.get(key)
+        if entry is not None:
+            steps, allocs, out = entry
+            slots = tensors + tuple(
+                new_empty(shape, dtype=dtype, device=device) for shape, dtype, device in allocs
+            )
+            self._launch_steps(key, steps, slots)
+            return slots[out] if type(out) is int else tuple(slots[j] for j in out)
+        rec = self._begin(tensors)
+        if rec is None:
+            return body()
+        try:
+            result = body()
+        finally:
+            _launch._TLS.rec = None
+        if rec.ok:
+            single = type(result) in _TENSOR_TYPES
+            outs = [_slot(rec.tensors, r) for r in ((result,) if single else result)]
+            if all(j >= 0 for j in outs):
+                if len(self._calls) >= _MAX_PLANS:
+                    self._calls.clear()
+                self._calls[key] = (tuple(rec.steps), tuple(rec.allocs), outs[0] if single else tuple(outs))
+        return result
+
+    def _begin(self, tensors: tuple) -> _Recording | None:
+        outer = recording()
+        if outer is not None:  # nested ops: neither recording would hold the other's launches
+            outer.ok = False
+            return None
+        rec = _launch._TLS.rec = _Recording(tensors)
+        return rec
+
     def run(self, key: tuple | None, tensors: tuple) -> bool:
         """Launch the plan recorded under ``key`` with ``tensors``; False (nothing launched) without one."""
         if key is None:
@@ -211,6 +271,10 @@ class Replay:
         steps = self._plans.get(key)
         if steps is None:
             return False
+        self._launch_steps(key, steps, tensors)
+        return True
+
+    def _launch_steps(self, key: tuple, steps: tuple, tensors: tuple) -> None:
         active = _launch._driver.active
         stream = active.get_current_stream(key[0])
         for s in steps:
@@ -224,7 +288,6 @@ class Replay:
                 )
             p = s.plan
             p.run(s.grid[0], s.grid[1], s.grid[2], stream, p.function, p.packed, None, None, None, *a)
-        return True
 
     @contextmanager
     def record(self, key: tuple | None, tensors: tuple):
@@ -232,17 +295,17 @@ class Replay:
         if key is None:
             yield
             return
-        outer = recording()
-        if outer is not None:  # nested ops: neither recording would hold the other's launches
-            outer.ok = False
+        rec = self._begin(tensors)
+        if rec is None:
             yield
             return
-        rec = _launch._TLS.rec = _Recording(tensors)
         try:
             yield
         finally:
             _launch._TLS.rec = None
-        if rec.ok:
+        if (
+            rec.ok and not rec.allocs
+        ):  # (record() is for ops that allocate before it: run() allocates nothing)
             if len(self._plans) >= _MAX_PLANS:
                 self._plans.clear()
             self._plans[key] = tuple(rec.steps)

@@ -14,8 +14,13 @@ from __future__ import annotations
 import torch
 
 from .._core.library import eager_call, qualname, register_eager
+from .._core.replay import Replay
 from .triton import bwd as _bwd
 from .triton import fwd as _fwd
+
+# Launch replay (_core/replay.py): a call that matches an earlier one in everything but addresses allocates the same
+# outputs and scratch and re-runs the recorded compiled kernels (host time of the small suite rows, session 43)
+_FWD_REPLAY, _BWD_REPLAY = Replay("attention_fwd"), Replay("attention_bwd")
 
 
 @torch.library.triton_op(qualname("attention_fwd"), mutates_args=())
@@ -34,7 +39,7 @@ def attention_fwd(
     deterministic: bool,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """``(o [Tq, Hq, Dv], lse [Hq, Tq] fp32)``; see ``triton.fwd.attention_fwd``."""
-    return _fwd.attention_fwd(
+    args = (
         q,
         k,
         v,
@@ -47,6 +52,7 @@ def attention_fwd(
         scale,
         softcap,
     )
+    return _FWD_REPLAY.call(args[:5], args[5:], lambda: _fwd.attention_fwd(*args))
 
 
 @attention_fwd.register_fake
@@ -82,24 +88,12 @@ def attention_bwd(
         do = do.contiguous()
     if dlse is not None and dlse.stride(-1) != 1:
         dlse = dlse.contiguous()
-    return _bwd.attention_bwd(
-        do,
-        q,
-        k,
-        v,
-        o,
-        lse.contiguous(),
-        dlse,
-        cu_seqlens_q,
-        cu_seqlens_k,
-        max_seqlen_q,
-        max_seqlen_k,
-        window_left,
-        window_right,
-        scale,
-        softcap,
-        deterministic,
-    )
+    lse = lse.contiguous()
+    args = (
+        do, q, k, v, o, lse, dlse, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, window_left, window_right,
+        scale, softcap, deterministic,
+    )  # fmt: skip
+    return _BWD_REPLAY.call(args[:9], args[9:], lambda: _bwd.attention_bwd(*args))
 
 
 def _setup_context(ctx, inputs, output) -> None:
