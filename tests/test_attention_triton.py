@@ -551,6 +551,7 @@ def test_gpu_forward_tma_loads(monkeypatch):
     launched = []
     real = fwd.use_tma
     monkeypatch.setattr(fwd, "use_tma", lambda kk, vv: launched.append(real(kk, vv)) or launched[-1])
+    monkeypatch.setenv("JAGATTN_LAUNCH_REPLAY", "0")  # counts the launcher's decisions, which a replay skips
 
     def run(kk, vv):
         with torch.no_grad():
@@ -722,6 +723,7 @@ def test_gpu_gluon_strided_and_deterministic(monkeypatch):
     taken = []
     real = bwd.use_gluon
     monkeypatch.setattr(bwd, "use_gluon", lambda *a: taken.append(real(*a)) or taken[-1])
+    monkeypatch.setenv("JAGATTN_LAUNCH_REPLAY", "0")  # counts the launcher's decisions, which a replay skips
     lens = [7, 0, 1000, 1, 333, 64, 2049]
     t = sum(lens)
     cu = T.cu_seqlens(lens, device=DEVICE)

@@ -20,9 +20,10 @@ from jagattn.testing import cu_seqlens, generator, randn
 
 
 class _FakePlan:
-    def __init__(self, names, calls):
+    def __init__(self, names, calls, scratch=0):
         self.names, self.tail, self.function, self.packed = names, (), "fn", "meta"
         self.calls = calls
+        self.kernel = type("K", (), {"metadata": type("M", (), {"global_scratch_size": scratch})()})()
 
     def run(self, g0, g1, g2, stream, function, packed, meta, enter, exit_, *args):
         self.calls.append(((g0, g1, g2), stream, args))
@@ -47,9 +48,9 @@ class _Base:  # gluon._RowsBefore's shape: the owning tensor and a shifted addre
         return self._t.data_ptr() + self._off
 
 
-def _fake_kernel(monkeypatch, calls):
+def _fake_kernel(monkeypatch, calls, scratch=0):
     kernel = object()
-    plan = _FakePlan(["x", "n", "y", "d"], calls)
+    plan = _FakePlan(["x", "n", "y", "d"], calls, scratch)
     monkeypatch.setitem(L._info, id(kernel), (None, _FakeJit(), frozenset()))
     monkeypatch.setattr(L, "_plain", lambda k: _Launcher())
     monkeypatch.setattr(L, "_make_plan", lambda *a: plan)
@@ -98,6 +99,20 @@ def test_recorded_steps_replay_with_the_new_tensors(monkeypatch):
     assert args1[3].base.data_ptr() == b2.data_ptr() - 64 and args1[3].shape == [9, 4]
     assert args2[0] is b2 and args2[2] is a2 and args2[3].base is a2 and args2[3].strides == [1]
     assert not r.run(("other",), (a2, b2))
+
+
+@pytest.mark.parametrize("scratch", [0, 256])
+def test_a_replay_installs_the_scratch_allocator_where_a_kernel_needs_it(monkeypatch, scratch):
+    # device-side TMA descriptors: Triton's scratch allocator is per thread, and a replay may run in a thread where
+    # the normal path (which installs it) never ran
+    kernel = _fake_kernel(monkeypatch, [], scratch)
+    ready = []
+    monkeypatch.setattr(replay, "scratch_allocator_ready", lambda: ready.append(1) or True)
+    r = replay.Replay("test_scratch")
+    a = torch.zeros(8)
+    with r.record(("k",), (a,)):
+        L.launch(kernel, (1,), a, 1, a, 2)
+    assert r.run(("k",), (a,)) and len(ready) == (1 if scratch else 0)
 
 
 def test_a_foreign_tensor_spoils_the_recording(monkeypatch):

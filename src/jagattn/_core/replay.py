@@ -34,7 +34,7 @@ reads a tensor's values on the host. A recording is thrown away (the op keeps it
 any launch passes a tensor that is not one of the op's tensors (a scratch buffer the launcher allocated, a view),
 an argument type it does not know, or runs a kernel the fast launch cannot reproduce (``launch._make_plan``).
 
-Off: ``JAGATTN_LAUNCH_REPLAY=0``; never under tracing (torch.compile, export, fake tensors, any mode), the Triton
+Off: ``JAGATTN_LAUNCH_REPLAY=0`` (``1``: on for every op, also those whose ``Replay`` is off by default); never under tracing (torch.compile, export, fake tensors, any mode), the Triton
 interpreter, launch hooks (profilers) or a CPU. Thread-safe: a recording belongs to its thread; plans are only
 added or replaced whole.
 """
@@ -49,6 +49,7 @@ import torch
 from . import launch as _launch
 from .alloc import new_empty
 from .env import env_flag, env_snapshot
+from .tma import scratch_allocator_ready
 from .triton_utils import interpreter_enabled
 
 _MAX_PLANS = 256  # per op; a process that keeps making new keys just starts over
@@ -98,10 +99,15 @@ class _Desc:
 
 
 class _Step:
-    __slots__ = ("plan", "grid", "consts", "tensors", "descs")
+    __slots__ = ("plan", "grid", "consts", "tensors", "descs", "scratch")
 
     def __init__(self, plan, grid, consts, tensors, descs):
         self.plan, self.grid, self.consts, self.tensors, self.descs = plan, grid, consts, tensors, descs
+        # device-side TMA descriptors need Triton's scratch allocator, a per-thread setting (tma.py): a plan recorded
+        # in one thread and replayed in another (user threads, autograd's) installs it there first, as the normal
+        # path's tma_loads_ok does; unknown size: assume it does
+        size = getattr(getattr(getattr(plan, "kernel", None), "metadata", None), "global_scratch_size", None)
+        self.scratch = size is None or size > 0
 
 
 class _Recording:
@@ -195,15 +201,18 @@ class Replay:
             ...  # the op's normal path (every launch through launch.launch)
     """
 
-    def __init__(self, name: str):
+    def __init__(self, name: str, default: bool = True):
         self.name = name
+        self.default = (
+            default  # on unless JAGATTN_LAUNCH_REPLAY says otherwise (0: every op off, 1: every op on)
+        )
         self._plans: dict[tuple, tuple[_Step, ...]] = {}
         self._calls: dict[tuple, tuple] = {}  # call(): key -> (steps, allocations, result slots)
         _ALL.append(self)
 
     def key(self, tensors: tuple, scalars: tuple) -> tuple | None:
         """The call's key, or None where replay does not apply (off, tracing, interpreter, hooks, CPU, subclasses)."""
-        if not env_flag("JAGATTN_LAUNCH_REPLAY", True) or not _available() or interpreter_enabled():
+        if not env_flag("JAGATTN_LAUNCH_REPLAY", self.default) or not _available() or interpreter_enabled():
             return None
         if _launch._tracing():
             return None
@@ -286,6 +295,8 @@ class Replay:
                 a[i] = _Desc(
                     t if off == 0 else _Ptr(t, t.data_ptr() + off), shape, strides, block, layout, pad
                 )
+            if s.scratch:
+                scratch_allocator_ready()
             p = s.plan
             p.run(s.grid[0], s.grid[1], s.grid[2], stream, p.function, p.packed, None, None, None, *a)
 
