@@ -33,6 +33,15 @@ from triton.testing import do_bench  # noqa: E402
 from jagattn.bench import cases, suites  # noqa: E402
 
 
+def _events(prof) -> list:
+    """The chrome-trace events of a finished ``torch.profiler`` run."""
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "t.json")
+        prof.export_chrome_trace(path)
+        with open(path) as f:
+            return json.load(f)["traceEvents"]
+
+
 def _kernel_sum(fn, grads) -> float:
     """Median over do_bench repetitions of the summed kernel durations of one call (ms)."""
     from torch.profiler import ProfilerActivity, profile
@@ -40,11 +49,7 @@ def _kernel_sum(fn, grads) -> float:
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
         do_bench(fn, warmup=10, rep=60, grad_to_none=grads or None, return_mode="median")
         torch.cuda.synchronize()
-    with tempfile.TemporaryDirectory() as d:
-        path = os.path.join(d, "t.json")
-        prof.export_chrome_trace(path)
-        with open(path) as f:
-            events = json.load(f)["traceEvents"]
+    events = _events(prof)
     kernels = sorted(
         (e for e in events if e.get("cat") in ("kernel", "gpu_memset", "gpu_memcpy")), key=lambda e: e["ts"]
     )
@@ -92,11 +97,7 @@ def _api_calls(fn, grads, n: int) -> str:
                 g.grad = None
             fn()
         torch.cuda.synchronize()
-    with tempfile.TemporaryDirectory() as d:
-        path = os.path.join(d, "t.json")
-        prof.export_chrome_trace(path)
-        with open(path) as f:
-            events = json.load(f)["traceEvents"]
+    events = _events(prof)
     agg: dict[str, list[float]] = {}
     for e in events:
         if e.get("cat") in ("cuda_runtime", "cuda_driver") and "dur" in e:

@@ -339,3 +339,42 @@ def test_gpu_attention_replay_matches_the_normal_path(monkeypatch, hkv, causal, 
             assert torch.equal(w, x), (name, seed)
     assert hits["attention_fwd"][-3:] == [False, True, True], hits
     assert hits["attention_bwd"][-3:] == [False, True, True], hits
+
+
+@pytest.mark.gpu
+def test_gpu_attention_replay_in_a_thread_without_the_scratch_allocator(monkeypatch):
+    # the forward loads K / V through device-side TMA descriptors, which need Triton's per-thread scratch allocator:
+    # a plan recorded in this thread and replayed in a new one (which starts without an allocator) installs it there
+    import threading
+
+    from jagattn.attention import ops
+
+    monkeypatch.setenv("JAGATTN_LAUNCH_REPLAY", "1")
+    lens = [2048, 5, 1000]
+    cu = cu_seqlens(lens, "cuda")
+    g = generator(5)
+    t = sum(lens)
+    q = randn((t, 8, 128), generator=g, dtype=torch.bfloat16, device="cuda")
+    k = randn((t, 2, 128), generator=g, dtype=torch.bfloat16, device="cuda")
+    v = randn((t, 2, 128), generator=g, dtype=torch.bfloat16, device="cuda")
+
+    def run():
+        with torch.no_grad():
+            return jagattn.attention(q, k, v, cu, cu, max(lens), max(lens), causal=True, backend="triton")
+
+    want = run()  # recorded here
+    assert ops._FWD_REPLAY._calls, "the call was not recorded"
+    got, errors = {}, []
+
+    def work():
+        try:
+            got["o"] = run()
+            torch.cuda.synchronize()
+        except Exception as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    worker = threading.Thread(target=work)
+    worker.start()
+    worker.join(timeout=120)
+    assert not errors, errors
+    assert torch.equal(got["o"], want)

@@ -57,16 +57,22 @@ def hstu_fwd(
     deterministic: bool,
 ) -> torch.Tensor:
     """``o [L, H, Dv]`` in q's dtype (see ``triton/fwd.py``)."""
+    return _forward(
+        _FWD_REPLAY, q, k, v, seq_offsets, num_targets, max_seq_len, alpha, inv_scale, contextual_seq_len,
+        max_attn_len, min_full_attn_seq_len, None,
+    )  # fmt: skip
+
+
+def _forward(replay, q, k, v, seq_offsets, num_targets, max_seq_len, alpha, inv_scale, c, w, f, delta):
+    """The forward kernel into a new ``out`` (``delta``: the cached forward's rows per sequence), through ``replay``."""
     out = new_empty(_out_shape_fwd(q, v), dtype=q.dtype, device=q.device)
     tensors = (q, k, v, seq_offsets, num_targets, out)
-    scalars = (max_seq_len, alpha, inv_scale, contextual_seq_len, max_attn_len, min_full_attn_seq_len)
-    key = _FWD_REPLAY.key(tensors, scalars)
-    if not _FWD_REPLAY.run(key, tensors):
-        with _FWD_REPLAY.record(key, tensors):
+    key = replay.key(tensors, (max_seq_len, alpha, inv_scale, c, w, f))
+    if not replay.run(key, tensors):
+        with replay.record(key, tensors):
             _launch(
-                0, q, k, v, None, out, seq_offsets, num_targets, max_seq_len, alpha, inv_scale,
-                contextual_seq_len, max_attn_len, min_full_attn_seq_len, None,
-            )  # fmt: skip
+                0, q, k, v, None, out, seq_offsets, num_targets, max_seq_len, alpha, inv_scale, c, w, f, delta
+            )
     return out
 
 
@@ -151,19 +157,12 @@ def hstu_cached_fwd(
     min_full_attn_seq_len: int,
 ) -> torch.Tensor:
     """``o [B*Δ, H, Dv]``: rows ``n_b - Δ .. n_b - 1`` of every sequence (Δ = rows / B)."""
-    out = new_empty(_out_shape_fwd(delta_q, v), dtype=delta_q.dtype, device=delta_q.device)
     batch = seq_offsets.shape[0] - 1
     delta = delta_q.shape[0] // batch if batch > 0 else 0
-    tensors = (delta_q, k, v, seq_offsets, num_targets, out)
-    scalars = (max_seq_len, alpha, inv_scale, contextual_seq_len, max_attn_len, min_full_attn_seq_len)
-    key = _CACHED_REPLAY.key(tensors, scalars)
-    if not _CACHED_REPLAY.run(key, tensors):
-        with _CACHED_REPLAY.record(key, tensors):
-            _launch(
-                0, delta_q, k, v, None, out, seq_offsets, num_targets, max_seq_len, alpha, inv_scale,
-                contextual_seq_len, max_attn_len, min_full_attn_seq_len, delta,
-            )  # fmt: skip
-    return out
+    return _forward(
+        _CACHED_REPLAY, delta_q, k, v, seq_offsets, num_targets, max_seq_len, alpha, inv_scale, contextual_seq_len,
+        max_attn_len, min_full_attn_seq_len, delta,
+    )  # fmt: skip
 
 
 @hstu_cached_fwd.register_fake
