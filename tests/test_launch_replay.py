@@ -378,3 +378,27 @@ def test_gpu_attention_replay_in_a_thread_without_the_scratch_allocator(monkeypa
     worker.join(timeout=120)
     assert not errors, errors
     assert torch.equal(got["o"], want)
+
+
+def test_the_key_separates_one_tensor_in_two_places_from_two_tensors(monkeypatch):
+    # attention's cu_seqlens_q is often cu_seqlens_k itself: a plan recorded that way finds both by the first one, so
+    # a call with two different (equal-shaped) tensors must get another key, and the other way round
+    class _Dev:
+        class active:  # noqa: N801 - mirrors triton.runtime.driver.driver.active
+            @staticmethod
+            def get_current_device():
+                return 0
+
+    monkeypatch.setattr(replay, "_available", lambda: True)
+    monkeypatch.setattr(replay, "interpreter_enabled", lambda: False)
+    monkeypatch.setattr(L, "_driver", _Dev)
+    if not hasattr(L, "_RUNTIME"):  # pragma: no cover - a Triton without the launch hooks: no replay at all
+        pytest.skip("no Triton launch hooks to inspect")
+    r = replay.Replay("test_alias")
+    a, b, c = torch.zeros(4), torch.zeros(4), torch.zeros(4)
+    shared = r.key((a, b, b), ())
+    apart = r.key((a, b, c), ())
+    assert shared is not None and apart is not None
+    assert shared != apart
+    assert r.key((a, c, c), ()) == shared and r.key((c, a, b), ()) == apart
+    assert r.key((a, a, b), ()) != shared

@@ -9,7 +9,7 @@ compiled kernel's own launcher. Those decisions depend only on what the key belo
 they are the same every time.
 
 How: ``Replay.key`` builds a key from the op's tensors (dtype, shape, strides, 16-byte alignment of the address,
-device), its other arguments, the current device and the raw value of every ``JAGATTN_*`` variable the package has
+device, and which arguments are one and the same tensor object), its other arguments, the current device and the raw value of every ``JAGATTN_*`` variable the package has
 read so far (``env.env_snapshot``). On a miss the op runs its normal path while recording: every
 ``launch.launch`` then goes through Triton as usual, and the recorder keeps the ``CompiledKernel`` Triton ran,
 the resolved grid and the full argument list with each tensor replaced by its position among the op's tensors (a
@@ -224,13 +224,19 @@ class Replay:
             return None
         parts: list = [_launch._driver.active.get_current_device(), env, scalars]
         add = parts.append
+        ids = []
         for t in tensors:
             if t is None:
                 add(None)
             elif type(t) in _TENSOR_TYPES:
                 add((t.dtype, t.shape, t.stride(), t.data_ptr() % 16 == 0, t.device))
+                ids.append(id(t))
             else:
                 return None
+        # which arguments are one tensor object (attention's cu_seqlens_q is often cu_seqlens_k): launches find
+        # their tensors by identity, so a plan recorded with one object in two places must never be replayed with
+        # two different ones, nor the other way round
+        add(None if len(set(ids)) == len(ids) else tuple(_slot(tensors, t) for t in tensors))
         return tuple(parts)
 
     def call(self, tensors: tuple, scalars: tuple, body):
