@@ -237,9 +237,15 @@ def _fwd_bwd(q, k, v, do, cu, ms, kw):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("gluon_dkdv", ["auto", "1"])
 @pytest.mark.parametrize("C, W", [(0, 0), (6, 256), (3, 40)])
-def test_gpu_hstu_replay_matches_the_normal_path(monkeypatch, C, W):
+def test_gpu_hstu_replay_matches_the_normal_path(monkeypatch, C, W, gluon_dkdv):
+    # "1": the Gluon dK/dV kernel at this size too (host-side descriptors over the 3-D "to the end" view: a
+    # descriptor base at an offset from its tensor); "auto" runs the Triton dK/dV kernel on this small batch
     from jagattn.hstu import ops
+    from jagattn.hstu.triton import bwd_gluon
+
+    monkeypatch.setattr(bwd_gluon, "GLUON_SWITCH", gluon_dkdv)
 
     lens = [700, 1, 0, 513, 64, 900]
     hits = {}
