@@ -52,10 +52,8 @@ def env_snapshot() -> tuple | None:
     CPython's own mapping."""
     if _DATA is None or os.environ is not _ENVIRON:
         return None
-    data = _DATA
-    return tuple(
-        [data.get(k) for k in tuple(_KEYS.values())]
-    )  # (tuple(): one step, safe against other threads)
+    data, keys = _DATA, tuple(_KEYS.values())  # (tuple(): one step, safe against other threads adding names)
+    return tuple([data.get(k) for k in keys])
 
 
 _MISS = object()  # not parsed yet

@@ -9,9 +9,9 @@ compiled kernel's own launcher. Those decisions depend only on what the key belo
 they are the same every time.
 
 How: ``Replay.key`` builds a key from the op's tensors (dtype, shape, strides, 16-byte alignment of the address,
-device, and which arguments are one and the same tensor object), its other arguments, the current device and the raw value of every ``JAGATTN_*`` variable the package has
-read so far (``env.env_snapshot``). On a miss the op runs its normal path while recording: every
-``launch.launch`` then goes through Triton as usual, and the recorder keeps the ``CompiledKernel`` Triton ran,
+device, and which arguments are one and the same tensor object), its other arguments, the current device and the
+raw value of every ``JAGATTN_*`` variable the package has read so far (``env.env_snapshot``). On a miss the op
+runs its normal path while recording: every ``launch.launch`` then goes through Triton as usual, and the recorder keeps the ``CompiledKernel`` Triton ran,
 the resolved grid and the full argument list with each tensor replaced by its position among the op's tensors (a
 host-side TMA descriptor by the tensor it was built on plus its address offset). On a hit the recorded steps run
 in order with this call's tensors (and descriptors rebuilt over them) on the current stream. Two forms:
@@ -34,8 +34,9 @@ reads a tensor's values on the host. A recording is thrown away (the op keeps it
 any launch passes a tensor that is not one of the op's tensors (a scratch buffer the launcher allocated, a view),
 an argument type it does not know, or runs a kernel the fast launch cannot reproduce (``launch._make_plan``).
 
-Off: ``JAGATTN_LAUNCH_REPLAY=0`` (``1``: on for every op, also those whose ``Replay`` is off by default); never under tracing (torch.compile, export, fake tensors, any mode), the Triton
-interpreter, launch hooks (profilers) or a CPU. Thread-safe: a recording belongs to its thread; plans are only
+Off: ``JAGATTN_LAUNCH_REPLAY=0`` (``1``: on for every op, also those whose ``Replay`` is off by default); never
+under tracing (torch.compile, export, fake tensors, any mode), the Triton interpreter, launch hooks (profilers) or
+a CPU. Thread-safe: a recording belongs to its thread; plans are only
 added or replaced whole.
 """
 
@@ -166,9 +167,8 @@ def record_launch(rec: _Recording, kernel: Any, grid: Any, args: tuple, kwargs: 
         t = type(a)
         if t in _TENSOR_TYPES:
             j = _slot(rec.tensors, a)
-            if (
-                j < 0
-            ):  # a tensor the op does not own (scratch, a view): its address is not this call's to replay
+            # a tensor the op does not own (scratch, a view): its address is not this call's to replay
+            if j < 0:
                 rec.ok = False
                 return
             tensors.append((i, j))
@@ -203,9 +203,8 @@ class Replay:
 
     def __init__(self, name: str, default: bool = True):
         self.name = name
-        self.default = (
-            default  # on unless JAGATTN_LAUNCH_REPLAY says otherwise (0: every op off, 1: every op on)
-        )
+        # on unless JAGATTN_LAUNCH_REPLAY says otherwise (0: every op off, 1: every op on)
+        self.default = default
         self._plans: dict[tuple, tuple[_Step, ...]] = {}
         self._calls: dict[tuple, tuple] = {}  # call(): key -> (steps, allocations, result slots)
         _ALL.append(self)
