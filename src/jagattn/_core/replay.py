@@ -11,9 +11,10 @@ they are the same every time.
 How: ``Replay.key`` builds a key from the op's tensors (dtype, shape, strides, 16-byte alignment of the address,
 device, and which arguments are one and the same tensor object), its other arguments, the current device and the
 raw value of every ``JAGATTN_*`` variable the package has read so far (``env.env_snapshot``). On a miss the op
-runs its normal path while recording: every ``launch.launch`` then goes through Triton as usual, and the recorder keeps the ``CompiledKernel`` Triton ran,
-the resolved grid and the full argument list with each tensor replaced by its position among the op's tensors (a
-host-side TMA descriptor by the tensor it was built on plus its address offset). On a hit the recorded steps run
+runs its normal path while recording: every ``launch.launch`` then goes through Triton as usual, and the recorder
+keeps the ``CompiledKernel`` Triton ran, the resolved grid and the full argument list with each tensor replaced by
+its position among the op's tensors (a host-side TMA descriptor by the tensor it was built on plus its address
+offset). On a hit the recorded steps run
 in order with this call's tensors (and descriptors rebuilt over them) on the current stream. Two forms:
 
 - ``key`` / ``run`` / ``record`` (HSTU): the op allocates its outputs before, the tensors are all given;
