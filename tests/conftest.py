@@ -123,34 +123,19 @@ class _ReplayClearingMonkeyPatch(pytest.MonkeyPatch):
     or restores something: a plan's key holds the environment but not module switches (``bwd.CTX_SPLIT``, a spy on
     ``bwd.ctx_split``, ...), which tests patch between two calls with the same inputs."""
 
-    def _clear(self):
+
+def _clearing(name):
+    def method(self, *args, **kwargs):
+        getattr(pytest.MonkeyPatch, name)(self, *args, **kwargs)
         from jagattn._core import replay
 
         replay.clear()
 
-    def setattr(self, *args, **kwargs):
-        super().setattr(*args, **kwargs)
-        self._clear()
+    return method
 
-    def delattr(self, *args, **kwargs):
-        super().delattr(*args, **kwargs)
-        self._clear()
 
-    def setitem(self, *args, **kwargs):
-        super().setitem(*args, **kwargs)
-        self._clear()
-
-    def setenv(self, *args, **kwargs):
-        super().setenv(*args, **kwargs)
-        self._clear()
-
-    def delenv(self, *args, **kwargs):
-        super().delenv(*args, **kwargs)
-        self._clear()
-
-    def undo(self):
-        super().undo()
-        self._clear()
+for _name in ("setattr", "delattr", "setitem", "setenv", "delenv", "undo"):
+    setattr(_ReplayClearingMonkeyPatch, _name, _clearing(_name))
 
 
 @pytest.fixture

@@ -408,3 +408,10 @@ def test_the_key_separates_one_tensor_in_two_places_from_two_tensors(monkeypatch
     assert shared != apart
     assert r.key((a, c, c), ()) == shared and r.key((c, a, b), ()) == apart
     assert r.key((a, a, b), ()) != shared
+
+
+def test_a_bad_switch_value_raises_naming_it(monkeypatch):
+    monkeypatch.setenv("JAGATTN_LAUNCH_REPLAY", "yes")
+    r = replay.Replay("test_switch")
+    with pytest.raises(ValueError, match="JAGATTN_LAUNCH_REPLAY"):
+        r.key((torch.zeros(2),), ())
