@@ -1,0 +1,129 @@
+"""Is the forward kernel slower inside forward + backward than alone, and is the SM clock why? (issue #5)
+
+The suite's backward is ``do_bench(fwd + bwd) - do_bench(fwd)``. Session 44 round 1 traced ctx6-w256: our forward
+kernel took 0.664 ms inside the forward + backward repetitions against 0.596 ms for the forward alone, so ~0.06 ms
+of the row's "backward" (1.710 ms) was the forward running slower. Per row and implementation this prints, from
+device traces of do_bench runs (as the suite: L2 flush, gradients reset), each kernel's median duration in the
+forward-only run and in the forward + backward run, with the SM clock and power sampled by ``nvidia-smi`` (every
+20 ms) during each run.
+
+Usage on the GPU machine: ``PYTHONPATH=src:peers/gr python3 benchmarks/fwd_in_fwdbwd.py --rows ctx6-w256,B256-N1024
+[--impls triton,gr_triton] [--rep-ms 400]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import statistics
+import subprocess
+import tempfile
+
+os.environ.setdefault("JAGATTN_AUTOTUNE", "0")
+
+import torch  # noqa: E402
+from triton.testing import do_bench  # noqa: E402
+
+from jagattn.bench import cases, suites  # noqa: E402
+
+
+def _profiled(fn, grads, rep_ms: int) -> tuple[float, dict[str, float], str]:
+    """do_bench median, per-kernel median durations (ms) past the warm-up, and the clock / power summary."""
+    from torch.profiler import ProfilerActivity, profile
+
+    smi = subprocess.Popen(
+        [
+            "nvidia-smi",
+            "--query-gpu=clocks.sm,power.draw,temperature.gpu",
+            "--format=csv,noheader,nounits",
+            "-lms",
+            "20",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            t = do_bench(fn, warmup=25, rep=rep_ms, grad_to_none=grads or None, return_mode="median")
+            torch.cuda.synchronize()
+    finally:
+        smi.terminate()
+        samples = smi.communicate()[0]
+    rows = []
+    for line in samples.splitlines():
+        with contextlib.suppress(ValueError):
+            rows.append([float(x) for x in line.split(",")])
+    rows = rows[len(rows) // 4 :]
+    clk = (
+        f"sm MHz med {statistics.median(r[0] for r in rows):.0f} min {min(r[0] for r in rows):.0f}, "
+        f"W med {statistics.median(r[1] for r in rows):.0f} max {max(r[1] for r in rows):.0f}, "
+        f"C {rows[-1][2]:.0f} ({len(rows)} samples)"
+        if rows
+        else "no nvidia-smi samples"
+    )
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "t.json")
+        prof.export_chrome_trace(path)
+        with open(path) as f:
+            events = json.load(f)["traceEvents"]
+    kernels = sorted((e for e in events if e.get("cat") == "kernel"), key=lambda e: e["ts"])
+    per: dict[str, list[float]] = {}
+    for e in kernels:
+        if "elementwise" in e["name"] and e["dur"] > 30:  # the flush
+            continue
+        per.setdefault(e["name"][:48], []).append(e["dur"] / 1e3)
+    med = {k: statistics.median(v[len(v) // 4 :]) for k, v in per.items() if len(v) > 8}
+    return t, med, clk
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rows", default="ctx6-w256,B256-N1024")
+    ap.add_argument("--impls", default="triton,gr_triton")
+    ap.add_argument("--rep-ms", type=int, default=400)
+    args = ap.parse_args()
+    fam = cases.HstuFamily()
+    for row in suites.select_rows(["hstu"], args.rows):
+        p = fam.build(row, torch.device("cuda"), torch.bfloat16)
+        leaves = p.leaves()
+        grads = [leaves[n] for n in p.grad_names]
+        for impl in args.impls.split(","):
+            if impl == "triton":
+                call = lambda t, p=p: fam.call(p, t, "triton")  # noqa: E731
+            else:
+                from jagattn.bench.impls import peers_of
+
+                peer = next((x for x in peers_of("hstu") if x.name == impl), None)
+                if peer is None:
+                    raise SystemExit(f"--impls: no {impl!r} in the hstu family")
+                try:
+                    call = peer.prepare(p).fn
+                except Exception as exc:  # not on PYTHONPATH
+                    print(f"{row.name} {impl}: unavailable ({exc})", flush=True)
+                    continue
+            do = torch.randn_like(call(leaves))
+
+            def fwd(call=call, leaves=leaves):
+                return call(leaves)
+
+            def fwdbwd(call=call, do=do, leaves=leaves):
+                call(leaves).backward(do)
+
+            for _ in range(3):
+                for g in grads:
+                    g.grad = None
+                fwdbwd()
+            torch.cuda.synchronize()
+            name = row.name.split("/")[-1]
+            for phase, fn, gr in (("fwd", fwd, []), ("fwdbwd", fwdbwd, grads), ("fwd again", fwd, [])):
+                t, med, clk = _profiled(fn, gr, args.rep_ms)
+                ks = ", ".join(f"{k} {v:.3f}" for k, v in med.items())
+                print(
+                    f"{name:>12} {impl:>10} {phase:>9}: do_bench {t:.3f} ms; {clk}; kernels {ks}", flush=True
+                )
+
+
+if __name__ == "__main__":
+    main()
