@@ -5,7 +5,7 @@ kernel took 0.664 ms inside the forward + backward repetitions against 0.596 ms 
 of the row's "backward" (1.710 ms) was the forward running slower. Per row and implementation this prints, from
 device traces of do_bench runs (as the suite: L2 flush, gradients reset), each kernel's median duration in the
 forward-only run and in the forward + backward run, with the SM clock and power sampled by ``nvidia-smi`` (every
-20 ms) during each run.
+20 ms) during each run, and which clock-event reasons (power cap, power brake, thermal) were active.
 
 Usage on the GPU machine: ``PYTHONPATH=src:peers/gr python3 benchmarks/fwd_in_fwdbwd.py --rows ctx6-w256,B256-N1024
 [--impls triton,gr_triton] [--rep-ms 400]``
@@ -29,6 +29,22 @@ from triton.testing import do_bench  # noqa: E402
 from jagattn.bench import cases, suites  # noqa: E402
 
 
+def _reason_fields() -> str:
+    """The clock-event reason fields this driver's nvidia-smi knows (``clocks_event_reasons`` since driver 535, before
+    that ``clocks_throttle_reasons``)."""
+    names = ("active", "sw_power_cap", "hw_slowdown", "hw_power_brake_slowdown", "sw_thermal_slowdown",
+             "hw_thermal_slowdown")  # fmt: skip
+    for prefix in ("clocks_event_reasons", "clocks_throttle_reasons"):
+        q = ",".join(f"{prefix}.{n}" for n in names)
+        r = subprocess.run(["nvidia-smi", f"--query-gpu={q}", "--format=csv"], capture_output=True, text=True)
+        if r.returncode == 0:
+            return q
+    raise SystemExit("nvidia-smi knows neither clocks_event_reasons nor clocks_throttle_reasons")
+
+
+_REASONS = ""
+
+
 def _profiled(fn, grads, rep_ms: int) -> tuple[float, dict[str, float], str]:
     """do_bench median, per-kernel median durations (ms) past the warm-up, and the clock / power summary."""
     from torch.profiler import ProfilerActivity, profile
@@ -36,7 +52,7 @@ def _profiled(fn, grads, rep_ms: int) -> tuple[float, dict[str, float], str]:
     smi = subprocess.Popen(
         [
             "nvidia-smi",
-            "--query-gpu=clocks.sm,power.draw,temperature.gpu",
+            f"--query-gpu=clocks.sm,power.draw,temperature.gpu,{_REASONS}",
             "--format=csv,noheader,nounits",
             "-lms",
             "20",
@@ -51,15 +67,22 @@ def _profiled(fn, grads, rep_ms: int) -> tuple[float, dict[str, float], str]:
     finally:
         smi.terminate()
         samples = smi.communicate()[0]
-    rows = []
+    rows, reasons = [], {}
     for line in samples.splitlines():
         with contextlib.suppress(ValueError):
-            rows.append([float(x) for x in line.split(",")])
+            f = [x.strip() for x in line.split(",")]
+            rows.append([float(x) for x in f[:3]])
+            # which clock-event reasons were active (nvidia-smi prints "Active" / "Not Active" per reason)
+            for name, val in zip(_REASONS.split(",")[1:], f[4:], strict=False):
+                if val == "Active":
+                    reasons[name.split(".")[-1]] = reasons.get(name.split(".")[-1], 0) + 1
+            reasons["mask " + f[3]] = reasons.get("mask " + f[3], 0) + 1
+    n_all = len(rows)
     rows = rows[len(rows) // 4 :]
     clk = (
         f"sm MHz med {statistics.median(r[0] for r in rows):.0f} min {min(r[0] for r in rows):.0f}, "
         f"W med {statistics.median(r[1] for r in rows):.0f} max {max(r[1] for r in rows):.0f}, "
-        f"C {rows[-1][2]:.0f} ({len(rows)} samples)"
+        f"C {rows[-1][2]:.0f} ({len(rows)} samples; reasons over all {n_all}: {reasons})"
         if rows
         else "no nvidia-smi samples"
     )
@@ -84,6 +107,14 @@ def main() -> None:
     ap.add_argument("--impls", default="triton,gr_triton")
     ap.add_argument("--rep-ms", type=int, default=400)
     args = ap.parse_args()
+    global _REASONS
+    _REASONS = _reason_fields()
+    limits = subprocess.run(
+        ["nvidia-smi", "--query-gpu=power.limit,enforced.power.limit,power.max_limit", "--format=csv"],
+        capture_output=True,
+        text=True,
+    )
+    print(f"power limits: {limits.stdout.strip()}", flush=True)
     fam = cases.HstuFamily()
     for row in suites.select_rows(["hstu"], args.rows):
         p = fam.build(row, torch.device("cuda"), torch.bfloat16)
