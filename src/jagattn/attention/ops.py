@@ -20,12 +20,12 @@ from .triton import fwd as _fwd
 
 # Launch replay (_core/replay.py): a call that matches an earlier one in everything but addresses allocates the same
 # outputs and scratch and re-runs the recorded compiled kernels. Session 43 (H200, causal mean-512 rows, forward +
-# backward): 1.66-1.73 -> 1.16-1.26 ms, host-bound before, kernel-bound with it. Off by default until the device
-# has run the attention gpu tests on this code (``JAGATTN_LAUNCH_REPLAY=1`` turns it on): round 7 passed all of them
-# with it on except two tests that count launcher decisions (replay skips them; they now run with it off), and the
-# per-thread scratch allocator for replays in another thread (replay._Step.scratch) was added after that round.
-_FWD_REPLAY = Replay("attention_fwd", default=False)
-_BWD_REPLAY = Replay("attention_bwd", default=False)
+# backward): 1.66-1.73 -> 1.16-1.26 ms, host-bound before, kernel-bound with it. On by default since session 44, whose
+# round 3 ran every attention / export / eager-fast / HSTU / gluon gpu test with it forced on (all passed but one
+# out-of-memory of six test processes sharing the GPU) and round 2 the replay gpu tests (a replay in a fresh thread:
+# the per-thread scratch allocator). ``JAGATTN_LAUNCH_REPLAY=0`` turns it off.
+_FWD_REPLAY = Replay("attention_fwd")
+_BWD_REPLAY = Replay("attention_bwd")
 
 
 @torch.library.triton_op(qualname("attention_fwd"), mutates_args=())
