@@ -24,9 +24,8 @@ import tempfile
 os.environ.setdefault("JAGATTN_AUTOTUNE", "0")
 
 import torch  # noqa: E402
+from host_vs_kernel import row_calls  # noqa: E402  (benchmarks/, the script's folder)
 from triton.testing import do_bench  # noqa: E402
-
-from jagattn.bench import cases, suites  # noqa: E402
 
 
 def _reason_fields() -> str:
@@ -115,45 +114,12 @@ def main() -> None:
         text=True,
     )
     print(f"power limits: {limits.stdout.strip()}", flush=True)
-    fam = cases.HstuFamily()
-    for row in suites.select_rows(["hstu"], args.rows):
-        p = fam.build(row, torch.device("cuda"), torch.bfloat16)
-        leaves = p.leaves()
-        grads = [leaves[n] for n in p.grad_names]
-        for impl in args.impls.split(","):
-            if impl == "triton":
-                call = lambda t, p=p: fam.call(p, t, "triton")  # noqa: E731
-            else:
-                from jagattn.bench.impls import peers_of
-
-                peer = next((x for x in peers_of("hstu") if x.name == impl), None)
-                if peer is None:
-                    raise SystemExit(f"--impls: no {impl!r} in the hstu family")
-                try:
-                    call = peer.prepare(p).fn
-                except Exception as exc:  # not on PYTHONPATH
-                    print(f"{row.name} {impl}: unavailable ({exc})", flush=True)
-                    continue
-            do = torch.randn_like(call(leaves))
-
-            def fwd(call=call, leaves=leaves):
-                return call(leaves)
-
-            def fwdbwd(call=call, do=do, leaves=leaves):
-                call(leaves).backward(do)
-
-            for _ in range(3):
-                for g in grads:
-                    g.grad = None
-                fwdbwd()
-            torch.cuda.synchronize()
-            name = row.name.split("/")[-1]
-            for phase, fn, gr in (("fwd", fwd, []), ("fwdbwd", fwdbwd, grads), ("fwd again", fwd, [])):
-                t, med, clk = _profiled(fn, gr, args.rep_ms)
-                ks = ", ".join(f"{k} {v:.3f}" for k, v in med.items())
-                print(
-                    f"{name:>12} {impl:>10} {phase:>9}: do_bench {t:.3f} ms; {clk}; kernels {ks}", flush=True
-                )
+    for row, impl, fwd, fwdbwd, grads in row_calls("hstu", args.rows, args.impls):
+        name = row.name.split("/")[-1]
+        for phase, fn, gr in (("fwd", fwd, []), ("fwdbwd", fwdbwd, grads), ("fwd again", fwd, [])):
+            t, med, clk = _profiled(fn, gr, args.rep_ms)
+            ks = ", ".join(f"{k} {v:.3f}" for k, v in med.items())
+            print(f"{name:>12} {impl:>10} {phase:>9}: do_bench {t:.3f} ms; {clk}; kernels {ks}", flush=True)
 
 
 if __name__ == "__main__":

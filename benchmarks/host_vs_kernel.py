@@ -106,34 +106,29 @@ def _api_calls(fn, grads, n: int) -> str:
     return "; ".join(f"{k} x{len(v)} {sum(v):.3f} ms (max {max(v):.3f})" for k, v in rows[:12])
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--family", default="hstu", choices=("attention", "hstu", "gated_delta"))
-    ap.add_argument("--rows", default="B256-N1024,recsys")
-    ap.add_argument("--impls", default="triton,gr_triton")
-    ap.add_argument("-n", type=int, default=40)
-    ap.add_argument(
-        "--api", action="store_true", help="also list the CUDA API calls of 10 forward + backward calls"
-    )
-    args = ap.parse_args()
+def row_calls(family: str, rows: str, impls: str):
+    """Per selected row and implementation (``triton`` = jagattn, or a peer adapter of the bench: gr_triton,
+    torch_varlen, flex, fla, ...): ``(row, impl, fwd, fwdbwd, grads)`` with the inputs built once per row in bf16, the
+    forward + backward already run three times (compile, autotune) and the GPU synchronized. A peer that is not
+    installed / not on PYTHONPATH is reported and skipped."""
     fam = {
         "attention": cases.AttentionFamily,
         "hstu": cases.HstuFamily,
         "gated_delta": cases.GatedDeltaFamily,
-    }[args.family]()
-    for row in suites.select_rows([args.family], args.rows):
+    }[family]()
+    for row in suites.select_rows([family], rows):
         p = fam.build(row, torch.device("cuda"), torch.bfloat16)
         leaves = p.leaves()
         grads = [leaves[n] for n in p.grad_names]
-        for impl in args.impls.split(","):
+        for impl in impls.split(","):
             if impl == "triton":
                 call = lambda t, p=p: fam.call(p, t, "triton")  # noqa: E731
-            else:  # a peer adapter of the bench (gr_triton, torch_varlen, flex, fla, ...)
+            else:
                 from jagattn.bench.impls import peers_of
 
-                peer = next((x for x in peers_of(args.family) if x.name == impl), None)
+                peer = next((x for x in peers_of(family) if x.name == impl), None)
                 if peer is None:
-                    raise SystemExit(f"--impls: no {impl!r} in the {args.family} family")
+                    raise SystemExit(f"--impls: no {impl!r} in the {family} family")
                 try:
                     call = peer.prepare(p).fn
                 except Exception as exc:  # not installed / not on PYTHONPATH
@@ -152,18 +147,32 @@ def main() -> None:
                     g.grad = None
                 fwdbwd()
             torch.cuda.synchronize()
-            res = {}
-            for name, fn, gr in (("fwd", fwd, []), ("fwdbwd", fwdbwd, grads)):
-                bench = do_bench(fn, warmup=25, rep=200, grad_to_none=gr or None, return_mode="median")
-                res[name] = (bench, _kernel_sum(fn, gr), _host(fn, gr, args.n))
-            print(
-                f"{row.name.split('/')[-1]:>12} {impl:>10}: "
-                + "; ".join(f"{k} bench {b:.3f} kern {kk:.3f} host {h:.3f}" for k, (b, kk, h) in res.items())
-                + f"; bwd bench {res['fwdbwd'][0] - res['fwd'][0]:.3f} kern {res['fwdbwd'][1] - res['fwd'][1]:.3f}",
-                flush=True,
-            )
-            if args.api:
-                print(f"    api calls of 10 fwdbwd: {_api_calls(fwdbwd, grads, 10)}", flush=True)
+            yield row, impl, fwd, fwdbwd, grads
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--family", default="hstu", choices=("attention", "hstu", "gated_delta"))
+    ap.add_argument("--rows", default="B256-N1024,recsys")
+    ap.add_argument("--impls", default="triton,gr_triton")
+    ap.add_argument("-n", type=int, default=40)
+    ap.add_argument(
+        "--api", action="store_true", help="also list the CUDA API calls of 10 forward + backward calls"
+    )
+    args = ap.parse_args()
+    for row, impl, fwd, fwdbwd, grads in row_calls(args.family, args.rows, args.impls):
+        res = {}
+        for name, fn, gr in (("fwd", fwd, []), ("fwdbwd", fwdbwd, grads)):
+            bench = do_bench(fn, warmup=25, rep=200, grad_to_none=gr or None, return_mode="median")
+            res[name] = (bench, _kernel_sum(fn, gr), _host(fn, gr, args.n))
+        print(
+            f"{row.name.split('/')[-1]:>12} {impl:>10}: "
+            + "; ".join(f"{k} bench {b:.3f} kern {kk:.3f} host {h:.3f}" for k, (b, kk, h) in res.items())
+            + f"; bwd bench {res['fwdbwd'][0] - res['fwd'][0]:.3f} kern {res['fwdbwd'][1] - res['fwd'][1]:.3f}",
+            flush=True,
+        )
+        if args.api:
+            print(f"    api calls of 10 fwdbwd: {_api_calls(fwdbwd, grads, 10)}", flush=True)
 
 
 if __name__ == "__main__":
