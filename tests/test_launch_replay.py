@@ -391,6 +391,60 @@ def test_gpu_attention_replay_in_a_thread_without_the_scratch_allocator(monkeypa
     assert torch.equal(got["o"], want)
 
 
+# ---------------------------------------------------------------------------------------------
+# GPU: the gated delta token loop (the decoding path) through replay
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize(
+    "with_gk, l2norm, state", [(False, True, True), (True, False, True), (False, False, False)]
+)
+def test_gpu_gated_delta_recurrent_replay_matches_the_normal_path(monkeypatch, with_gk, l2norm, state):
+    from jagattn.gated_delta import ops
+
+    hits = []
+
+    class _Spy(dict):
+        def get(self, key, default=None):
+            got = dict.get(self, key, default)
+            hits.append(got is not None)
+            return got
+
+    monkeypatch.setattr(ops._REC_REPLAY, "_calls", _Spy())
+    lens = [1] * 48 + [3, 0, 7]  # decoding steps, a few short prompts, an empty sequence
+    cu = cu_seqlens(lens, "cuda")
+    t, n, h, hv, kd, vd = sum(lens), len(lens), 4, 8, 128, 128
+
+    def batch(seed):
+        g_ = generator(seed)
+        q = randn((t, h, kd), generator=g_, dtype=torch.bfloat16, device="cuda")
+        k = randn((t, h, kd), generator=g_, dtype=torch.bfloat16, device="cuda")
+        if not l2norm:
+            q, k = q * kd**-0.5, torch.nn.functional.normalize(k.float(), dim=-1).to(torch.bfloat16)
+        v = randn((t, hv, vd), generator=g_, dtype=torch.bfloat16, device="cuda")
+        g = -torch.rand((t, hv), generator=g_, device="cuda")
+        beta = torch.rand((t, hv), generator=g_, device="cuda").to(torch.bfloat16)
+        gk = -torch.rand((t, hv, kd), generator=g_, device="cuda") * 0.1 if with_gk else None
+        h0 = randn((n, hv, kd, vd), generator=g_, dtype=torch.float32, device="cuda") if state else None
+        return q, k, v, g, beta, gk, h0
+
+    def run(q, k, v, g, beta, gk, h0):
+        return jagattn.gated_delta_rule(
+            q, k, v, g, beta, cu_seqlens=cu, initial_state=h0, output_final_state=True, use_qk_l2norm=l2norm, gk=gk,
+            backend="triton",
+        )  # fmt: skip
+
+    batches = [batch(s) for s in (1, 2, 3)]
+    monkeypatch.setenv("JAGATTN_LAUNCH_REPLAY", "0")
+    wants = [run(*b) for b in batches]
+    monkeypatch.setenv("JAGATTN_LAUNCH_REPLAY", "1")
+    for seed, (b, want) in enumerate(zip(batches, wants, strict=True)):
+        got = run(*b)
+        for name, w, x in zip(("o", "final_state"), want, got, strict=True):
+            assert torch.equal(w, x), (name, seed)
+    assert hits[-3:] == [False, True, True], hits  # the first call records, the next two replay
+
+
 def test_the_key_separates_one_tensor_in_two_places_from_two_tensors(monkeypatch):
     # attention's cu_seqlens_q is often cu_seqlens_k itself: a plan recorded that way finds both by the first one, so
     # a call with two different (equal-shaped) tensors must get another key, and the other way round

@@ -34,6 +34,7 @@ from torch.library import triton_op
 from .._core.alloc import new_empty
 from .._core.env import env_choice
 from .._core.library import eager_call, qualname, register_eager
+from .._core.replay import Replay
 from .triton import chunk_fwd as _chunk_fwd_module
 from .triton.chunk_bwd import chunk_bwd
 from .triton.chunk_fwd import chunk_fwd
@@ -301,6 +302,14 @@ register_eager(gated_delta_fwd, _setup_context, _backward)
 register_eager(gated_delta_bwd)
 
 
+# Launch replay (_core/replay.py) for the token loop, the decoding path: one launch whose outputs come from
+# alloc.new_empty, so a call that matches an earlier one in everything but addresses re-launches the recorded kernel
+# without the launcher's decisions or Triton's dispatch (a decoding step's kernel takes microseconds, its host path
+# far more). Off by default until the device has run its gpu test (tests/test_launch_replay.py); JAGATTN_LAUNCH_REPLAY=1
+# turns it on. The copies of .contiguous() stay outside the recorded body (replay's contract).
+_REC_REPLAY = Replay("gated_delta_fwd_recurrent", default=False)
+
+
 @triton_op(qualname("gated_delta_fwd_recurrent"), mutates_args=())
 def gated_delta_fwd_recurrent(
     q: torch.Tensor,
@@ -315,7 +324,7 @@ def gated_delta_fwd_recurrent(
     use_qk_l2norm: bool,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Forward only (no autograd registered: the backend never routes inputs that need grad here)."""
-    return recurrent_fwd(
+    tensors = (
         q.contiguous(),
         k.contiguous(),
         v.contiguous(),
@@ -324,8 +333,9 @@ def gated_delta_fwd_recurrent(
         _contig(gk),
         _contig(initial_state),
         cu_seqlens,
-        scale,
-        use_qk_l2norm,
+    )
+    return _REC_REPLAY.call(
+        tensors, (scale, use_qk_l2norm), lambda: recurrent_fwd(*tensors, scale, use_qk_l2norm)
     )
 
 
