@@ -297,6 +297,36 @@ def test_gpu_hstu_cached_replay_matches_the_normal_path(monkeypatch):
 
 
 # ---------------------------------------------------------------------------------------------
+# Replay.call ops on the GPU: the same batches with replay off, then on
+
+
+def _spy_calls(monkeypatch, r) -> list[bool]:
+    """Whether each ``r.call`` found a plan (True: replayed), in call order."""
+    hits: list[bool] = []
+
+    class _Spy(dict):
+        def get(self, key, default=None):
+            got = dict.get(self, key, default)
+            hits.append(got is not None)
+            return got
+
+    monkeypatch.setattr(r, "_calls", _Spy())
+    return hits
+
+
+def _off_then_on(monkeypatch, run, batches, names) -> None:
+    """``run(*batch)`` for every batch with replay off, then on (the first call records, the others replay): the
+    outputs bitwise equal."""
+    monkeypatch.setenv("JAGATTN_LAUNCH_REPLAY", "0")
+    wants = [run(*b) for b in batches]
+    monkeypatch.setenv("JAGATTN_LAUNCH_REPLAY", "1")
+    for seed, (b, want) in enumerate(zip(batches, wants, strict=True)):
+        got = run(*b)
+        for name, w, x in zip(names, want, got, strict=True):
+            assert torch.equal(w, x), (name, seed)
+
+
+# ---------------------------------------------------------------------------------------------
 # GPU: attention through replay (Replay.call: outputs and scratch allocated inside the op)
 
 
@@ -309,17 +339,7 @@ def test_gpu_attention_replay_matches_the_normal_path(monkeypatch, hkv, causal, 
 
     lens = [300, 1, 0, 777, 64]
     cu = cu_seqlens(lens, "cuda")
-    hits = {}
-    for r in (ops._FWD_REPLAY, ops._BWD_REPLAY):
-        hits[r.name] = []
-
-        class _Spy(dict):
-            def get(self, key, default=None, n=r.name):
-                got = dict.get(self, key, default)
-                hits[n].append(got is not None)
-                return got
-
-        monkeypatch.setattr(r, "_calls", _Spy())
+    hits = {r.name: _spy_calls(monkeypatch, r) for r in (ops._FWD_REPLAY, ops._BWD_REPLAY)}
 
     def batch(seed):
         g = generator(seed)
@@ -340,14 +360,7 @@ def test_gpu_attention_replay_matches_the_normal_path(monkeypatch, hkv, causal, 
             loss = (o.float() * do.float()).sum()
         return (o, *torch.autograd.grad(loss, (q, k, v)))
 
-    batches = [batch(s) for s in (1, 2, 3)]
-    monkeypatch.setenv("JAGATTN_LAUNCH_REPLAY", "0")
-    wants = [run(*b) for b in batches]
-    monkeypatch.setenv("JAGATTN_LAUNCH_REPLAY", "1")
-    for seed, (b, want) in enumerate(zip(batches, wants, strict=True)):
-        got = run(*b)
-        for name, w, x in zip(("o", "dq", "dk", "dv"), want, got, strict=True):
-            assert torch.equal(w, x), (name, seed)
+    _off_then_on(monkeypatch, run, [batch(s) for s in (1, 2, 3)], ("o", "dq", "dk", "dv"))
     assert hits["attention_fwd"][-3:] == [False, True, True], hits
     assert hits["attention_bwd"][-3:] == [False, True, True], hits
 
@@ -402,15 +415,7 @@ def test_gpu_attention_replay_in_a_thread_without_the_scratch_allocator(monkeypa
 def test_gpu_gated_delta_recurrent_replay_matches_the_normal_path(monkeypatch, with_gk, l2norm, state):
     from jagattn.gated_delta import ops
 
-    hits = []
-
-    class _Spy(dict):
-        def get(self, key, default=None):
-            got = dict.get(self, key, default)
-            hits.append(got is not None)
-            return got
-
-    monkeypatch.setattr(ops._REC_REPLAY, "_calls", _Spy())
+    hits = _spy_calls(monkeypatch, ops._REC_REPLAY)
     lens = [1] * 48 + [3, 0, 7]  # decoding steps, a few short prompts, an empty sequence
     cu = cu_seqlens(lens, "cuda")
     t, n, h, hv, kd, vd = sum(lens), len(lens), 4, 8, 128, 128
@@ -434,14 +439,7 @@ def test_gpu_gated_delta_recurrent_replay_matches_the_normal_path(monkeypatch, w
             backend="triton",
         )  # fmt: skip
 
-    batches = [batch(s) for s in (1, 2, 3)]
-    monkeypatch.setenv("JAGATTN_LAUNCH_REPLAY", "0")
-    wants = [run(*b) for b in batches]
-    monkeypatch.setenv("JAGATTN_LAUNCH_REPLAY", "1")
-    for seed, (b, want) in enumerate(zip(batches, wants, strict=True)):
-        got = run(*b)
-        for name, w, x in zip(("o", "final_state"), want, got, strict=True):
-            assert torch.equal(w, x), (name, seed)
+    _off_then_on(monkeypatch, run, [batch(s) for s in (1, 2, 3)], ("o", "final_state"))
     assert hits[-3:] == [False, True, True], hits  # the first call records, the next two replay
 
 
