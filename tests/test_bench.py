@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import random
 import time
 
@@ -17,7 +18,7 @@ import pytest
 import torch
 
 import jagattn
-from jagattn.bench import cli, flops, harness, impls, suites
+from jagattn.bench import cli, clocks, flops, harness, impls, suites
 from jagattn.bench.cases import FAMILIES
 from jagattn.bench.impls import Impl, Prepared
 
@@ -129,6 +130,72 @@ def test_smoke_json_provenance_and_rows(smoke_run):
                 r["lengths"], r["lengths"], causal=r["params"]["causal"], window=tuple(r["params"]["window"])
             )
             assert ref["rate"]["fwd"] == pytest.approx(r["flops"]["fwd"] / (ref["ms"]["fwd"] * 1e-3) / 1e12)
+
+
+def test_smoke_records_no_clock_on_a_cpu(smoke_run):
+    doc = smoke_run["doc"]
+    assert doc["clock_sampling"] == "not a CUDA device"
+    for r in doc["rows"]:
+        for e in r["impls"].values():
+            assert clocks.WINDOWS not in e and "clock" not in e, e
+    assert "SM clock" not in smoke_run["printed"]
+
+
+def test_clock_samples_parse_summarize_and_describe():
+    text = (
+        "2026/11/28 08:07:02.090, 1635, Active\n2026/11/28 08:07:02.190, 1680, Active\n"
+        "2026/11/28 08:07:02.290, 1980, Not Active\n[N/A], [N/A], [N/A]\n2026/11/28 08:07"
+    )
+    samples = clocks.parse(text)
+    assert len(samples) == 3 and samples[0][1:] == (1635.0, True) and samples[2][1:] == (1980.0, False)
+    t0 = samples[0][0]
+    assert samples[1][0] - t0 == pytest.approx(0.1, abs=1e-3)
+    c = clocks.summarize(samples, t0, t0 + 0.15)
+    assert c == {"sm_mhz_median": 1657.5, "sm_mhz_min": 1635.0, "power_capped": 1.0, "samples": 2}
+    assert clocks.summarize(samples, t0 + 1, t0 + 2) is None
+    three = clocks.summarize(samples, t0, t0 + 1)
+    assert three["power_capped"] == pytest.approx(2 / 3) and three["sm_mhz_median"] == 1680
+    line = clocks.describe({"fwd": three, "fwdbwd": c})
+    assert line == (
+        "SM clock while timed: fwd 1680 MHz (min 1635, power-capped 67%); fwdbwd 1658 MHz (min 1635, power-capped 100%)"
+    )
+    assert clocks.describe({}) == ""
+
+
+def test_clock_sampler_with_a_fake_nvidia_smi(tmp_path, monkeypatch):
+    # the sampler end to end on a CPU machine: a stand-in nvidia-smi that answers the field probe and then prints a
+    # sample every 20 ms; the harness's phase windows become clock summaries, entries without windows stay as they are
+    smi = tmp_path / "nvidia-smi"
+    smi.write_text(
+        "#!/bin/sh\n"
+        'case "$*" in\n'
+        '  *-lms*) while true; do echo "$(date +"%Y/%m/%d %H:%M:%S.%3N"), 1755, Active"; sleep 0.02; done ;;\n'
+        '  *clocks_event_reasons*) echo "Not Active" ;;\n'
+        "  *) exit 1 ;;\n"
+        "esac\n"
+    )
+    smi.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ.get('PATH', '')}")
+    monkeypatch.setattr(clocks, "_gpu_id", lambda device: "0")
+    sampler = clocks.Sampler().start(torch.device("cuda", 0))
+    assert sampler.why_not is None
+    t0 = time.time()
+    time.sleep(0.6)
+    t1 = time.time()
+    rows = [{"impls": {"triton": {clocks.WINDOWS: {"fwdbwd": [t0, t1]}}, "peer": {"ms": {}}}}, {"error": "x"}]
+    sampler.fill(rows)
+    ours = rows[0]["impls"]["triton"]
+    assert clocks.WINDOWS not in ours and rows[0]["impls"]["peer"] == {"ms": {}}
+    c = ours["clock"]["fwdbwd"]
+    assert c["sm_mhz_median"] == 1755 and c["power_capped"] == 1.0 and c["samples"] >= 3, c
+
+    # no nvidia-smi at all: nothing sampled, the windows dropped
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    sampler = clocks.Sampler().start(torch.device("cuda", 0))
+    assert sampler.why_not == "no nvidia-smi on PATH"
+    rows = [{"impls": {"triton": {clocks.WINDOWS: {"fwd": [t0, t1]}}}}]
+    sampler.fill(rows)
+    assert rows[0]["impls"]["triton"] == {}
 
 
 def test_smoke_wrong_implementations_fail_the_gate(smoke_run):

@@ -237,12 +237,35 @@ def run(args: argparse.Namespace, argv: Sequence[str] = ()) -> int:
 
 def _run_rows(args, rows, plan, settings, doc, t_start):
     """Measure ``rows`` in this process. Returns (results, skipped row keys, device-lost info)."""
-    from . import harness, report
-    from .progress import Progress
+    from . import clocks, report
 
     total = sum(len(plan[r.family][0]) for r in rows)
     results = []
     skipped: list[str] = []
+    lost = None
+    # each timed phase's SM clock and power-cap share (clocks.py): sampled in the background, filled in at the end
+    sampler = clocks.Sampler()
+    if settings.timing:
+        sampler.start(settings.device)
+    else:
+        sampler.why_not = "--no-timing"
+    doc["clock_sampling"] = sampler.why_not or f"nvidia-smi every {sampler.interval_ms} ms"
+    try:
+        lost = _rows_loop(args, rows, plan, settings, doc, t_start, total, results, skipped)
+    finally:
+        sampler.fill(results)
+    if lost and args.json:
+        doc["device_lost"] = lost
+        doc["skipped_rows"] = skipped
+        report.write_json(args.json, doc)
+    return results, skipped, lost
+
+
+def _rows_loop(args, rows, plan, settings, doc, t_start, total, results, skipped) -> dict | None:
+    """``_run_rows``'s loop: fills ``results`` and ``skipped``; the device-lost info if the CUDA context broke."""
+    from . import harness, report
+    from .progress import Progress
+
     lost = None
     with Progress(total, enabled=args.progress) as progress:
         for i, r in enumerate(rows):
@@ -282,11 +305,7 @@ def _run_rows(args, rows, plan, settings, doc, t_start):
                 doc["rows"] = [x for x in results if "impls" in x]
                 doc["failed_rows"] = [x for x in results if "impls" not in x]
                 report.write_json(args.json, doc)
-    if lost and args.json:
-        doc["device_lost"] = lost
-        doc["skipped_rows"] = skipped
-        report.write_json(args.json, doc)
-    return results, skipped, lost
+    return lost
 
 
 def _child_argv(

@@ -35,6 +35,7 @@ from typing import Any
 
 import torch
 
+from . import clocks
 from .cases import FAMILIES, Problem
 from .impls import Impl, Prepared, Unavailable
 from .progress import Progress
@@ -484,7 +485,12 @@ def _time_impl(fn, p: Problem, do: torch.Tensor, s: Settings, status, ms: dict, 
         g.grad = None
     for mode in s.modes:
         status(f"time {mode}")
+        t0 = time.time()
         ms[mode] = _time(fwd if mode == "fwd" else fwdbwd, s, grads if mode == "fwdbwd" else [])
+        if (
+            s.device.type == "cuda"
+        ):  # the SM clock of this window is filled in at the end (clocks.Sampler.fill)
+            entry.setdefault(clocks.WINDOWS, {})[mode] = [t0, time.time()]
     if "fwd" in ms and "fwdbwd" in ms:
         ms["bwd"] = ms["fwdbwd"] - ms["fwd"]
     entry["ms"] = ms

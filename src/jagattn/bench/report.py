@@ -20,6 +20,8 @@ from typing import Any
 
 import torch
 
+from . import clocks
+
 USABLE = ("ok", "unchecked")
 
 
@@ -189,6 +191,8 @@ def format_table(
                 lines.append(line)
                 if e.get("note"):
                     lines.append(f"      note: {e['note']}")
+                if e.get("clock"):
+                    lines.append(f"      {clocks.describe(e['clock'])}")
         lines.append(f"-- {fam}: geometric means over rows (usable results only) --")
         for name, s in summary[fam]["impls"].items():
             if not any(s["rate_geomean"].get(ph) for ph in phases):
