@@ -189,6 +189,14 @@ def test_clock_sampler_with_a_fake_nvidia_smi(tmp_path, monkeypatch):
     c = ours["clock"]["fwdbwd"]
     assert c["sm_mhz_median"] == 1755 and c["power_capped"] == 1.0 and c["samples"] >= 3, c
 
+    # switched off, or a bad switch value
+    monkeypatch.setenv("JAGATTN_BENCH_CLOCKS", "0")
+    assert clocks.Sampler().start(torch.device("cuda", 0)).why_not == "JAGATTN_BENCH_CLOCKS=0"
+    monkeypatch.setenv("JAGATTN_BENCH_CLOCKS", "yes")
+    with pytest.raises(ValueError, match="JAGATTN_BENCH_CLOCKS"):
+        clocks.Sampler().start(torch.device("cuda", 0))
+    monkeypatch.delenv("JAGATTN_BENCH_CLOCKS")
+
     # no nvidia-smi at all: nothing sampled, the windows dropped
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     sampler = clocks.Sampler().start(torch.device("cuda", 0))

@@ -19,8 +19,11 @@ for r in 0 1 0 1; do
       2>&1 | tee -a $OUT/decode_host.txt
 done
 PYTHONPATH=src timeout 200 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_cuda_graphs.py 2>&1 | tail -15
-mkdir -p $OUT/bench
-OUT=$OUT/bench timeout 150 bash benchmarks/run_device.sh --family hstu --suite hstu/recsys --backends triton 2>&1 \
-    | grep -E "SM clock|triton  " | head
-python3 -c "import json; d=json.load(open('$OUT/bench/bench.json')); print(d.get('clock_sampling'), [e.get('clock') for r in d['rows'] for e in r['impls'].values()])"
+# the sampling's own cost on a host-bound row: recsys with JAGATTN_BENCH_CLOCKS=0 / 1, alternated
+for c in 0 1 0 1; do
+  mkdir -p $OUT/bench$c
+  JAGATTN_BENCH_CLOCKS=$c OUT=$OUT/bench$c timeout 150 bash benchmarks/run_device.sh --family hstu --suite hstu/recsys \
+      --backends triton 2>&1 | grep -E "SM clock|triton  " | head
+done
+python3 -c "import json; d=json.load(open('$OUT/bench1/bench.json')); print(d.get('clock_sampling'), [e.get('clock') for r in d['rows'] for e in r['impls'].values()])"
 echo "elapsed $((SECONDS - T0)) s"

@@ -10,8 +10,8 @@ How: one ``nvidia-smi --query-gpu=timestamp,clocks.sm,<sw power cap reason> -lms
 writing to a temporary file (no pipe to fill, no thread in this process to compete with a host-bound timing for
 the interpreter); the harness records each timed phase's wall-clock window; at the end every window gets the
 median / minimum SM clock of the samples inside it and the fraction of them with the software power cap active.
-Nothing runs where ``nvidia-smi`` is missing, on a CPU, or when the GPU cannot be named for ``nvidia-smi -i``; the
-entries then carry no clock.
+Nothing runs where ``nvidia-smi`` is missing, on a CPU, when the GPU cannot be named for ``nvidia-smi -i``, or with
+``JAGATTN_BENCH_CLOCKS=0``; the entries then carry no clock.
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ import tempfile
 from typing import Any
 
 import torch
+
+from .._core.env import env_flag
 
 _REASON_FIELDS = ("clocks_event_reasons.sw_power_cap", "clocks_throttle_reasons.sw_power_cap")
 WINDOWS = "clock_windows"  # entry key: {phase: [wall-clock start, end]} until ``Sampler.fill``
@@ -52,7 +54,11 @@ class Sampler:
         self.why_not: str | None = None
 
     def start(self, device: torch.device) -> Sampler:
-        """Start sampling the GPU of ``device``; on any failure no sampling (``why_not`` says why)."""
+        """Start sampling the GPU of ``device``; on any failure no sampling (``why_not`` says why).
+        ``JAGATTN_BENCH_CLOCKS=0`` turns it off (a bad value raises, naming the variable)."""
+        if not env_flag("JAGATTN_BENCH_CLOCKS", True):
+            self.why_not = "JAGATTN_BENCH_CLOCKS=0"
+            return self
         try:
             return self._start(device)
         except Exception as exc:  # a bench must never fail for want of clock readings
