@@ -2,9 +2,10 @@
 
 CPU: replay never applies (no key on a CPU / the interpreter); the recorder's bookkeeping with a stand-in compiled
 kernel (tensors by position, descriptors rebuilt over the new tensor at the same offset, a foreign tensor spoils the
-recording, ``call`` allocates the body's tensors again and returns the same slots). GPU (HSTU and attention, the ops
-that use it): forward and backward with replay bitwise equal to the normal path on new tensors, misaligned copies,
-the contextual-split path, the cached forward, GQA / windows / the lse gradient, and the plans are actually taken."""
+recording, ``call`` allocates the body's tensors again and returns the same slots). GPU (HSTU, attention and the gated
+delta token loop, the ops that use it): forward and backward with replay bitwise equal to the normal path on new
+tensors, misaligned copies, the contextual-split path, the cached forward, GQA / windows / the lse gradient, decoding
+batches, and the plans are actually taken."""
 
 from __future__ import annotations
 
