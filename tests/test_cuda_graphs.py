@@ -112,10 +112,9 @@ def test_gpu_hstu_forward_and_cached_in_a_cuda_graph(monkeypatch, replay):
     _captured_equals_eager(monkeypatch, replay, make_c, cached)
 
 
-@pytest.mark.parametrize("replay", ["0", "1"])
-@pytest.mark.parametrize("lens", [[1] * 64, [40, 0, 300, 7, 129]], ids=["decode", "chunked"])
-def test_gpu_gated_delta_forward_in_a_cuda_graph(monkeypatch, replay, lens):
-    # one-token sequences take the token loop (the decoding path), the longer batch the chunked kernels
+def _gated_delta_step(lens):
+    """``(make(seed) -> inputs, call(*inputs) -> (o, final_state))`` of a gated delta batch of ``lens`` (H 4, HV 8,
+    K = V = 128, bf16, l2norm, an initial state)."""
     cu = cu_seqlens(lens, "cuda")
     t, n, h, hv, d = sum(lens), len(lens), 4, 8, 128
 
@@ -135,36 +134,27 @@ def test_gpu_gated_delta_forward_in_a_cuda_graph(monkeypatch, replay, lens):
             backend="triton",
         )  # fmt: skip
 
-    _captured_equals_eager(monkeypatch, replay, make, call)
+    return make, call
+
+
+@pytest.mark.parametrize("replay", ["0", "1"])
+@pytest.mark.parametrize("lens", [[1] * 64, [40, 0, 300, 7, 129]], ids=["decode", "chunked"])
+def test_gpu_gated_delta_forward_in_a_cuda_graph(monkeypatch, replay, lens):
+    # one-token sequences take the token loop (the decoding path), the longer batch the chunked kernels
+    _captured_equals_eager(monkeypatch, replay, *_gated_delta_step(lens))
 
 
 def test_gpu_decode_step_under_compile_reduce_overhead():
     # torch.compile's CUDA-graph mode on a gated delta decoding step (launch replay is off under tracing; the graph
     # holds the compiled call's kernels): three steps with new values, each close to the eager call
     torch._dynamo.reset()
-    lens = [1] * 32
-    cu = cu_seqlens(lens, "cuda")
-    t, n, h, hv, d = sum(lens), len(lens), 4, 8, 128
-
-    def step(q, k, v, gate, beta, h0):
-        o, s = jagattn.gated_delta_rule(
-            q, k, v, gate, beta, cu_seqlens=cu, initial_state=h0, output_final_state=True, use_qk_l2norm=True,
-            backend="triton",
-        )  # fmt: skip
-        return o, s
-
+    make, step = _gated_delta_step([1] * 32)
     compiled = torch.compile(step, fullgraph=True, mode="reduce-overhead")
     for seed in range(3):
-        g = generator(seed)
-        q = randn((t, h, d), generator=g, dtype=torch.bfloat16, device="cuda")
-        k = randn((t, h, d), generator=g, dtype=torch.bfloat16, device="cuda")
-        v = randn((t, hv, d), generator=g, dtype=torch.bfloat16, device="cuda")
-        gate = -torch.rand((t, hv), generator=g, device="cuda")
-        beta = torch.rand((t, hv), generator=g, device="cuda").to(torch.bfloat16)
-        h0 = randn((n, hv, d, d), generator=g, dtype=torch.float32, device="cuda") * 0.1
+        inputs = make(seed)
         with torch.no_grad():
-            got = [x.clone() for x in compiled(q, k, v, gate, beta, h0)]  # the graph's outputs are reused
-            want = step(q, k, v, gate, beta, h0)
+            got = [x.clone() for x in compiled(*inputs)]  # the graph's outputs are reused
+            want = step(*inputs)
         for name, x, w in zip(("o", "final_state"), got, want, strict=True):
             # inductor may fuse the elementwise work around the op (the fp32 route's casts) differently: close, not
             # bitwise (torch's default tolerances of the dtype)
