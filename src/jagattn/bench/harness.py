@@ -487,9 +487,8 @@ def _time_impl(fn, p: Problem, do: torch.Tensor, s: Settings, status, ms: dict, 
         status(f"time {mode}")
         t0 = time.time()
         ms[mode] = _time(fwd if mode == "fwd" else fwdbwd, s, grads if mode == "fwdbwd" else [])
-        if (
-            s.device.type == "cuda"
-        ):  # the SM clock of this window is filled in at the end (clocks.Sampler.fill)
+        if s.device.type == "cuda":
+            # the window's SM clock is filled in at the end of the run (clocks.Sampler.fill)
             entry.setdefault(clocks.WINDOWS, {})[mode] = [t0, time.time()]
     if "fwd" in ms and "fwdbwd" in ms:
         ms["bwd"] = ms["fwdbwd"] - ms["fwd"]
