@@ -242,7 +242,6 @@ def _run_rows(args, rows, plan, settings, doc, t_start):
     total = sum(len(plan[r.family][0]) for r in rows)
     results = []
     skipped: list[str] = []
-    lost = None
     # each timed phase's SM clock and power-cap share (clocks.py): sampled in the background, filled in at the end
     sampler = clocks.Sampler()
     if settings.timing:
