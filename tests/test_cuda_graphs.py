@@ -16,7 +16,7 @@ import pytest
 import torch
 
 import jagattn
-from jagattn.testing import cu_seqlens, generator, randn
+from jagattn.testing import cu_seqlens, generator, rand, randn
 
 pytestmark = pytest.mark.gpu
 
@@ -123,8 +123,8 @@ def _gated_delta_step(lens):
         q = randn((t, h, d), generator=g, dtype=torch.bfloat16, device="cuda")
         k = randn((t, h, d), generator=g, dtype=torch.bfloat16, device="cuda")
         v = randn((t, hv, d), generator=g, dtype=torch.bfloat16, device="cuda")
-        gate = -torch.rand((t, hv), generator=g, device="cuda")
-        beta = torch.rand((t, hv), generator=g, device="cuda").to(torch.bfloat16)
+        gate = -rand((t, hv), generator=g, device="cuda")
+        beta = rand((t, hv), generator=g, dtype=torch.bfloat16, device="cuda")
         h0 = randn((n, hv, d, d), generator=g, dtype=torch.float32, device="cuda") * 0.1
         return q, k, v, gate, beta, h0
 

@@ -17,7 +17,7 @@ import torch
 import jagattn
 from jagattn._core import launch as L
 from jagattn._core import replay
-from jagattn.testing import cu_seqlens, generator, randn
+from jagattn.testing import cu_seqlens, generator, rand, randn
 
 
 class _FakePlan:
@@ -428,9 +428,9 @@ def test_gpu_gated_delta_recurrent_replay_matches_the_normal_path(monkeypatch, w
         if not l2norm:
             q, k = q * kd**-0.5, torch.nn.functional.normalize(k.float(), dim=-1).to(torch.bfloat16)
         v = randn((t, hv, vd), generator=g_, dtype=torch.bfloat16, device="cuda")
-        g = -torch.rand((t, hv), generator=g_, device="cuda")
-        beta = torch.rand((t, hv), generator=g_, device="cuda").to(torch.bfloat16)
-        gk = -torch.rand((t, hv, kd), generator=g_, device="cuda") * 0.1 if with_gk else None
+        g = -rand((t, hv), generator=g_, device="cuda")
+        beta = rand((t, hv), generator=g_, dtype=torch.bfloat16, device="cuda")
+        gk = -rand((t, hv, kd), generator=g_, device="cuda") * 0.1 if with_gk else None
         h0 = randn((n, hv, kd, vd), generator=g_, dtype=torch.float32, device="cuda") if state else None
         return q, k, v, g, beta, gk, h0
 

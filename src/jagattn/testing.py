@@ -77,6 +77,18 @@ def randn(
     return t.requires_grad_(requires_grad)
 
 
+def rand(
+    shape: Sequence[int],
+    *,
+    dtype: torch.dtype = torch.float32,
+    device: torch.device | str = "cpu",
+    generator: torch.Generator | None = None,
+) -> torch.Tensor:
+    """Uniform [0, 1) random tensor (made in fp32 on CPU like ``randn``, then moved: a CPU generator serves any
+    device)."""
+    return torch.rand(tuple(shape), generator=generator, dtype=torch.float32).to(device=device, dtype=dtype)
+
+
 def generator(seed: int) -> torch.Generator:
     g = torch.Generator()
     g.manual_seed(seed)
