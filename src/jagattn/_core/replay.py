@@ -18,7 +18,7 @@ offset). On a hit the recorded steps run
 in order with this call's tensors (and descriptors rebuilt over them) on the current stream. Two forms:
 
 - ``key`` / ``run`` / ``record`` (HSTU): the op allocates its outputs before, the tensors are all given;
-- ``call`` (attention; the gated delta token loop, opt-in): the body allocates outputs and scratch itself through ``alloc.new_empty``, which adds each
+- ``call`` (attention; the gated delta token loop): the body allocates outputs and scratch itself through ``alloc.new_empty``, which adds each
   new tensor to the recording's tensors; a replay allocates them again in the same order and returns the same
   slots as the body's result.
 

@@ -305,9 +305,11 @@ register_eager(gated_delta_bwd)
 # Launch replay (_core/replay.py) for the token loop, the decoding path: one launch whose outputs come from
 # alloc.new_empty, so a call that matches an earlier one in everything but addresses re-launches the recorded kernel
 # without the launcher's decisions or Triton's dispatch (a decoding step's kernel takes microseconds, its host path
-# far more). Off by default until the device has run its gpu test (tests/test_launch_replay.py); JAGATTN_LAUNCH_REPLAY=1
-# turns it on. The copies of .contiguous() stay outside the recorded body (replay's contract).
-_REC_REPLAY = Replay("gated_delta_fwd_recurrent", default=False)
+# far more). On by default since session 45: the device ran its gpu test (tests/test_launch_replay.py), the gated delta
+# gpu tests with it forced on, and a decoding step's host time fell ~0.12 -> ~0.09 ms (gated_delta/README.md, "Session
+# 45"); JAGATTN_LAUNCH_REPLAY=0 turns it off. The copies of .contiguous() stay outside the recorded body (replay's
+# contract).
+_REC_REPLAY = Replay("gated_delta_fwd_recurrent")
 
 
 @triton_op(qualname("gated_delta_fwd_recurrent"), mutates_args=())
