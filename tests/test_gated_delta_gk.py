@@ -148,6 +148,19 @@ CASES = {
 }
 
 
+def test_chunked_gk_hard_reset_gates_match_reference(device):
+    # gk = -inf on one key of one token and g = -inf on another (exp = 0: a hard reset; SPEC allows gates <= 0): the
+    # gk cumsum kernel floors g + gk at common.GATE_FLOOR (without it the rest of the chunk's head was NaN)
+    case = make_case(
+        [70, 20], 1, 2, 16, 16, dtype=torch.float32, with_init=True, l2=True, with_g=True, strong=False, seed=45,
+        device=device,
+    )  # fmt: skip
+    with torch.no_grad():
+        case["gk"][10, 0, 3] = float("-inf")
+        case["g"][75, 1] = float("-inf")
+    check_against_reference(case, torch.float32)
+
+
 # fp32 here; fp16 gk runs in the random batches (odd lengths, GVA, random flags incl. strong gates), the
 # single-token case and test_fp32_route / test_api_fuzz (interpreter time: the gk kernels are its slowest)
 @pytest.mark.parametrize("name", list(CASES), ids=[f"{n}-fp32" for n in CASES])

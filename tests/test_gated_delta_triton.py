@@ -219,6 +219,26 @@ def test_triton_segment_recompute(name, seg, monkeypatch, device):
     assert seen == [(int(seg), True, name == "gva3-init-raw-vblocks" and seg == "1")]
 
 
+def test_triton_hard_reset_gates_match_reference(device):
+    # g = -inf (exp(g) = 0: the state is forgotten at that token; SPEC allows g <= 0) mid-chunk, at a chunk's first
+    # and last token and on a whole sequence: the chunked kernels floor gates at common.GATE_FLOOR so their cumsum
+    # differences stay finite (without it -inf - -inf = NaN filled the rest of the head); the SPEC rule on o, the
+    # final state and every gradient (dg at a -inf gate is 0 in the reference). fp16, the dtype that reaches these
+    # kernels with gradients (fp32 trains on the reference): in fp32 the floored cumsum's ulp (7.6e-6 at 128) puts o
+    # at 1.2e-6 against the rule's 8.4e-7, as any chunk whose gates sum to -128 would
+    lengths = [70, 0, 64, 9]
+    case = make_case(
+        lengths, 1, 2, 16, 16, dtype=torch.float16, with_init=True, l2=True, seed=45, device=device
+    )
+    with torch.no_grad():
+        g = case["g"]
+        g[10, 0] = g[64, 1] = g[70 + 63, 0] = float(
+            "-inf"
+        )  # mid-chunk; a chunk's first row; a sequence's last row
+        g[134:, 1] = float("-inf")  # every token of the last sequence, one head
+    check_against_reference(case, torch.float16)
+
+
 def test_triton_no_tokens_keeps_state(device):
     case = make_case(
         [0, 0, 0], 1, 2, 16, 16, dtype=torch.float32, with_init=True, l2=True, seed=1, device=device

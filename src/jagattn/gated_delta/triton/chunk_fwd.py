@@ -33,6 +33,7 @@ from .common import (
     _c,
     _dot_f32_lhs,
     _exp,
+    _floor_gate,
     _inv16,
     _l2n,
     _num_sms,
@@ -115,7 +116,7 @@ def _gated_delta_fwd_kkt_solve_kernel(
     o_k = tl.arange(0, BK)
     m_k = o_k < K
 
-    b_g = tl.cumsum(tl.load(G + rows * HV + i_hv, mask=m_t, other=0.0).to(tl.float32), 0)
+    b_g = tl.cumsum(_floor_gate(tl.load(G + rows * HV + i_hv, mask=m_t, other=0.0).to(tl.float32)), 0)
     tl.store(GC + rows * HV + i_hv, b_g, mask=m_t)
     b_beta = tl.load(BETA + rows * HV + i_hv, mask=m_t, other=0.0).to(tl.float32)
     b_k = tl.load(
@@ -279,10 +280,10 @@ def _gated_delta_fwd_kkt_solve16_kernel(
     r2, m2 = _rows16(row0, 2, eos)
     r3, m3 = _rows16(row0, 3, eos)
     # chunk-local inclusive cumsum of the gates, by 16-row blocks
-    raw0 = _load_gate16(G, r0, m0, i_hv, HV)
-    raw1 = _load_gate16(G, r1, m1, i_hv, HV)
-    raw2 = _load_gate16(G, r2, m2, i_hv, HV)
-    raw3 = _load_gate16(G, r3, m3, i_hv, HV)
+    raw0 = _floor_gate(_load_gate16(G, r0, m0, i_hv, HV))
+    raw1 = _floor_gate(_load_gate16(G, r1, m1, i_hv, HV))
+    raw2 = _floor_gate(_load_gate16(G, r2, m2, i_hv, HV))
+    raw3 = _floor_gate(_load_gate16(G, r3, m3, i_hv, HV))
     c1 = tl.sum(raw0, 0)
     c2 = c1 + tl.sum(raw1, 0)
     c3 = c2 + tl.sum(raw2, 0)

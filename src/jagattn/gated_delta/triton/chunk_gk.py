@@ -52,7 +52,18 @@ import triton.language as tl
 from ..._core.alloc import new_empty
 from ..._core.launch import launch
 from .chunk_fwd import _store_ainv16
-from .common import BT, _chunk_of, _chunk_of_slot, _exp, _inv16, block_k, dot_precision, exact_exp, num_slots
+from .common import (
+    BT,
+    _chunk_of,
+    _chunk_of_slot,
+    _exp,
+    _floor_gate,
+    _inv16,
+    block_k,
+    dot_precision,
+    exact_exp,
+    num_slots,
+)
 
 # key-column tiles of the kkt and dqk kernels and the warps of every launch: chosen (session 3, with
 # the [16, 16, BK] diagonal broadcasts of then) by compiling for sm_90 and reading the register use.
@@ -274,7 +285,7 @@ def _gated_delta_fwd_gk_cumsum_kernel(
     gdt = GC.dtype.element_ty
     raw = _ld(GK, rows, m_t, i_hv, o_k, m_k, HV, K).to(gdt)
     raw += tl.load(G + rows.to(tl.int64) * HV + i_hv, mask=m_t, other=0.0).to(tl.float32).to(gdt)[:, None]
-    raw = tl.where(m_t[:, None] & m_k[None, :], raw, 0.0)
+    raw = tl.where(m_t[:, None] & m_k[None, :], _floor_gate(raw), 0.0)  # (g + gk = -inf: common.GATE_FLOOR)
     _st(GC, tl.cumsum(raw, 0), rows, m_t, i_hv, o_k, m_k, HV, K)
 
 

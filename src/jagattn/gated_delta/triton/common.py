@@ -189,6 +189,19 @@ def _l2n(x, R, rows, m_rows, i_h, H: tl.constexpr, NORM: tl.constexpr):
         return x
 
 
+# The chunked kernels work with chunk-local gate cumsums G and products exp(G_i - G_j): a g = -inf token (exp(g) = 0,
+# a hard state reset, which SPEC allows: g <= 0) would make -inf - -inf = NaN there and poison the rest of the
+# chunk's head. Gates are floored at GATE_FLOOR on load instead: exp of anything at or below it is 0 in fp32 (e^-128
+# ~ 2.6e-56, below the smallest subnormal e^-103.3), so the forward is what exp(-inf) = 0 gives, and G stays finite.
+# NaN gates stay NaN (the floor is a compare-and-select, not a max, which would drop a NaN operand).
+GATE_FLOOR = tl.constexpr(-128.0)
+
+
+@triton.jit
+def _floor_gate(g):
+    return tl.where(g < GATE_FLOOR, GATE_FLOOR, g)
+
+
 @triton.jit
 def _dot_f32_lhs(a, b, DOT_PREC: tl.constexpr, KEEP: tl.constexpr = False):
     """``a @ b`` for an fp32 ``a`` (a masked score matrix) and a half/fp32 ``b``. With exact
