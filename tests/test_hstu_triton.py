@@ -894,6 +894,40 @@ def test_ctx_split_matches_reference(monkeypatch, C, W, F, lens):
     assert diff <= 1e-2 * unsplit[0].float().abs().max().item()
 
 
+def test_hstu_dq_autotune_restores_its_output(monkeypatch):
+    # With the contextual split the dQ kernel reads the contextual rows' partial sum from its own output and then
+    # overwrites those rows: not idempotent. On a GPU the autotuner times each config on the first call of a key,
+    # running the kernel on the same output several times, so the library's dQ autotuners restore OUT between runs
+    # (session 45's SPEC audit saw dq of those rows off by 6.5e-2 on an H200 before). Here the interpreter's one
+    # config runs as two, timed by a stand-in that launches each twice, with the library's restore_value list.
+    from jagattn.hstu.triton import bwd, fwd
+
+    for tuner in (fwd._dq_small_window, fwd._dq_small, fwd._dq_large, fwd._dq_huge):
+        assert "OUT" in tuner.restore_value
+    cfg = fwd._dq_small_window.configs[0]
+
+    def bench(call, quantiles=None, **_):
+        call()
+        call()
+        return [1.0, 1.0, 1.0]
+
+    twice = triton.autotune(
+        configs=[cfg, triton.Config(dict(cfg.kwargs), num_warps=cfg.num_warps, num_stages=cfg.num_stages)],
+        key=fwd._KEY,
+        restore_value=fwd._dq_small_window.restore_value,
+        do_bench=bench,
+    )(fwd._hstu_fwd_kernel)
+    monkeypatch.setattr(fwd, "_dq_small_window", twice)
+    taken = []
+    real = bwd.ctx_split
+    monkeypatch.setattr(bwd, "ctx_split", lambda *a: taken.append(real(*a)) or taken[-1])
+    lens = [200, 0, 140]
+    q, k, v, do = _make(lens, 1, 16, 16, dtype=torch.float16, seed=45)
+    kw = dict(alpha=0.4, num_targets=None, contextual_seq_len=2, max_attn_len=8)
+    _check_against_reference(q, k, v, do, cu_seqlens(lens, DEV), max(lens), **kw)
+    assert taken == [bwd.CTX_KS]
+
+
 @pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
 def test_ctx_split_on_the_compact_grid(monkeypatch, device):
     # heavy-tailed lengths on the compact work list (every key block and dQ's first block still a program of their

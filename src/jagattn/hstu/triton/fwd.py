@@ -453,6 +453,18 @@ SHORT_ROWS = 1024
 _FWD_SMALL_D_SHORT = window_first(_FWD_SMALL_D, 64, 32, 4, 3)
 _DQ_SMALL_D_WINDOW = window_first(_DQ_SMALL_D, 64, 32, 4, 3)
 
+
+def _tuned_dq(cfgs: list[triton.Config]):
+    """The dQ kernel's autotuner. ``restore_value=["OUT"]``: with the contextual split (``bwd.ctx_split``) the kernel
+    reads the contextual rows' partial sum from its own output's rows [0, 2 C) and then overwrites them, so each
+    config the autotuner times on the first call of a key must start from the output as the backward left it (without
+    it the final launch added the timing runs' results: dq of those rows wrong on the first GPU call of a shape,
+    session 45's SPEC audit; not idempotent, see test_hstu_dq_autotune_restores_its_output)."""
+    return triton.autotune(configs=tuning_configs(cfgs, _INTERPRETER), key=_KEY, restore_value=["OUT"])(
+        _hstu_fwd_kernel
+    )
+
+
 _fwd_small = triton.autotune(configs=tuning_configs(_FWD_SMALL_D, _INTERPRETER), key=_KEY)(_hstu_fwd_kernel)
 _fwd_small_long = triton.autotune(configs=tuning_configs(_FWD_SMALL_D_LONG, _INTERPRETER), key=_KEY)(
     _hstu_fwd_kernel
@@ -463,14 +475,12 @@ _fwd_small_short = triton.autotune(configs=tuning_configs(_FWD_SMALL_D_SHORT, _I
 _fwd_small_window = triton.autotune(configs=tuning_configs(_FWD_SMALL_D_WINDOW, _INTERPRETER), key=_KEY)(
     _hstu_fwd_kernel
 )
-_dq_small_window = triton.autotune(configs=tuning_configs(_DQ_SMALL_D_WINDOW, _INTERPRETER), key=_KEY)(
-    _hstu_fwd_kernel
-)
+_dq_small_window = _tuned_dq(_DQ_SMALL_D_WINDOW)
 _fwd_large = triton.autotune(configs=tuning_configs(_FWD_LARGE_D, _INTERPRETER), key=_KEY)(_hstu_fwd_kernel)
-_dq_small = triton.autotune(configs=tuning_configs(_DQ_SMALL_D, _INTERPRETER), key=_KEY)(_hstu_fwd_kernel)
-_dq_large = triton.autotune(configs=tuning_configs(_DQ_LARGE_D, _INTERPRETER), key=_KEY)(_hstu_fwd_kernel)
+_dq_small = _tuned_dq(_DQ_SMALL_D)
+_dq_large = _tuned_dq(_DQ_LARGE_D)
 _fwd_huge = triton.autotune(configs=tuning_configs(_FWD_HUGE_ROWS, _INTERPRETER), key=_KEY)(_hstu_fwd_kernel)
-_dq_huge = triton.autotune(configs=tuning_configs(_FWD_HUGE_ROWS, _INTERPRETER), key=_KEY)(_hstu_fwd_kernel)
+_dq_huge = _tuned_dq(_FWD_HUGE_ROWS)
 
 
 def fast_sigmoid(dtype: torch.dtype) -> bool:
