@@ -51,6 +51,12 @@ CASES = [
     (dict(cu_seqlens_q=torch.tensor([0, 7, 4, 10])), ValueError, "cu_seqlens_q: must be non-decreasing"),
     (dict(cu_seqlens_q=torch.tensor([0, 4, 9])), ValueError, "cu_seqlens_q: last value 9 must equal"),
     (dict(max_seqlen_q=5), ValueError, "max_seqlen_q: 5 is smaller than the longest sequence"),
+    # self-attention (cu_seqlens_k None): the keys' longest sequence is the queries' (session 45's audit: accepted)
+    (
+        dict(max_seqlen_k=5),
+        ValueError,
+        "max_seqlen_k: 5 is smaller than the longest sequence in cu_seqlens_q",
+    ),
     (dict(max_seqlen_q=6.0), TypeError, "max_seqlen_q: expected an int"),
     (dict(max_seqlen_q=True), TypeError, "max_seqlen_q: expected an int"),
     (dict(max_seqlen_q=-1), ValueError, "max_seqlen_q: must be >= 0"),

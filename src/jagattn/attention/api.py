@@ -165,6 +165,12 @@ def make_inputs(
         check_cu_values(
             cu_seqlens_k, "cu_seqlens_k", total=tk, max_seqlen=max_seqlen_k, max_name="max_seqlen_k"
         )
+    elif max_seqlen_k < max_seqlen_q:
+        # self-attention: the keys are the queries' sequences, so a max_seqlen_k below max_seqlen_q may be below
+        # the longest of them (SPEC: an error); the values were checked against max_seqlen_q just above
+        check_cu_values(
+            cu_seqlens_q, "cu_seqlens_q", total=tq, max_seqlen=max_seqlen_k, max_name="max_seqlen_k"
+        )
     return AttentionInputs(
         q=q,
         k=k,
