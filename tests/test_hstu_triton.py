@@ -928,6 +928,30 @@ def test_hstu_dq_autotune_restores_its_output(monkeypatch):
     assert taken == [bwd.CTX_KS]
 
 
+@pytest.mark.gpu
+def test_gpu_ctx_split_dq_under_real_autotuning(monkeypatch):
+    # the audit's H200 case (bf16, Dq 64 / Dv 32: the Triton dQ kernel, not the Gluon one) with the dQ kernel's full
+    # GPU config list really autotuned on its first call: the device's test runs keep JAGATTN_AUTOTUNE=0, which hid
+    # the unrestored output (dq of the contextual rows off by 6.5e-2)
+    from jagattn.hstu.triton import bwd, fwd
+
+    tuned = triton.autotune(
+        configs=fwd._DQ_SMALL_D_WINDOW, key=fwd._KEY, restore_value=fwd._dq_small_window.restore_value
+    )(fwd._hstu_fwd_kernel)
+    monkeypatch.setattr(fwd, "_dq_small_window", tuned)
+    taken = []
+    real = bwd.ctx_split
+    monkeypatch.setattr(bwd, "ctx_split", lambda *a: taken.append(real(*a)) or taken[-1])
+    lens = [300, 0, 517, 1, 129]
+    q, k, v, do = _make(lens, 4, 64, 32, dtype=torch.bfloat16, seed=45)
+    nt = torch.tensor([30, 0, 517, 1, 5], device=DEV)
+    kw = dict(alpha=0.125, num_targets=nt, contextual_seq_len=6, max_attn_len=50, min_full_attn_seq_len=20)
+    _check_against_reference(q, k, v, do, cu_seqlens(lens, DEV), max(lens), **kw)
+    assert (
+        taken == [bwd.CTX_KS] and len(tuned.cache) == 1
+    )  # the split ran, and the autotuner timed its configs
+
+
 @pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
 def test_ctx_split_on_the_compact_grid(monkeypatch, device):
     # heavy-tailed lengths on the compact work list (every key block and dQ's first block still a program of their
