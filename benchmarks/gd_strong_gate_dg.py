@@ -39,11 +39,7 @@ def run(c, lengths, h, hv, K=16, V=16, seed=0):  # noqa: N803 - head dims as in 
         }
         if fn == "triton":
             o, fs = jagattn.gated_delta_rule(
-                x["q"],
-                x["k"],
-                x["v"],
-                x["g"],
-                x["beta"],
+                *(x[n] for n in ("q", "k", "v", "g", "beta")),
                 cu_seqlens=cu,
                 initial_state=x["h0"],
                 output_final_state=True,
