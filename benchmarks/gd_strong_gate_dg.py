@@ -1,12 +1,11 @@
 """dg of the Triton gated delta backend against the SPEC section 5 rule under strongly negative scalar gates.
 
 Session 45's SPEC audit: with ``g ~ c`` per token (a decay of e^c), fp16, K = V = 16, l2norm and an initial state,
-o, the final state and every other gradient pass, but dg misses the rule from c = -10 on (CPU interpreter:
+o, the final state and every other gradient passed, but dg missed the rule from c = -10 on (CPU interpreter:
 c = -10 error 1.6e-7 against an allowance of 1.0e-7; c = -20 4.4e-9 against 4.5e-12, larger than dg itself, gold rms
-5.7e-10), on the fp32 route (T*HV = 180) and on the fp16 kernels (T*HV = 1108) alike; -6 and -8 pass, and so does
-the per-key-gate path at gk = -10 / -20. The reference in fp16 gets dg to ~1e-12: the token loop's dg_t is exp(g_t)
-times a product, where the chunked backward forms dg as the reverse cumsum of dG (chunk_bwd.py, wy) over terms that
-cancel. Not fixed yet; the fuzz (``fuzz_spec_rule.py``) draws g = logsigmoid(randn + shift) >= ~-5 and never gets here.
+5.7e-10), on the fp32 route (T*HV = 180) and on the fp16 kernels (T*HV = 1108) alike. Cause: two O(1) pairs that
+cancel exactly inside dqkwg's gate sums (the intra-chunk diagonal, the state update's last row), whose fp32 rounding
+the reverse cumsum of dG carried into dg = O(e^g). Fixed the same session (both pairs left out); every line passes.
 
     TRITON_INTERPRET=1 PYTHONPATH=src python benchmarks/gd_strong_gate_dg.py
 """

@@ -239,6 +239,27 @@ def test_triton_hard_reset_gates_match_reference(device):
     check_against_reference(case, torch.float16)
 
 
+@pytest.mark.parametrize("g_shift", [-10.0, -20.0])
+def test_triton_strong_gates_dg(g_shift, device):
+    # g ~ -10 / -20 per token: dg is O(e^g) while dqkwg's gate sums held O(1) pairs that cancel exactly (the
+    # intra-chunk diagonal, the state update's last row); left in, their fp32 rounding put dg at 1.6e-7 / 4.4e-9
+    # against allowances of 1.0e-7 / 4.5e-12 (session 45's audit; benchmarks/gd_strong_gate_dg.py)
+    case = make_case(
+        [70, 20],
+        1,
+        2,
+        16,
+        16,
+        dtype=torch.float16,
+        with_init=True,
+        l2=True,
+        seed=45,
+        device=device,
+        g_shift=g_shift,
+    )
+    check_against_reference(case, torch.float16)
+
+
 def test_triton_no_tokens_keeps_state(device):
     case = make_case(
         [0, 0, 0], 1, 2, 16, 16, dtype=torch.float32, with_init=True, l2=True, seed=1, device=device

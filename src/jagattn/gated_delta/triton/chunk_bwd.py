@@ -411,7 +411,9 @@ def _gated_delta_bwd_dqkwg_kernel(
     # inter-chunk terms: o += scale exp(G) q S0 ;  S_next = ... + exp(G_last - G) k u^T
     b_dq = b_dq * (_exp(b_g, EXACT_EXP) * scale)[:, None]
     b_dk = b_dk * tl.where(m_t, _exp(g_last - b_g, EXACT_EXP), 0.0)[:, None]
-    b_kdk = tl.sum(b_dk * b_k.to(tl.float32), 1)
+    # the last row's term (exp(G_last - G_last) = 1) enters dG_last twice with opposite signs: left out of both, so
+    # no O(1) pair cancels to fp32 rounding where dg itself is O(e^g) (strongly negative gates)
+    b_kdk = tl.where(rows == last, 0.0, tl.sum(b_dk * b_k.to(tl.float32), 1))
     b_dg = tl.sum(b_dq * b_q.to(tl.float32), 1) - b_kdk
     o_g = tl.arange(0, BG)
     m_g = (o_g < NG) & ((o_g * 0 + i_kb) == 0)  # the state term once, in the first key block's partial
@@ -427,7 +429,9 @@ def _gated_delta_bwd_dqkwg_kernel(
     b_dpm = tl.where(causal, b_dp * e_ts, 0.0) * scale
     b_dq += _dot_f32_lhs(b_dpm, b_k, DOT_PREC, KEEP)
     b_dk += tl.trans(_dot_lhs_f32_rhs(tl.trans(b_q), b_dpm, DOT_PREC, KEEP))
-    b_dpp = b_dp * b_p  # G_t - G_s: + for the row t, - for the column s
+    # G_t - G_s: + for the row t, - for the column s; the diagonal (t = s) cancels exactly, so it is left out (in
+    # fp32 its two O(1) copies left rounding noise larger than dg under strongly negative gates)
+    b_dpp = tl.where(o_t[:, None] > o_t[None, :], b_dp * b_p, 0.0)
     b_dg += tl.sum(b_dpp, 1) - tl.sum(b_dpp, 0)
     b_dg += tl.where(rows == last, dg_last, 0.0)
 
