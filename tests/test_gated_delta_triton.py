@@ -245,18 +245,8 @@ def test_triton_strong_gates_dg(g_shift, device):
     # intra-chunk diagonal, the state update's last row); left in, their fp32 rounding put dg at 1.6e-7 / 4.4e-9
     # against allowances of 1.0e-7 / 4.5e-12 (session 45's audit; benchmarks/gd_strong_gate_dg.py)
     case = make_case(
-        [70, 20],
-        1,
-        2,
-        16,
-        16,
-        dtype=torch.float16,
-        with_init=True,
-        l2=True,
-        seed=45,
-        device=device,
-        g_shift=g_shift,
-    )
+        [70, 20], 1, 2, 16, 16, dtype=torch.float16, with_init=True, l2=True, seed=45, device=device, g_shift=g_shift,
+    )  # fmt: skip
     check_against_reference(case, torch.float16)
 
 
