@@ -160,16 +160,20 @@ def make_inputs(
     if max_seqlen_k is None and self_attention:
         max_seqlen_k = max_seqlen_q
     max_seqlen_k = resolve_max_seqlen(cu_seqlens_k, max_seqlen_k, "max_seqlen_k", "cu_seqlens_k")
-    check_cu_values(cu_seqlens_q, "cu_seqlens_q", total=tq, max_seqlen=max_seqlen_q, max_name="max_seqlen_q")
+    # self-attention: the keys are the queries' sequences, so cu_seqlens_q's one pass checks the smaller bound (a
+    # max_seqlen_k below the longest sequence is an error too; plain ints only: no guard on symbolic sizes)
+    bound, bound_name = max_seqlen_q, "max_seqlen_q"
+    if (
+        self_attention
+        and isinstance(max_seqlen_k, int)
+        and isinstance(max_seqlen_q, int)
+        and max_seqlen_k < bound
+    ):
+        bound, bound_name = max_seqlen_k, "max_seqlen_k"
+    check_cu_values(cu_seqlens_q, "cu_seqlens_q", total=tq, max_seqlen=bound, max_name=bound_name)
     if not self_attention:
         check_cu_values(
             cu_seqlens_k, "cu_seqlens_k", total=tk, max_seqlen=max_seqlen_k, max_name="max_seqlen_k"
-        )
-    elif max_seqlen_k < max_seqlen_q:
-        # self-attention: the keys are the queries' sequences, so a max_seqlen_k below max_seqlen_q may be below
-        # the longest of them (SPEC: an error); the values were checked against max_seqlen_q just above
-        check_cu_values(
-            cu_seqlens_q, "cu_seqlens_q", total=tq, max_seqlen=max_seqlen_k, max_name="max_seqlen_k"
         )
     return AttentionInputs(
         q=q,
