@@ -113,6 +113,47 @@ def test_use_backend_context_manager(fake_family):
             pass
 
 
+def test_use_backend_nested_blocks_keep_the_outer_setting(fake_family):
+    # an inner block changes what it names, the rest of the outer block's setting stays (before session 46 an inner
+    # use_backend(hstu=...) silently dropped an outer attention=...)
+    second = Fake("fast")
+    dispatch.register_family("_fake2", (Fake("slow"), second))
+    try:
+        with jagattn.use_backend(_fake="slow"):
+            with jagattn.use_backend(_fake2="fast"):
+                assert dispatch.select("_fake", 1).name == "slow"
+                assert dispatch.select("_fake2", 1) is second
+            with jagattn.use_backend("fast"):  # a name for every family replaces the outer per-family one
+                assert dispatch.select("_fake", 1).name == "fast"
+                assert dispatch.select("_fake2", 1) is second
+            with jagattn.use_backend("auto"):
+                assert dispatch.select("_fake", 11).name == "slow"  # auto: the first without reasons
+            assert dispatch.select("_fake", 1).name == "slow"
+        with jagattn.use_backend("slow"), jagattn.use_backend(_fake2="fast"):
+            assert dispatch.select("_fake", 1).name == "slow"
+            assert dispatch.select("_fake2", 1) is second
+    finally:
+        dispatch._REGISTRY.pop("_fake2", None)
+        dispatch._BY_NAME.pop("_fake2", None)
+
+
+def test_explicit_backend_whose_reasons_raise_is_not_supported(fake_family):
+    # the explicit path reports a reasons() bug like auto does: NotSupportedError naming it, not a raw KeyError
+    with pytest.raises(NotSupportedError, match="not_supported_reasons raised KeyError"):
+        dispatch.select("_fake", 1, "buggy")
+
+
+def test_meta_tensors_no_backend_reads_values():
+    # meta tensors carry no values: the reference backends (which loop over cu_seqlens' values) reject them
+    # with a reason instead of failing inside (NotImplementedError: Cannot copy out of meta tensor)
+    q = torch.empty(10, 2, 16, device="meta", dtype=torch.float16)
+    cu = torch.tensor([0, 4, 10], dtype=torch.int32, device="meta")
+    with pytest.raises(NotSupportedError, match="(?s)reference: meta tensors hold no values"):
+        jagattn.attention(q, q, q, cu, max_seqlen_q=6)
+    ex = jagattn.explain("attention", q, q, q, cu, max_seqlen_q=6)
+    assert ex.chosen is None and any("meta tensors" in "".join(r.reasons) for r in ex.rows)
+
+
 def test_use_backend_default_is_not_a_silent_fallback(fake_family):
     with jagattn.use_backend("fast"), pytest.raises(NotSupportedError, match="jagattn.use_backend"):
         dispatch.select("_fake", 11)

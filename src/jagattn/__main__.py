@@ -65,6 +65,13 @@ def _add_explain_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--targets", type=int, default=0, help="hstu: num_targets per sequence (0 = None)")
     p.add_argument("--contextual", type=int, default=0, help="hstu: contextual_seq_len")
     p.add_argument("--max-attn-len", type=int, default=0, help="hstu: window")
+    p.add_argument(
+        "--cached",
+        type=int,
+        default=0,
+        metavar="DELTA",
+        help="hstu: explain hstu_attention_cached with DELTA query rows per sequence (0 = hstu_attention)",
+    )
     p.add_argument("--gk", action="store_true", help="gated_delta: per-key gate")
     p.add_argument("--l2norm", action="store_true", help="gated_delta: use_qk_l2norm")
     p.add_argument("--initial-state", action="store_true", help="gated_delta: pass an initial state")
@@ -106,9 +113,10 @@ def _explain_call(args: argparse.Namespace):
         )
     if args.family == "hstu":
         nt = torch.full((b,), args.targets, dtype=torch.int64, device=device) if args.targets else None
+        extra = {"cached": True} if args.cached else {}
         return jagattn.explain(
             "hstu",
-            e(t, args.heads, args.dim),
+            e(b * args.cached if args.cached else t, args.heads, args.dim),
             e(t, args.heads, args.dim),
             e(t, args.heads, dv),
             cu,
@@ -118,6 +126,7 @@ def _explain_call(args: argparse.Namespace):
             contextual_seq_len=args.contextual,
             max_attn_len=args.max_attn_len,
             backend=args.backend,
+            **extra,
         )
     hv = args.kv_heads or args.heads
     f32 = torch.float32
@@ -138,7 +147,13 @@ def _explain_call(args: argparse.Namespace):
 
 
 def _cmd_explain(args: argparse.Namespace) -> int:
-    print(_explain_call(args))
+    from jagattn._core.dispatch import NotSupportedError
+
+    try:
+        print(_explain_call(args))
+    except (ValueError, TypeError, NotSupportedError) as exc:  # a bad option: its message, not a traceback
+        print(f"jagattn explain: error: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 

@@ -24,6 +24,8 @@ def explain(family: str, /, *args: Any, backend: str = "auto", **kwargs: Any) ->
 
     Example: ``print(jagattn.explain("attention", q, k, v, cu, causal=True))``. Arguments are
     validated exactly as the real call would (a bad argument raises the same error).
+    ``hstu_attention_cached``: ``explain("hstu", delta_q, k, v, seq_offsets, max_seq_len, alpha=...,
+    cached=True)``.
     """
     if family not in _FAMILY_API:
         raise ValueError(f"family: unknown family {family!r}; known: {sorted(_FAMILY_API)}")

@@ -21,6 +21,8 @@ import logging
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+import torch
+
 from .env import env_raw
 
 logger = logging.getLogger("jagattn")
@@ -52,12 +54,19 @@ class Backend:
 
     def availability(self) -> tuple[bool, str | None]:
         if self._availability is None:
-            try:
-                reason = self._unavailable_reason()
-            except Exception as exc:  # available() must never raise
-                reason = f"availability check failed: {type(exc).__name__}: {exc}"
-            self._availability = (reason is None, reason)
+            if torch.compiler.is_compiling():
+                # first asked inside a graph being traced: a peer's import cannot be traced (dynamo: "Import
+                # failure"), so the check runs outside the trace and its answer is a constant of the graph
+                return _availability_traced(self.family, self.name)
+            self._availability = self._check_availability()
         return self._availability
+
+    def _check_availability(self) -> tuple[bool, str | None]:
+        try:
+            reason = self._unavailable_reason()
+        except Exception as exc:  # available() must never raise
+            reason = f"availability check failed: {type(exc).__name__}: {exc}"
+        return (reason is None, reason)
 
     def available(self) -> bool:
         return self.availability()[0]
@@ -143,7 +152,19 @@ def _checked_env(mapping: dict[str, str]) -> dict[str, str]:
 
 
 def _default_for(family: str) -> tuple[str, str] | None:
-    """The overriding backend name for ``auto`` and where it came from, or None."""
+    """The overriding backend name for ``auto`` and where it came from, or None.
+
+    Under ``torch.compile`` / strict ``torch.export`` the lookup runs once, when the graph is traced, and its
+    result is a constant of that graph (dynamo cannot trace ``ContextVar.get``: before session 46 every ``auto``
+    call broke ``fullgraph=True``). So a compiled function keeps the backend it was traced with until it is
+    recompiled; ``use_backend`` / ``JAGATTN_BACKEND`` changes made later do not reach it.
+    """
+    if torch.compiler.is_compiling():
+        return _default_for_traced(family)
+    return _default_for_eager(family)
+
+
+def _default_for_eager(family: str) -> tuple[str, str] | None:
     override = _OVERRIDE.get()
     sources: list[tuple[Mapping[str, str], str]] = []
     if override is not None:
@@ -162,26 +183,46 @@ def _default_for(family: str) -> tuple[str, str] | None:
     return None
 
 
+@torch._dynamo.assume_constant_result
+def _availability_traced(family: str, name: str) -> tuple[bool, str | None]:
+    b = _BY_NAME[family][name]
+    if b._availability is None:
+        b._availability = b._check_availability()
+    return b._availability
+
+
+@torch._dynamo.assume_constant_result
+def _default_for_traced(family: str) -> tuple[str, str] | None:
+    return _default_for_eager(family)
+
+
 @contextlib.contextmanager
 def use_backend(name: str | None = None, /, **per_family: str) -> Iterator[None]:
     """Set the backend ``backend="auto"`` resolves to, inside a ``with`` block.
 
     ``use_backend("reference")`` applies to every family that has a backend of that name;
     ``use_backend(attention="triton", hstu="reference")`` sets families one by one. The setting is
-    per thread / per asyncio task (a ``contextvars`` variable) and wins over ``JAGATTN_BACKEND``.
+    per thread / per asyncio task (a ``contextvars`` variable) and wins over ``JAGATTN_BACKEND``. A nested block
+    changes what it names and keeps the rest of the enclosing block's setting. Under ``torch.compile`` the
+    setting is read when the graph is traced (see ``_default_for``).
     A named backend that cannot run the inputs raises :class:`NotSupportedError` (no fallback).
 
     Raises:
         ValueError: unknown family or a backend name no family has.
     """
     _ensure_families_loaded()
-    mapping: dict[str, str] = {}
+    # nested blocks: the inner one changes what it names and keeps the rest of the enclosing block's setting
+    # (before session 46 an inner ``use_backend(hstu=...)`` silently dropped an outer ``attention=...``)
+    mapping: dict[str, str] = dict(_OVERRIDE.get() or {})
     if name is not None:
         if not isinstance(name, str):
             raise TypeError(f"use_backend: name must be a str, got {type(name).__name__}")
         if name != AUTO and not any(name in {b.name for b in bs} for bs in _REGISTRY.values()):
             raise ValueError(f"use_backend: no family has a backend named {name!r}; {_all_names()}")
         mapping["*"] = name
+        for fam in [f for f in mapping if f != "*"]:  # the name covers these families now
+            if name == AUTO or name in {b.name for b in _REGISTRY[fam]}:
+                del mapping[fam]
     for fam, bname in per_family.items():
         if fam not in _REGISTRY:
             raise ValueError(f"use_backend: unknown family {fam!r}; known: {sorted(_REGISTRY)}")
@@ -196,6 +237,16 @@ def use_backend(name: str | None = None, /, **per_family: str) -> Iterator[None]
         yield
     finally:
         _OVERRIDE.reset(token)
+
+
+def reference_reasons(device_type: str) -> list[str]:
+    """What the pure-PyTorch reference backends cannot run: they read ``cu_seqlens``' values."""
+    if device_type == "meta":
+        return [
+            "meta tensors hold no values and the reference loops over cu_seqlens' values "
+            "(trace shapes with FakeTensorMode or torch.compile instead)"
+        ]
+    return []
 
 
 def _all_names() -> str:
@@ -254,12 +305,15 @@ def _verdicts(family: str, inputs: Any) -> list[tuple[Backend, list[str]]]:
         if not ok:
             out.append((b, [f"unavailable: {why}"]))
             continue
-        try:
-            reasons = list(b.not_supported_reasons(inputs))
-        except Exception as exc:  # a reasons() bug must not hide the other backends
-            reasons = [f"not_supported_reasons raised {type(exc).__name__}: {exc}"]
-        out.append((b, reasons))
+        out.append((b, _reasons_of(b, inputs)))
     return out
+
+
+def _reasons_of(b: Backend, inputs: Any) -> list[str]:
+    try:
+        return list(b.not_supported_reasons(inputs))
+    except Exception as exc:  # a reasons() bug must not hide the other backends, nor escape raw
+        return [f"not_supported_reasons raised {type(exc).__name__}: {exc}"]
 
 
 _LOGGED: set[tuple[str, str]] = set()
@@ -289,7 +343,7 @@ def select(family: str, inputs: Any, backend: str = AUTO) -> Backend:
             )
         b = by_name[requested]
         ok, why = b.availability()
-        reasons = [f"unavailable: {why}"] if not ok else list(b.not_supported_reasons(inputs))
+        reasons = [f"unavailable: {why}"] if not ok else _reasons_of(b, inputs)
         if reasons:
             raise NotSupportedError(
                 f"{family}: backend {requested!r} (chosen by {source}) cannot run these inputs:\n"
@@ -310,8 +364,6 @@ def select(family: str, inputs: Any, backend: str = AUTO) -> Backend:
 
 
 def _log_choice(family: str, b: Backend, source: str) -> None:
-    import torch
-
     if torch.compiler.is_compiling():  # dynamo cannot trace logging calls (fullgraph would break)
         return
     key = (family, b.name)

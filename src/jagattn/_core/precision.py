@@ -29,8 +29,10 @@ When. Only on small batches: the largest of ``tokens x heads`` over the op's ten
 family's limit (host ints only: shapes, no sync). It is not free: session 15 measured on the H200
 (``benchmarks/fp32_route_cost.py``, bf16, fwd+bwd per call) attention [3, 2, 1] 1339 vs 1392 us and
 HSTU 1335 vs 1082 us (launch-bound both ways), gated delta [3, 2, 1] 3834 vs 2104 us (its fp32
-kernels are slower and compile far longer); every family's limit is 1024. Symbolic sizes
-(torch.compile / export with dynamic shapes) never take it: a size test there would become a guard.
+kernels are slower and compile far longer); every family's limit is 1024. Under ``torch.compile`` the
+test is made on the traced sizes like in eager (with dynamic shapes it becomes a guard: a batch that
+crosses the limit recompiles); ``torch.export`` never takes the route (a guard there would restrict the
+exported dims), nor does any other trace with symbolic sizes.
 ``JAGATTN_SMALL_FP32=off`` disables the route, ``on`` takes it for every fp16/bf16 call (tests and
 experiments; slow on large batches). Under Triton's interpreter bf16 takes it at every size, whatever the setting
 (``fp32_route``).
@@ -60,7 +62,17 @@ def fp32_route(dtype: torch.dtype, sizes, limit: int) -> bool:
         return False
     if SMALL_FP32 == "on":
         return True
-    return all(isinstance(s, int) for s in sizes) and max(sizes, default=0) <= limit
+    if torch.compiler.is_exporting():
+        # an exported program must hold for every size its dims admit: under strict export dynamo shows
+        # symbolic sizes as ints, and a size test became a guard that export rejects ("Constraints violated")
+        return False
+    # one size at a time, not max(): dynamo cannot trace max(..., default=) over symbolic sizes. Under
+    # torch.compile a size test is a guard (a recompile where a batch crosses the limit); elsewhere a
+    # symbolic size (torch.SymInt) ends the test
+    for s in sizes:  # noqa: SIM110 (a plain loop: what dynamo traces for sure)
+        if isinstance(s, torch.SymInt) or not isinstance(s, int) or s > limit:
+            return False
+    return True
 
 
 def upcast(*tensors):

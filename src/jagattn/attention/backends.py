@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from .._core import triton_utils
-from .._core.dispatch import Backend, register_family
+from .._core.dispatch import Backend, reference_reasons, register_family
 from .._core.library import eager_call
 from .._core.precision import fp32_route, upcast
 from .adapters import FlashAttnBackend, TorchVarlenBackend
@@ -112,7 +112,7 @@ class ReferenceBackend(Backend):
     description = "pure PyTorch, per-sequence loop; the spec in code (slow, any device, any dtype)"
 
     def not_supported_reasons(self, inputs: AttentionInputs) -> list[str]:
-        return []
+        return reference_reasons(inputs.device_type)
 
     def __call__(self, inputs: AttentionInputs):
         return attention_reference(

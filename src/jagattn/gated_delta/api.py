@@ -166,10 +166,12 @@ def make_inputs(
     lead = tuple(q.shape[:-2])  # (T,) or (B, T)
     h, dk = q.shape[-2], q.shape[-1]
     lead_s = ", ".join(("B", "T")[: len(lead)] if batched else ("T",))
-    lead_v = ", ".join(str(x) for x in lead)
     if tuple(k.shape) != tuple(q.shape):
         raise _shape_error("k", k, f"[{lead_s}, H, K] = {list(q.shape)} like q")
     if tuple(v.shape[:-2]) != lead:
+        # the message is built only here: dynamo cannot trace str() of a symbolic size (every call broke
+        # torch.compile with dynamic shapes before session 46)
+        lead_v = ", ".join(str(x) for x in lead)
         raise _shape_error("v", v, f"[{lead_s}, HV, V] with [{lead_s}] = [{lead_v}] like q")
     hv, dv = v.shape[-2], v.shape[-1]
     if h == 0 or hv == 0:

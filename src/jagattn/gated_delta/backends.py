@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from .._core.dispatch import Backend, register_family
+from .._core.dispatch import Backend, reference_reasons, register_family
 from .._core.library import eager_call
 from .._core.precision import fp32_route, upcast
 from .._core.triton_utils import backend_unavailable_reason, device_reasons
@@ -93,9 +93,15 @@ class TritonBackend(Backend):
             # 32768 tokens, H = 16, K = V = 128 (benchmarks/fp32_recurrent_cost.py, session 36): 8 sequences 5.6 ms
             # against the chunked fp32 forward's 160 ms, one sequence 40 ms against 152 (bf16 chunked: 0.76 / 1.31)
             return True
-        if not isinstance(inputs.total_tokens, int) or not isinstance(inputs.num_seqs, int):
+        if (
+            torch.compiler.is_exporting()
+            or not isinstance(inputs.total_tokens, int)
+            or not isinstance(inputs.num_seqs, int)
+        ):
             # Symbolic shapes (torch.export / compile with dynamic dims): this speed-only choice
-            # would become a guard excluding valid batches; the chunked kernels run every batch.
+            # would become a guard excluding valid batches; the chunked kernels run every batch. Strict
+            # export shows symbolic sizes as ints (dynamo), hence the export test; under torch.compile
+            # the guard only recompiles, so the choice stays
             return False
         limit = RECURRENT_MAX_AVG_LEN_GK if inputs.has_gk else RECURRENT_MAX_AVG_LEN
         return inputs.total_tokens <= limit * max(inputs.num_seqs, 1)
@@ -159,7 +165,7 @@ class ReferenceBackend(Backend):
     description = "pure PyTorch token loop; the spec in code (slow, any device, any dtype)"
 
     def not_supported_reasons(self, inputs: GatedDeltaInputs) -> list[str]:
-        return []
+        return reference_reasons(inputs.device_type)
 
     def __call__(self, inputs: GatedDeltaInputs):
         return gated_delta_reference(
