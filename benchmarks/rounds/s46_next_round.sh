@@ -13,6 +13,6 @@ PYTHONPATH=src timeout 560 python3 benchmarks/gpu_tests_parallel.py --workers 4 
 grep -h -E "^FAILED|^ERROR" $OUT/autotune_on/*.log 2>/dev/null | head -20
 # session 46's compile / strict-export fixes (CPU-tested only): tests/test_compile.py runs on cuda via the device
 # fixture (not -m gpu), with JAGATTN_AUTOTUNE=0 like the other rounds
-JAGATTN_AUTOTUNE=0 PYTHONPATH=src timeout 300 python3 -m pytest -q -p no:cacheprovider tests/test_compile.py \
+JAGATTN_AUTOTUNE=0 PYTHONPATH=src timeout 300 python3 -m pytest -q -p no:cacheprovider tests/test_compile.py tests/test_autograd.py \
     tests/test_dispatch.py --tb=short 2>&1 | tail -5
 echo "elapsed $((SECONDS - T0)) s"

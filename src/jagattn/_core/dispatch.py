@@ -249,6 +249,15 @@ def reference_reasons(device_type: str) -> list[str]:
     return []
 
 
+def without_autocast(device_type: str) -> contextlib.AbstractContextManager:
+    """What the reference backends run under: jagattn's ops compute in their inputs' dtype whatever
+    ``torch.autocast`` says (the Triton ops, registered custom ops, never see autocast). Before session 46 an fp32
+    training call under ``autocast(bfloat16)``, which ``auto`` sends to the reference, computed its products in
+    bf16 and returned fp32 (attention o 1e-2 off instead of 2e-7), while the same call without gradients ran the
+    Triton kernels in fp32."""
+    return torch.autocast(device_type, enabled=False)
+
+
 def _all_names() -> str:
     return "; ".join(f"{fam}: {[b.name for b in bs]}" for fam, bs in _REGISTRY.items())
 

@@ -91,6 +91,35 @@ def register_eager(op: Any, setup_context: Callable | None = None, backward: Cal
     _FAST[id(op)] = (impl, function)  # registered ops live as long as their module: ids stay unique
 
 
+def saveable(t: torch.Tensor | None) -> torch.Tensor | None:
+    """``t`` as ``save_for_backward`` takes it: an inference tensor (made under ``torch.inference_mode``, e.g.
+    offsets built by a no-grad data pipeline) is cloned into a normal one. For the integer offsets only: before
+    session 46 such ``cu_seqlens`` made a training call fail ("Inference tensors cannot be saved for backward")
+    where the reference backend ran it."""
+    return t.clone() if t is not None and t.is_inference() else t
+
+
+def forbid_double_backward(op: Any, family: str) -> None:
+    """Give a backward op ``op`` an autograd formula that raises a clear error: a gradient of its gradients
+    (``autograd.grad(..., create_graph=True)`` and a second grad through it) is not implemented by the Triton
+    kernels. Without it the second grad raised torch's "no autograd formula was registered" for an op the user
+    never called. A backward with ``create_graph=True`` alone still works (the error comes only if the second
+    grad reaches this op)."""
+
+    def setup_context(ctx, inputs, output) -> None:
+        pass
+
+    def backward(ctx, *grads):
+        raise RuntimeError(
+            f"jagattn {family}: double backward (a gradient of the gradients this op computed, e.g. "
+            "torch.autograd.grad(..., create_graph=True) and then a grad through that result) is not supported by "
+            "the Triton backend; backend='reference' supports it"
+        )
+
+    op.register_autograd(backward, setup_context=setup_context)
+    register_eager(op, setup_context, backward)
+
+
 def _sets_wrap_triton(body: Callable) -> bool:
     """Whether ``body`` is ``triton_op``'s ``backend_fn``, which disables ``wrap_triton`` itself."""
     return getattr(body, "__module__", None) == "torch._library.triton" and getattr(

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from .._core import triton_utils
-from .._core.dispatch import Backend, reference_reasons, register_family
+from .._core.dispatch import Backend, reference_reasons, register_family, without_autocast
 from .._core.library import eager_call
 from .._core.precision import fp32_route, upcast
 from .adapters import FlashAttnBackend, TorchVarlenBackend
@@ -115,6 +115,11 @@ class ReferenceBackend(Backend):
         return reference_reasons(inputs.device_type)
 
     def __call__(self, inputs: AttentionInputs):
+        with without_autocast(inputs.device_type):
+            return self._run(inputs)
+
+    @staticmethod
+    def _run(inputs: AttentionInputs):
         return attention_reference(
             inputs.q,
             inputs.k,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import torch
 
-from .._core.library import eager_call, qualname, register_eager
+from .._core.library import eager_call, forbid_double_backward, qualname, register_eager, saveable
 from .._core.replay import Replay
 from .triton import bwd as _bwd
 from .triton import fwd as _fwd
@@ -107,7 +107,7 @@ def _setup_context(ctx, inputs, output) -> None:
     ctx.set_materialize_grads(False)
     q, k, v, cu_q, cu_k, max_q, max_k, wl, wr, scale, softcap, deterministic = inputs
     o, lse = output
-    ctx.save_for_backward(q, k, v, o, lse, cu_q, cu_k)
+    ctx.save_for_backward(q, k, v, o, lse, saveable(cu_q), saveable(cu_k))
     ctx.flags = (max_q, max_k, wl, wr, scale, softcap, deterministic)
 
 
@@ -126,4 +126,4 @@ def _(do, q, k, v, o, lse, dlse, cu_q, cu_k, max_q, max_k, wl, wr, scale, softca
 
 attention_fwd.register_autograd(_backward, setup_context=_setup_context)
 register_eager(attention_fwd, _setup_context, _backward)
-register_eager(attention_bwd)
+forbid_double_backward(attention_bwd, "attention")

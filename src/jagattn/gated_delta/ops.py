@@ -33,7 +33,7 @@ from torch.library import triton_op
 
 from .._core.alloc import new_empty
 from .._core.env import env_choice
-from .._core.library import eager_call, qualname, register_eager
+from .._core.library import eager_call, forbid_double_backward, qualname, register_eager, saveable
 from .._core.replay import Replay
 from .triton import chunk_fwd as _chunk_fwd_module
 from .triton.chunk_bwd import chunk_bwd
@@ -284,7 +284,7 @@ def _(q, k, v, g, beta, initial_state, cu_seqlens, do, dht, scale, use_qk_l2norm
 def _setup_context(ctx, inputs, output) -> None:
     _no_materialized_grads(ctx)
     q, k, v, g, beta, initial_state, cu_seqlens, scale, use_qk_l2norm = inputs
-    ctx.save_for_backward(q, k, v, g, beta, initial_state, cu_seqlens)
+    ctx.save_for_backward(q, k, v, g, beta, initial_state, saveable(cu_seqlens))
     ctx.scale = scale
     ctx.use_qk_l2norm = use_qk_l2norm
     ctx.has_initial_state = initial_state is not None
@@ -299,7 +299,7 @@ def _backward(ctx, do, dht):
 
 gated_delta_fwd.register_autograd(_backward, setup_context=_setup_context)
 register_eager(gated_delta_fwd, _setup_context, _backward)
-register_eager(gated_delta_bwd)
+forbid_double_backward(gated_delta_bwd, "gated_delta_rule")
 
 
 # Launch replay (_core/replay.py) for the token loop, the decoding path: one launch whose outputs come from
@@ -448,7 +448,7 @@ def _setup_context_gk(ctx, inputs, output, kept=()) -> None:
     """Saves the gk forward's inputs (and ``kept``: the keep op's ``T^-1``, ``P``) for ``_backward_gk``."""
     _no_materialized_grads(ctx)
     q, k, v, g, beta, gk, initial_state, cu_seqlens, scale, use_qk_l2norm = inputs
-    ctx.save_for_backward(q, k, v, g, beta, gk, initial_state, cu_seqlens, *kept)
+    ctx.save_for_backward(q, k, v, g, beta, gk, initial_state, saveable(cu_seqlens), *kept)
     ctx.scale = scale
     ctx.use_qk_l2norm = use_qk_l2norm
     ctx.has_initial_state = initial_state is not None
@@ -467,7 +467,7 @@ def _backward_gk(ctx, do, dht, op=None):
 
 gated_delta_fwd_gk.register_autograd(_backward_gk, setup_context=_setup_context_gk)
 register_eager(gated_delta_fwd_gk, _setup_context_gk, _backward_gk)
-register_eager(gated_delta_bwd_gk)
+forbid_double_backward(gated_delta_bwd_gk, "gated_delta_rule")
 
 
 # per-key gates with the kkt kernel's T^-1 and P kept from the forward for the backward (session 38): the
@@ -547,7 +547,7 @@ def _backward_gk_keep(ctx, do, dht, _dainv, _dpqk):
 
 gated_delta_fwd_gk_keep.register_autograd(_backward_gk_keep, setup_context=_setup_context_gk_keep)
 register_eager(gated_delta_fwd_gk_keep, _setup_context_gk_keep, _backward_gk_keep)
-register_eager(gated_delta_bwd_gk_keep)
+forbid_double_backward(gated_delta_bwd_gk_keep, "gated_delta_rule")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -713,7 +713,7 @@ def _setup_context_keep_t(ctx, inputs, output) -> None:
     ctx.qk_normalized = _keeps_qk(q.dtype, use_qk_l2norm)
     if ctx.qk_normalized:  # the normalised copies stand in for q, k (the originals are not kept)
         q, k = qn, kn
-    ctx.save_for_backward(q, k, v, g, beta, initial_state, cu_seqlens, gc, ainv, rq, rk, hseg)
+    ctx.save_for_backward(q, k, v, g, beta, initial_state, saveable(cu_seqlens), gc, ainv, rq, rk, hseg)
     ctx.scale = scale
     ctx.use_qk_l2norm = use_qk_l2norm
     ctx.has_initial_state = initial_state is not None
@@ -732,7 +732,7 @@ def _backward_keep_t(ctx, do, dht, _dgc, _dainv, _drq, _drk, _dqn, _dkn, _dhseg)
 
 gated_delta_fwd_keep_t.register_autograd(_backward_keep_t, setup_context=_setup_context_keep_t)
 register_eager(gated_delta_fwd_keep_t, _setup_context_keep_t, _backward_keep_t)
-register_eager(gated_delta_bwd_keep_t)
+forbid_double_backward(gated_delta_bwd_keep_t, "gated_delta_rule")
 
 SAVE_T_CHOICES = ("auto", "off", "fp32", "input")
 SAVE_T = env_choice("JAGATTN_GD_SAVE_T", SAVE_T_CHOICES, "auto")

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from .._core import triton_utils
-from .._core.dispatch import Backend, reference_reasons, register_family
+from .._core.dispatch import Backend, reference_reasons, register_family, without_autocast
 from .._core.library import eager_call
 from .._core.precision import fp32_route, upcast
 from .reference import hstu_reference_from_inputs
@@ -98,7 +98,8 @@ class ReferenceBackend(Backend):
         return reference_reasons(inputs.device_type)
 
     def __call__(self, inputs: HstuInputs):
-        return hstu_reference_from_inputs(inputs)
+        with without_autocast(inputs.device_type):
+            return hstu_reference_from_inputs(inputs)
 
 
 BACKENDS: tuple[Backend, ...] = (TritonBackend(), ReferenceBackend())

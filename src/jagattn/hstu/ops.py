@@ -19,7 +19,7 @@ from torch.library import triton_op
 
 from .._core.alloc import new_empty
 from .._core.env import env_flag
-from .._core.library import eager_call, qualname, register_eager
+from .._core.library import eager_call, forbid_double_backward, qualname, register_eager, saveable
 from .._core.replay import Replay
 from .triton.bwd import _launch_bwd
 from .triton.fwd import _launch
@@ -125,7 +125,7 @@ def _(do, q, k, v, seq_offsets, num_targets, max_seq_len, alpha, inv_scale, c, w
 
 def _setup_context(ctx, inputs, output) -> None:
     q, k, v, seq_offsets, num_targets, *params = inputs
-    ctx.save_for_backward(q, k, v, seq_offsets, num_targets)
+    ctx.save_for_backward(q, k, v, saveable(seq_offsets), saveable(num_targets))
     ctx.params = params
 
 
@@ -139,7 +139,7 @@ def _backward(ctx, do: torch.Tensor):
 
 hstu_fwd.register_autograd(_backward, setup_context=_setup_context)
 register_eager(hstu_fwd, _setup_context, _backward)
-register_eager(hstu_bwd)
+forbid_double_backward(hstu_bwd, "hstu_attention")
 
 
 @triton_op(qualname("hstu_cached_fwd"), mutates_args=())
