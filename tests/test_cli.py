@@ -67,6 +67,10 @@ def test_explain_bad_shape_is_a_clear_error(capsys):
     assert err.startswith("jagattn explain: error:") and "Hq=16 must be a multiple of Hkv=5" in err
     assert main(["explain", "hstu", "--backend", "nosuch", "--device", "cpu", "--seqlen", "4"]) == 2
     assert "family 'hstu' has no backend 'nosuch'" in capsys.readouterr().err
+    assert main(["explain", "hstu", "--cached", "-1", "--device", "cpu"]) == 2
+    assert "--cached: DELTA must be >= 0" in capsys.readouterr().err
+    assert main(["explain", "attention", "--cached", "2", "--device", "cpu"]) == 2
+    assert "only the hstu family has a cached op" in capsys.readouterr().err
 
 
 def test_explain_cached_hstu(capsys):

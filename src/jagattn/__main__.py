@@ -86,6 +86,10 @@ def _explain_call(args: argparse.Namespace):
     import jagattn
     from jagattn._core.varlen import cu_seqlens_from_lengths
 
+    if args.cached < 0:
+        raise ValueError(f"--cached: DELTA must be >= 0 (0 = hstu_attention), got {args.cached}")
+    if args.cached and args.family != "hstu":
+        raise ValueError(f"--cached: only the hstu family has a cached op, not {args.family!r}")
     device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
     dtype = getattr(torch, DTYPES[args.dtype])
     b, n = args.batch, args.seqlen
