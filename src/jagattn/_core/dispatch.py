@@ -239,23 +239,35 @@ def use_backend(name: str | None = None, /, **per_family: str) -> Iterator[None]
         _OVERRIDE.reset(token)
 
 
-def reference_reasons(device_type: str) -> list[str]:
-    """What the pure-PyTorch reference backends cannot run: they read ``cu_seqlens``' values."""
-    if device_type == "meta":
-        return [
-            "meta tensors hold no values and the reference loops over cu_seqlens' values "
-            "(trace shapes with FakeTensorMode or torch.compile instead)"
-        ]
-    return []
+class PureTorchBackend(Backend):
+    """Base of the families' pure-PyTorch ``reference`` backends (the spec in code). Subclasses set ``family`` and
+    ``description`` and implement ``run(inputs)``.
 
+    - Meta tensors are rejected with a reason: the references loop over ``cu_seqlens``' values (before session
+      46 a meta call failed inside with "Cannot copy out of meta tensor").
+    - ``run`` goes without ``torch.autocast``: jagattn's ops compute in their inputs' dtype whatever autocast says
+      (the Triton ops, registered custom ops, never see it). Before session 46 an fp32 training call under
+      ``autocast(bfloat16)``, which ``auto`` sends to the reference, computed its products in bf16 and returned
+      fp32 (attention o 1e-2 off instead of 2e-7), while the same call without gradients ran the Triton kernels in
+      fp32.
+    """
 
-def without_autocast(device_type: str) -> contextlib.AbstractContextManager:
-    """What the reference backends run under: jagattn's ops compute in their inputs' dtype whatever
-    ``torch.autocast`` says (the Triton ops, registered custom ops, never see autocast). Before session 46 an fp32
-    training call under ``autocast(bfloat16)``, which ``auto`` sends to the reference, computed its products in
-    bf16 and returned fp32 (attention o 1e-2 off instead of 2e-7), while the same call without gradients ran the
-    Triton kernels in fp32."""
-    return torch.autocast(device_type, enabled=False)
+    name = "reference"
+
+    def not_supported_reasons(self, inputs: Any) -> list[str]:
+        if inputs.device_type == "meta":
+            return [
+                "meta tensors hold no values and the reference loops over cu_seqlens' values "
+                "(trace shapes with FakeTensorMode or torch.compile instead)"
+            ]
+        return []
+
+    def __call__(self, inputs: Any) -> Any:
+        with torch.autocast(inputs.device_type, enabled=False):
+            return self.run(inputs)
+
+    def run(self, inputs: Any) -> Any:  # pragma: no cover - abstract
+        raise NotImplementedError
 
 
 def _all_names() -> str:

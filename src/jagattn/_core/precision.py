@@ -68,9 +68,9 @@ def fp32_route(dtype: torch.dtype, sizes, limit: int) -> bool:
         return False
     # one size at a time, not max(): dynamo cannot trace max(..., default=) over symbolic sizes. Under
     # torch.compile a size test is a guard (a recompile where a batch crosses the limit); elsewhere a
-    # symbolic size (torch.SymInt) ends the test
+    # symbolic size (a torch.SymInt, not an int) ends the test
     for s in sizes:  # noqa: SIM110 (a plain loop: what dynamo traces for sure)
-        if isinstance(s, torch.SymInt) or not isinstance(s, int) or s > limit:
+        if not isinstance(s, int) or s > limit:
             return False
     return True
 

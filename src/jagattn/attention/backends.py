@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from .._core import triton_utils
-from .._core.dispatch import Backend, reference_reasons, register_family, without_autocast
+from .._core.dispatch import Backend, PureTorchBackend, register_family
 from .._core.library import eager_call
 from .._core.precision import fp32_route, upcast
 from .adapters import FlashAttnBackend, TorchVarlenBackend
@@ -106,20 +106,11 @@ class TritonBackend(Backend):
         return (out.to(inputs.dtype), lse) if small else (out, lse)
 
 
-class ReferenceBackend(Backend):
-    name = "reference"
+class ReferenceBackend(PureTorchBackend):
     family = FAMILY
     description = "pure PyTorch, per-sequence loop; the spec in code (slow, any device, any dtype)"
 
-    def not_supported_reasons(self, inputs: AttentionInputs) -> list[str]:
-        return reference_reasons(inputs.device_type)
-
-    def __call__(self, inputs: AttentionInputs):
-        with without_autocast(inputs.device_type):
-            return self._run(inputs)
-
-    @staticmethod
-    def _run(inputs: AttentionInputs):
+    def run(self, inputs: AttentionInputs):
         return attention_reference(
             inputs.q,
             inputs.k,

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from .._core.dispatch import Backend, reference_reasons, register_family, without_autocast
+from .._core.dispatch import Backend, PureTorchBackend, register_family
 from .._core.library import eager_call
 from .._core.precision import fp32_route, upcast
 from .._core.triton_utils import backend_unavailable_reason, device_reasons
@@ -159,20 +159,11 @@ class TritonBackend(Backend):
         )
 
 
-class ReferenceBackend(Backend):
-    name = "reference"
+class ReferenceBackend(PureTorchBackend):
     family = FAMILY
     description = "pure PyTorch token loop; the spec in code (slow, any device, any dtype)"
 
-    def not_supported_reasons(self, inputs: GatedDeltaInputs) -> list[str]:
-        return reference_reasons(inputs.device_type)
-
-    def __call__(self, inputs: GatedDeltaInputs):
-        with without_autocast(inputs.device_type):
-            return self._run(inputs)
-
-    @staticmethod
-    def _run(inputs: GatedDeltaInputs):
+    def run(self, inputs: GatedDeltaInputs):
         return gated_delta_reference(
             inputs.q,
             inputs.k,

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from .._core import triton_utils
-from .._core.dispatch import Backend, reference_reasons, register_family, without_autocast
+from .._core.dispatch import Backend, PureTorchBackend, register_family
 from .._core.library import eager_call
 from .._core.precision import fp32_route, upcast
 from .reference import hstu_reference_from_inputs
@@ -87,19 +87,14 @@ class TritonBackend(Backend):
         return out.to(inputs.dtype) if small else out
 
 
-class ReferenceBackend(Backend):
-    name = "reference"
+class ReferenceBackend(PureTorchBackend):
     family = FAMILY
     description = (
         "pure PyTorch, per-sequence loop with a dense mask; the spec in code (slow, any device, any dtype)"
     )
 
-    def not_supported_reasons(self, inputs: HstuInputs) -> list[str]:
-        return reference_reasons(inputs.device_type)
-
-    def __call__(self, inputs: HstuInputs):
-        with without_autocast(inputs.device_type):
-            return hstu_reference_from_inputs(inputs)
+    def run(self, inputs: HstuInputs):
+        return hstu_reference_from_inputs(inputs)
 
 
 BACKENDS: tuple[Backend, ...] = (TritonBackend(), ReferenceBackend())
