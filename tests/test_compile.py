@@ -145,3 +145,31 @@ def test_strict_export_dynamic_tokens_auto(op, device, monkeypatch):
                 # eager takes the fp32 route on these tiny batches (and gated delta's token loop) where the
                 # exported program runs the half-precision (chunked) kernels: ulps apart
                 torch.testing.assert_close(x, y, rtol=4e-3, atol=4e-3)
+
+
+class _Fn(torch.nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, x):
+        return self.fn(x)
+
+
+def test_exporting_is_false_under_compile_and_true_under_export(monkeypatch):
+    # precision.exporting() switches the fp32 route and gated delta's token-loop choice off in exported programs
+    # only. torch < 2.13's dynamo folds torch.compiler.is_exporting() to True under every torch.compile (session
+    # 47: on the device's torch 2.11 every compiled call skipped both choices and differed from eager); patching
+    # is_exporting to answer True shows the same here on any torch
+    def f(x):
+        return x + 1 if precision.exporting() else x - 1
+
+    x = torch.zeros(2)
+    assert not precision.exporting()
+    monkeypatch.setattr(torch.compiler, "is_exporting", lambda: True)
+    assert torch.compile(f, fullgraph=True, backend="eager")(x).tolist() == [-1, -1]
+    torch._dynamo.reset()
+    monkeypatch.undo()
+    for strict in (True, False):
+        ep = torch.export.export(_Fn(f), (x,), strict=strict)
+        assert ep.module()(x).tolist() == [1, 1], strict

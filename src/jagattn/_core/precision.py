@@ -49,6 +49,22 @@ SMALL_FP32 = env_choice("JAGATTN_SMALL_FP32", ("auto", "on", "off"), "auto")
 _HALF = (torch.float16, torch.bfloat16)
 
 
+def exporting() -> bool:
+    """True while ``torch.export`` traces (strict or not), False under plain ``torch.compile`` and in eager.
+
+    Not ``torch.compiler.is_exporting()``: dynamo before torch 2.13 folds that call to True under every
+    ``torch.compile`` (its table of tracing-state functions maps it to True; 2.13 reads the flag instead). Session
+    47 found the fp32 route and gated delta's token-loop choice switched off in every compiled function on the
+    device's torch 2.11, so compiled calls differed from eager ones (tests/test_compile.py on cuda). The flag
+    itself is what both versions set around an export trace (``torch._export.utils._compiling_state_context``);
+    dynamo reads it as a constant of the graph being traced.
+    """
+    flag = getattr(torch.compiler, "_is_exporting_flag", None)
+    if flag is None:  # a torch without the flag: the public call (may over-report under compile, see above)
+        return torch.compiler.is_exporting()
+    return bool(flag)
+
+
 def fp32_route(dtype: torch.dtype, sizes, limit: int) -> bool:
     """True when an op on ``dtype`` inputs whose tensors hold ``sizes`` (``tokens x heads`` each: ints,
     or symbolic) runs on the fp32 route (module docstring). bf16 under Triton's interpreter always does: the
@@ -62,7 +78,7 @@ def fp32_route(dtype: torch.dtype, sizes, limit: int) -> bool:
         return False
     if SMALL_FP32 == "on":
         return True
-    if torch.compiler.is_exporting():
+    if exporting():
         # an exported program must hold for every size its dims admit: under strict export dynamo shows
         # symbolic sizes as ints, and a size test became a guard that export rejects ("Constraints violated")
         return False

@@ -12,7 +12,7 @@ import torch
 
 from .._core.dispatch import Backend, PureTorchBackend, register_family
 from .._core.library import eager_call
-from .._core.precision import fp32_route, upcast
+from .._core.precision import exporting, fp32_route, upcast
 from .._core.triton_utils import backend_unavailable_reason, device_reasons
 from .reference import gated_delta_reference
 
@@ -93,11 +93,7 @@ class TritonBackend(Backend):
             # 32768 tokens, H = 16, K = V = 128 (benchmarks/fp32_recurrent_cost.py, session 36): 8 sequences 5.6 ms
             # against the chunked fp32 forward's 160 ms, one sequence 40 ms against 152 (bf16 chunked: 0.76 / 1.31)
             return True
-        if (
-            torch.compiler.is_exporting()
-            or not isinstance(inputs.total_tokens, int)
-            or not isinstance(inputs.num_seqs, int)
-        ):
+        if exporting() or not isinstance(inputs.total_tokens, int) or not isinstance(inputs.num_seqs, int):
             # Symbolic shapes (torch.export / compile with dynamic dims): this speed-only choice
             # would become a guard excluding valid batches; the chunked kernels run every batch. Strict
             # export shows symbolic sizes as ints (dynamo), hence the export test; under torch.compile
