@@ -277,13 +277,18 @@ def test_gk_keep_is_bitwise_the_recompute(device, monkeypatch):
 
     monkeypatch.setattr(ops, "gated_delta_fwd_gk_keep", spy(ops.gated_delta_fwd_gk_keep, "keep"))
     monkeypatch.setattr(ops, "gated_delta_fwd_gk", spy(ops.gated_delta_fwd_gk, "plain"))
-    # (fp16: fp32 with gradients runs the reference backend)
+    # (fp16: fp32 with gradients runs the reference backend.) The forward alone: the choice is made there, from the
+    # inputs' requires_grad (CI time; the public path's keep backward under the SPEC rule is
+    # test_public_api_gk_with_gradients_runs_chunked_triton's)
     case = make_case(
         lengths, 1, 2, 16, 16, dtype=torch.float16, with_init=True, l2=True, with_g=True, strong=True, seed=38,
         device=device,
     )  # fmt: skip
-    run_public(case)
-    assert calls == ["keep"]
+    o, _ = jagattn.gated_delta_rule(
+        *(case[n] for n in ("q", "k", "v", "g", "beta")), cu_seqlens=case["cu_seqlens"], scale=case["scale"],
+        initial_state=case["initial_state"], output_final_state=True, use_qk_l2norm=True, gk=case["gk"],
+    )  # fmt: skip
+    assert calls == ["keep"] and o.requires_grad
     with torch.no_grad():  # 91 tokens as one sequence: the chunked forward (the token loop takes short ones)
         cu = torch.tensor([0, sum(lengths)], device=device)
         run = [case[n].detach() for n in ("q", "k", "v", "g", "beta")]

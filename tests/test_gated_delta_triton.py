@@ -708,7 +708,6 @@ VARIANTS = {
     "norm-on-load": ({}, "auto", "w", "auto", False),
     "fuse-dv": ({}, "auto", "w", "off", True),
 }
-CPU_VARIANTS = [v for v in VARIANTS if not v.startswith("wu-lowp")]
 
 
 @pytest.fixture
@@ -735,23 +734,30 @@ def reference_cache():
     return {}
 
 
-# the T settings in both dtypes (T's storage dtype follows the input's); the launch config, norm-on-load and fuse-dv in
-# one each (their own tests run both dtypes: test_triton_norm_on_load_is_bitwise_the_normalised_copies,
-# test_triton_fuse_dv_launches_and_matches_reference; CI time)
-# ("input" stores T in the input's dtype: for fp32 inputs that is "fp32", so it runs fp16 only)
-_ONE_DTYPE = {
-    "stages1": torch.float32,
-    "norm-on-load": torch.float16,
-    "fuse-dv": torch.float32,
-    "save-t-input": torch.float16,
-}
+# The CPU cases: the T settings in both dtypes (T's storage dtype follows the input's; "input" stores T in the input's
+# dtype, for fp32 inputs "fp32", so it runs fp16 only) and the launch config in one. The "wu-lowp-*" variants change bf16
+# runs only (GPU). Not here, as each would repeat launch for launch (kernels, launch configs, every constexpr: compared
+# by recording the launches) a run that another test checks under the SPEC rule (CI time):
+# - "save-t-fp32", what the default "auto" does with gradients: in fp16 the run of
+#   test_fp16_launches_take_split_tf32_products (this shape), in fp32 the KKT_NORM run of
+#   test_triton_kkt_norm_matches_the_l2norm_launch[2-auto] (GVA, dk 32, dv 48); the explicit "fp32" setting is
+#   test_triton_save_t_fp32_is_bitwise_recompute's;
+# - "norm-on-load" in fp16: "auto" keeps fp16's fp32 copies (test_triton_norm_on_load_auto_keeps_fp16_copies_in_fp32),
+#   so it was the fp16 "save-t-fp32" run bit for bit; normalising on load itself is checked by
+#   test_triton_norm_on_load_is_bitwise_the_normalised_copies (fp32 "auto", fp16 "all");
+# - "fuse-dv" in fp32: the fused run of test_triton_fuse_dv_launches_and_matches_reference[fp32] takes the same dhu
+#   config (the CPU's default (16, 4, 3) at these shapes) and launches no dv_local.
+_CPU_VARIANT_CASES = [
+    ("stages1", torch.float32),
+    ("save-t-off", torch.float32),
+    ("save-t-off", torch.float16),
+    ("save-t-input", torch.float16),
+]
 
 
 @pytest.mark.parametrize(
-    "variant, dtype",
-    [(v, d) for v in CPU_VARIANTS for d in (torch.float32, torch.float16) if _ONE_DTYPE.get(v, d) == d],
-    ids=lambda x: str(x).replace("torch.float", "fp"),
-)  # wu-lowp: bf16 only
+    "variant, dtype", _CPU_VARIANT_CASES, ids=lambda x: str(x).replace("torch.float", "fp")
+)
 def test_triton_opt_in_variant_matches_reference(variant, dtype, force_variant, reference_cache, device):
     # several key/value column tiles (dk 32, dv 48) and odd lengths; the SPEC rule on every output (the reference
     # runs, which no variant changes, made once per dtype)
@@ -813,11 +819,11 @@ def _count_calls(monkeypatch, module, name: str) -> list[int]:
     return calls
 
 
-@pytest.mark.parametrize("save_t", ["fp32", "auto"])
-def test_triton_save_t_fp32_is_bitwise_recompute(save_t, force_variant, monkeypatch, device):
+def test_triton_save_t_fp32_is_bitwise_recompute(force_variant, monkeypatch, device):
     # T kept in fp32 is the value the backward would recompute (same kernel, same inputs): every
     # output must equal the recomputing path's ("off") bit for bit, and the keep-T op must really be in
-    # use, also under the default "auto". Both runs take the same launch configs: the interpreter's dots
+    # use, set to "fp32" and under the default "auto" (both compared with one recomputing run: CI time, it was
+    # one test per setting). All runs take the same launch configs: the interpreter's dots
     # are numpy matmuls, whose BLAS may round a product differently for another tile width (this test
     # once compared "auto" under other bwd_wy / bwd_dqkwg configs; it passed on one CI machine's BLAS and
     # failed on the next one's, session 28)
@@ -830,12 +836,14 @@ def test_triton_save_t_fp32_is_bitwise_recompute(save_t, force_variant, monkeypa
     base = run_triton(case)
     assert plain_calls == [1]
     force_variant("save-t-fp32")
-    monkeypatch.setattr(ops, "SAVE_T", save_t)
     calls = _count_calls(monkeypatch, ops, "gated_delta_fwd_keep_t")
-    got = run_triton(case)
-    assert calls == [1]
-    for name in base:
-        assert torch.equal(got[name], base[name]), name
+    for save_t in ("fp32", "auto"):
+        monkeypatch.setattr(ops, "SAVE_T", save_t)
+        calls.clear()
+        got = run_triton(case)
+        assert calls == [1], save_t
+        for name in base:
+            assert torch.equal(got[name], base[name]), (save_t, name)
 
 
 @pytest.mark.parametrize(
@@ -895,7 +903,7 @@ def test_triton_fuse_dv_launches_and_matches_reference(dtype, monkeypatch, devic
 
     monkeypatch.setattr(common, "CONFIG_OVERRIDE", {"bwd_dv_local": (16, 4, 2), "bwd_dhu": (16, 4, 3)})
     # a three-chunk chain with a partial last chunk, a two-chunk one, an empty and a 1-token sequence; the reference
-    # runs once for both paths (CI time)
+    # runs once for both paths (CI time). The fused fp32 run is also what the "fuse-dv" variant was (_CPU_VARIANT_CASES)
     case = make_case([130, 0, 65, 1], 1, 2, 32, 48, dtype=dtype, with_init=True, l2=True, seed=43,
                      device=device)  # fmt: skip
     gold = run_reference(case, cast=torch.float64)
@@ -1063,7 +1071,9 @@ def test_triton_kkt_norm_matches_the_l2norm_launch(hv, save_t, monkeypatch, devi
         scale = base[name].float().abs().max().item() + 1e-30
         err = (got[name].float() - base[name].float()).abs().max().item()
         assert err <= 1e-5 * scale, (name, err, scale)
-    check_against_reference(case, torch.float32, got=got)  # the KKT_NORM run above, not a third one (CI time)
+    # the KKT_NORM run above, not a third one (CI time); at [2-auto] it is the fp32 default path's SPEC check at dk 32,
+    # dv 48 with GVA (what the "save-t-fp32" variant was, see _CPU_VARIANT_CASES)
+    check_against_reference(case, torch.float32, got=got)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=["fp32", "fp16"])
@@ -1422,7 +1432,8 @@ def test_gpu_norm_on_load_is_bitwise_the_copies_bf16(variant_gold, monkeypatch):
 def test_fp16_launches_take_split_tf32_products(monkeypatch, on_launch, device):
     """fp16 inputs: every chunked launch gets ``DOT_PREC="tf32x3"`` (session 11: exact products were a
     150x slow path, plain tf32 fails the SPEC rule), never ``KEEP``; the results still meet the rule.
-    Checked at the launch, so a launcher that hard-codes a precision cannot slip through."""
+    Checked at the launch, so a launcher that hard-codes a precision cannot slip through. Also the fp16 default
+    path's SPEC check at dk 32, dv 48 with GVA (what the "save-t-fp32" variant was, see _CPU_VARIANT_CASES)."""
     from jagattn.gated_delta.triton import common
 
     if os.environ.get("JAGATTN_GD_FP16_DOT") or os.environ.get("JAGATTN_GD_FP16_TF32"):
