@@ -208,6 +208,17 @@ def device():
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
+def wrap_triton_or_kernel(real, kernel):
+    """``real(kernel)`` (torch's ``wrap_triton``, saved by a test that stands in for it), or the kernel itself where
+    torch 2.11 refuses the interpreter's kernels (as ``_core/launch._plain`` does; 2.13 returns them as they are)."""
+    try:
+        return real(kernel)
+    except RuntimeError:
+        if type(kernel).__name__ != "InterpretedFunction":
+            raise
+        return kernel
+
+
 @pytest.fixture
 def on_launch(monkeypatch):
     """``on_launch(hook)`` replaces ``torch.library.wrap_triton`` so that ``hook(kernel, args, kwargs)``
@@ -218,13 +229,7 @@ def on_launch(monkeypatch):
         real = torch.library.wrap_triton
 
         def wrap(kernel):
-            try:
-                wrapped = real(kernel)
-            except RuntimeError:
-                # torch 2.11 under the interpreter (see _core/launch._plain): the kernel itself
-                if type(kernel).__name__ != "InterpretedFunction":
-                    raise
-                wrapped = kernel
+            wrapped = wrap_triton_or_kernel(real, kernel)
 
             class _Grid:
                 def __getitem__(self, grid):

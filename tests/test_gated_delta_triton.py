@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 import jagattn
 import jagattn.gated_delta.api
+from conftest import wrap_triton_or_kernel
 from jagattn import NotSupportedError, testing
 from jagattn.gated_delta.backends import TritonBackend
 from jagattn.gated_delta.reference import gated_delta_reference
@@ -957,7 +958,7 @@ def test_triton_fuse_wu_matches_the_wu_kernel(dtype, mode, save_t, monkeypatch, 
         def __getitem__(self, grid):
             def launch(*args, **kwargs):
                 launched.append((self.kernel.fn.__name__, kwargs.get("DO_U")))
-                return wrap(self.kernel)[grid](*args, **kwargs)
+                return wrap_triton_or_kernel(wrap, self.kernel)[grid](*args, **kwargs)
 
             return launch
 
@@ -1017,7 +1018,7 @@ def test_triton_fuse_o_is_bitwise_the_o_kernel(
         def __getitem__(self, grid):
             def launch(*args, **kwargs):
                 launched[self.kernel.fn.__name__] = args
-                return wrap(self.kernel)[grid](*args, **kwargs)
+                return wrap_triton_or_kernel(wrap, self.kernel)[grid](*args, **kwargs)
 
             return launch
 
