@@ -8,7 +8,27 @@ import os
 import sys
 from pathlib import Path
 
-import torch
+
+def _share_cores_between_xdist_workers() -> None:
+    """Under pytest-xdist, give each worker its share of the cores for the thread pools of torch and of numpy's
+    OpenBLAS (the interpreter's ``tl.dot``), before torch (which loads numpy; OpenBLAS reads the variable once, at
+    load) is imported. Left at 2 threads each, ``make test``'s 2 workers ran 4 pools on the 2-core CI machine,
+    whose idle threads spin-wait for work: two processes running the gated delta interpreter tests at once
+    (test_triton_matches_reference, 8 tests each) took 47-110 s wall at 2 threads and 25-73 s at 1 (five
+    alternating pairs; 2.0x, 1.9x, 1.5x, 1.1x, 1.9x). What is computed is unchanged (the tests compare to
+    tolerances, or bitwise within one process); a variable already set wins."""
+    workers = os.environ.get("PYTEST_XDIST_WORKER_COUNT", "")
+    if not workers.isdigit() or int(workers) < 1:
+        return
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    threads = str(max(1, cores // int(workers)))
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(var, threads)
+
+
+_share_cores_between_xdist_workers()
+
+import torch  # noqa: E402
 
 if not torch.cuda.is_available():
     os.environ.setdefault("TRITON_INTERPRET", "1")
