@@ -440,7 +440,7 @@ def _gated_delta_bwd_dqkwg_kernel(
 
     p_out = (rows[:, None] * HV + i_hv) * K + o_k[None, :]
     tl.store(DQ + p_out, b_dq.to(DQ.dtype.element_ty), mask=m_tk)
-    tl.store(DK + p_out, b_dk, mask=m_tk)
+    tl.store(DK + p_out, b_dk.to(DK.dtype.element_ty), mask=m_tk)
     tl.store(DW + p_out, (-b_dw).to(DW.dtype.element_ty), mask=m_tk)
     tl.store(DG + i_kb * TH + rows * HV + i_hv, b_dg, mask=m_t)
 
@@ -607,7 +607,7 @@ def _gated_delta_bwd_wy_kernel(
             tl.dot(tl.trans(b_kc), b_dmc, input_precision=DOT_PREC)
         )
         b_dkn = tl.load(DK + p_kv, mask=m_tk, other=0.0) + b_tdw * b_f[:, None] + b_mk
-        tl.store(DK + p_kv, b_dkn, mask=m_tk)
+        tl.store(DK + p_kv, b_dkn.to(DK.dtype.element_ty), mask=m_tk)
         if L2N_BWD:
             b_ys += tl.sum(b_dkn * b_k, 1)
 
@@ -617,248 +617,6 @@ def _gated_delta_bwd_wy_kernel(
         b_r = tl.load(RSK + rows * H + i_h, mask=m_t, other=0.0)
         for i_k in range(tl.cdiv(K, BC)):
             o_k = i_k * BC + o_c
-            m_tk = m_t[:, None] & (o_k < K)[None, :]
-            p_k = (rows[:, None] * H + i_h) * K + o_k[None, :]  # HV == H: also DK's offsets
-            b_y = tl.load(K_ + p_k, mask=m_tk, other=0.0).to(tl.float32)
-            b_dx = b_r[:, None] * (tl.load(DK + p_k, mask=m_tk, other=0.0) - b_y * b_ys[:, None])
-            tl.store(DKX + p_k, b_dx.to(DKX.dtype.element_ty), mask=m_tk)
-
-    # g_t enters every G_t' with t' >= t in the chunk
-    b_dg = tl.where(m_t, b_dg, 0.0)
-    b_dg = tl.sum(b_dg, 0) - tl.cumsum(b_dg, 0) + b_dg
-    tl.store(DB + rows * HV + i_hv, b_db, mask=m_t)
-    tl.store(DGOUT + rows * HV + i_hv, b_dg, mask=m_t)
-
-
-# ---------------------------------------------------------------------------------------------
-# dqkwg and wy in one kernel (FUSE_WY): dW never leaves the program
-
-
-@triton.jit
-def _gated_delta_bwd_dqkwy_kernel(
-    Q,
-    K_,
-    RQ,
-    RK,
-    V_,
-    BETA,
-    VNEW,
-    HBUF,
-    DHBUF,
-    GH,
-    GC,
-    AINV,
-    DO,
-    DU,
-    DWT,
-    DQ,
-    DK,
-    DV,
-    DB,
-    DGOUT,
-    DKX,
-    RSK,
-    CU,
-    TAB,
-    N,
-    scale,
-    H: tl.constexpr,
-    HV: tl.constexpr,
-    K: tl.constexpr,
-    V: tl.constexpr,
-    BT: tl.constexpr,
-    BK: tl.constexpr,
-    BV: tl.constexpr,
-    NG: tl.constexpr,
-    BG: tl.constexpr,
-    DOT_PREC: tl.constexpr,
-    KEEP: tl.constexpr,
-    WY_PREC: tl.constexpr,
-    WY_KEEP: tl.constexpr,
-    EXACT_EXP: tl.constexpr,
-    NORM: tl.constexpr,
-    L2N_BWD: tl.constexpr,
-    USE_TAB: tl.constexpr,
-):
-    """``dqkwg`` then ``wy`` for one chunk and value head in one program (``FUSE_WY``), the same arithmetic:
-
-    1. value tiles: ``dP = dO U^T``, ``D = dU V^T``, ``dV = beta T^T dU`` and its part of dbeta;
-    2. key blocks of ``BK`` columns: dq, dk and ``-dW = dU S0^T`` over the value tiles as ``dqkwg`` forms
-       them (q and k's intra-chunk terms, the gate terms), dq stored; dW, rounded to the dtype ``dqkwg``
-       stores it in (``DWT``'s), is used at once: ``D += dW (exp(G) K)^T``, ``KK += K K^T``,
-       ``dK += beta exp(G) T^T dW`` with its dbeta and dG parts; dk stored (fp32);
-    3. ``dA``, ``M`` and their dbeta / dG parts as in ``wy``;
-    4. key blocks again: ``dK += M K + M^T K`` on the tiles step 2 stored (re-read after a barrier, from L2),
-       k's l2norm backward (``L2N_BWD``), the reverse cumsum of dG.
-
-    Against the two kernels: no dW buffer (``[T, HV, K]``) written and read twice, no partial gate sums, dk
-    stored once more instead of a DRAM round trip, one program per chunk and head (``dqkwg`` ran one per key
-    block, each recomputing ``dP``). ``DOT_PREC`` / ``KEEP`` are ``dqkwg``'s, ``WY_PREC`` / ``WY_KEEP`` ``wy``'s."""
-    scale = tl.cast(scale, tl.float32)  # Inductor passes Python floats as fp64 scalars
-    if USE_TAB:
-        i_s, row0, eos = _chunk_of_tab(TAB, tl.program_id(0))
-    else:
-        i_s, row0, eos = _chunk_of_slot(CU, N, BT)
-    if row0 >= eos:
-        return
-    i_hv = tl.program_id(1)
-    i_h = i_hv // (HV // H)
-    o_t = tl.arange(0, BT)
-    rows = (row0 + o_t).to(tl.int64)
-    m_t = (row0 + o_t) < eos
-    last = (tl.minimum(row0 + BT, eos) - 1).to(tl.int64)
-    dt = Q.dtype.element_ty
-    dwt = DWT.dtype.element_ty
-    p_state = (i_s.to(tl.int64) * HV + i_hv) * K * V
-
-    b_a = _c(
-        tl.load(AINV + (rows[:, None] * HV + i_hv) * BT + o_t[None, :], mask=m_t[:, None], other=0.0),
-        dt,
-        WY_PREC,
-        WY_KEEP,
-    )
-    b_beta = tl.load(BETA + rows * HV + i_hv, mask=m_t, other=0.0).to(tl.float32)
-    b_g = tl.load(GC + rows * HV + i_hv, mask=m_t, other=0.0)
-    g_last = tl.load(GC + last * HV + i_hv)
-    b_eg = tl.where(m_t, _exp(b_g, EXACT_EXP), 0.0)
-    b_f = b_beta * b_eg
-
-    # 1. value tiles
-    b_dp = tl.zeros([BT, BT], dtype=tl.float32)  # [t, s] dO_t . U_s
-    b_d = tl.zeros([BT, BT], dtype=tl.float32)  # [i, j] = dT_ij / beta_j
-    b_db = tl.zeros([BT], dtype=tl.float32)
-    for i_v in range(tl.cdiv(V, BV)):
-        o_v = i_v * BV + tl.arange(0, BV)
-        m_v = o_v < V
-        p_v = (rows[:, None] * HV + i_hv) * V + o_v[None, :]
-        m_tv = m_t[:, None] & m_v[None, :]
-        b_do = _c(tl.load(DO + p_v, mask=m_tv, other=0.0), dt, DOT_PREC, KEEP)
-        b_vn = _c(tl.load(VNEW + p_v, mask=m_tv, other=0.0), dt, DOT_PREC, KEEP)
-        b_dp += tl.dot(b_do, tl.trans(b_vn), input_precision=DOT_PREC)
-        b_duh = tl.load(DU + p_v, mask=m_tv, other=0.0)
-        b_vh = tl.load(V_ + p_v, mask=m_tv, other=0.0)
-        b_d += tl.dot(b_duh, tl.trans(b_vh.to(b_duh.dtype)), input_precision=WY_PREC)
-        b_tdu = tl.dot(tl.trans(b_a), _c(b_duh, dt, WY_PREC, WY_KEEP), input_precision=WY_PREC)
-        tl.store(DV + p_v, (b_tdu * b_beta[:, None]).to(DV.dtype.element_ty), mask=m_tv)
-        b_db += tl.sum(b_tdu * b_vh.to(tl.float32), 1)
-
-    causal = (o_t[:, None] >= o_t[None, :]) & m_t[:, None]
-    e_ts = _exp(tl.where(causal, b_g[:, None] - b_g[None, :], 0.0), EXACT_EXP)
-    b_dpm = tl.where(causal, b_dp * e_ts, 0.0) * scale
-    b_ex = _exp(b_g, EXACT_EXP) * scale
-    b_ekl = tl.where(m_t, _exp(g_last - b_g, EXACT_EXP), 0.0)
-
-    # 2. key blocks
-    b_kk = tl.zeros([BT, BT], dtype=tl.float32)  # symmetric
-    b_qk = tl.zeros([BT, BT], dtype=tl.float32)  # Q K^T, for the gate term
-    b_dg = tl.zeros([BT], dtype=tl.float32)
-    kdk_sum = tl.sum(b_dg, 0)  # the last-row terms' sum over the key blocks
-    for i_kb in range(tl.cdiv(K, BK)):
-        o_k = i_kb * BK + tl.arange(0, BK)
-        m_k = o_k < K
-        b_dq = tl.zeros([BT, BK], dtype=tl.float32)
-        b_dk = tl.zeros([BT, BK], dtype=tl.float32)
-        b_dw = tl.zeros([BT, BK], dtype=tl.float32)  # -dW = dU S0^T
-        for i_v in range(tl.cdiv(V, BV)):
-            o_v = i_v * BV + tl.arange(0, BV)
-            m_v = o_v < V
-            p_v = (rows[:, None] * HV + i_hv) * V + o_v[None, :]
-            m_tv = m_t[:, None] & m_v[None, :]
-            o_kv = o_k[:, None] * V + o_v[None, :]
-            m_kv = m_k[:, None] & m_v[None, :]
-            b_h = _c(tl.load(HBUF + p_state + o_kv, mask=m_kv, other=0.0), dt, DOT_PREC, KEEP)
-            b_dh = _c(tl.load(DHBUF + p_state + o_kv, mask=m_kv, other=0.0), dt, DOT_PREC, KEEP)
-            b_do = _c(tl.load(DO + p_v, mask=m_tv, other=0.0), dt, DOT_PREC, KEEP)
-            b_vn = _c(tl.load(VNEW + p_v, mask=m_tv, other=0.0), dt, DOT_PREC, KEEP)
-            b_du = _c(tl.load(DU + p_v, mask=m_tv, other=0.0), dt, DOT_PREC, KEEP)
-            b_dq += tl.dot(b_do, tl.trans(b_h), input_precision=DOT_PREC)
-            b_dk += tl.dot(b_vn, tl.trans(b_dh), input_precision=DOT_PREC)
-            b_dw += tl.dot(b_du, tl.trans(b_h), input_precision=DOT_PREC)
-
-        p_qk = (rows[:, None] * H + i_h) * K + o_k[None, :]
-        m_tk = m_t[:, None] & m_k[None, :]
-        b_q = _l2n(tl.load(Q + p_qk, mask=m_tk, other=0.0), RQ, rows, m_t, i_h, H, NORM)
-        b_kh = _l2n(tl.load(K_ + p_qk, mask=m_tk, other=0.0), RK, rows, m_t, i_h, H, NORM)
-        b_k = b_kh.to(tl.float32)
-        b_dq = b_dq * b_ex[:, None]
-        b_dk = b_dk * b_ekl[:, None]
-        # the last row's term is left out of dG_last and of its own dG (``dqkwg``)
-        b_kdk = tl.where(rows == last, 0.0, tl.sum(b_dk * b_k, 1))
-        b_dg += tl.sum(b_dq * b_q.to(tl.float32), 1) - b_kdk
-        kdk_sum += tl.sum(b_kdk, 0)
-        b_qk += tl.dot(b_q, tl.trans(b_kh), input_precision=DOT_PREC)
-        b_dq += _dot_f32_lhs(b_dpm, b_kh, DOT_PREC, KEEP)
-        b_dk += tl.trans(_dot_lhs_f32_rhs(tl.trans(b_q), b_dpm, DOT_PREC, KEEP))
-        tl.store(DQ + (rows[:, None] * HV + i_hv) * K + o_k[None, :], b_dq.to(DQ.dtype.element_ty), mask=m_tk)
-
-        # the WY terms of dW: D_ij += sum_c dW_ic k_jc exp(G_j); dK += beta exp(G) T^T dW
-        b_dwr = (-b_dw).to(dwt)
-        b_kk += tl.dot(b_kh, tl.trans(b_kh), input_precision=WY_PREC)
-        b_d += tl.dot(b_dwr, tl.trans(b_kh.to(dwt)), input_precision=WY_PREC) * b_eg[None, :]
-        b_tdw = tl.dot(tl.trans(b_a), _c(b_dwr, dt, WY_PREC, WY_KEEP), input_precision=WY_PREC)
-        b_tdwk = tl.sum(b_tdw * b_k, 1)
-        b_db += b_tdwk * b_eg
-        b_dg += b_tdwk * b_f
-        tl.store(DK + (rows[:, None] * HV + i_hv) * K + o_k[None, :], b_dk + b_tdw * b_f[:, None], mask=m_tk)
-
-    # the intra-chunk gate term of dqkwg (P over every key block; the strict mask: see there) and the state term
-    # dP * P on the strict part, P = scale Q K^T exp(G_t - G_s), is dPm * Q K^T there (dP is no longer live)
-    strict = (o_t[:, None] > o_t[None, :]) & m_t[:, None]
-    b_dpp = tl.where(strict, b_dpm * b_qk, 0.0)
-    b_dg += tl.sum(b_dpp, 1) - tl.sum(b_dpp, 0)
-    o_g = tl.arange(0, BG)
-    b_gh = tl.load(GH + (i_s.to(tl.int64) * HV + i_hv) * NG + o_g, mask=o_g < NG, other=0.0)
-    b_dg += tl.where(rows == last, _exp(g_last, EXACT_EXP) * tl.sum(b_gh, 0) + kdk_sum, 0.0)
-
-    # 3. dA = -T^T dT T^T on the strictly lower part of A (A_ts = beta_t exp(G_t - G_s) k_t.k_s)
-    b_da = -tl.dot(
-        _c(
-            tl.dot(tl.trans(b_a), _c(b_d * b_beta[None, :], dt, WY_PREC, WY_KEEP), input_precision=WY_PREC),
-            dt,
-            WY_PREC,
-            WY_KEEP,
-        ),
-        tl.trans(b_a),
-        input_precision=WY_PREC,
-    )
-    e_ts = _exp(tl.where(strict, b_g[:, None] - b_g[None, :], 0.0), EXACT_EXP)  # not kept live over step 2
-    b_dm = tl.where(strict, b_da * e_ts, 0.0)  # d(beta_t kk_ts) before beta
-    b_db += tl.sum(b_dm * b_kk, 1)
-    b_dm = b_dm * b_beta[:, None]  # gradient w.r.t. kk_ts (t > s)
-    b_dmkk = b_dm * b_kk
-    b_dg += tl.sum(b_dmkk, 1) - tl.sum(b_dmkk, 0)
-
-    # 4. dK += M K + M^T K on the tiles step 2 stored: every thread re-reads tiles other threads stored
-    tl.debug_barrier()
-    b_dmc = _c(b_dm, dt, WY_PREC, WY_KEEP)
-    b_ys = tl.zeros([BT], dtype=tl.float32)  # L2N_BWD: sum(y dK) per row
-    for i_kb in range(tl.cdiv(K, BK)):
-        o_k = i_kb * BK + tl.arange(0, BK)
-        m_tk = m_t[:, None] & (o_k < K)[None, :]
-        b_kh = _l2n(
-            tl.load(K_ + (rows[:, None] * H + i_h) * K + o_k[None, :], mask=m_tk, other=0.0),
-            RK,
-            rows,
-            m_t,
-            i_h,
-            H,
-            NORM,
-        )
-        b_kc = _c(b_kh, dt, WY_PREC, WY_KEEP)
-        b_mk = tl.dot(b_dmc, b_kc, input_precision=WY_PREC) + tl.trans(
-            tl.dot(tl.trans(b_kc), b_dmc, input_precision=WY_PREC)
-        )
-        p_kv = (rows[:, None] * HV + i_hv) * K + o_k[None, :]
-        b_dkn = tl.load(DK + p_kv, mask=m_tk, other=0.0) + b_mk
-        tl.store(DK + p_kv, b_dkn, mask=m_tk)
-        if L2N_BWD:
-            b_ys += tl.sum(b_dkn * b_kh.to(tl.float32), 1)
-
-    if L2N_BWD:
-        tl.debug_barrier()
-        b_r = tl.load(RSK + rows * H + i_h, mask=m_t, other=0.0)
-        for i_kb in range(tl.cdiv(K, BK)):
-            o_k = i_kb * BK + tl.arange(0, BK)
             m_tk = m_t[:, None] & (o_k < K)[None, :]
             p_k = (rows[:, None] * H + i_h) * K + o_k[None, :]  # HV == H: also DK's offsets
             b_y = tl.load(K_ + p_k, mask=m_tk, other=0.0).to(tl.float32)
@@ -906,9 +664,9 @@ def _fuse_dv(n_chains, device) -> bool:
 # 0.799 ms), hence "wy". Cost: one launch of cdiv(slots, 256) programs per backward.
 CHUNK_TABLE = env_choice("JAGATTN_GD_CHUNK_TABLE", ("wy", "off", "wy_dqkwg"), "wy")
 
-# dqkwg and wy as one kernel (``_gated_delta_bwd_dqkwy_kernel``): "off" (default) two launches, "on" the fused one.
-# Read at every call (device A/Bs flip it).
-FUSE_WY = env_choice("JAGATTN_GD_FUSE_WY", ("off", "on"), "off")
+# dk between dqkwg and wy in bf16 instead of fp32 (experiment, session 48): "l2n" where wy applies k's l2norm
+# backward to bf16 inputs without GVA (dk is then an internal buffer), "off" (default). Read at every call.
+DK_LOWP = env_choice("JAGATTN_GD_DK_LOWP", ("off", "l2n"), "off")
 
 
 # dS per chunk stored as bf16 hi + lo parts (DH_SPLIT of dhu / fwd_h) instead of fp32 (opt-in): "auto" on
@@ -1124,7 +882,9 @@ def chunk_bwd(
     dq = new_empty(
         (t, hv, dk_), dtype=inter_dtype(k.dtype, "dq", t, hv) if grp == 1 else torch.float32, device=dev
     )
-    dk = new_empty((t, hv, dk_), dtype=torch.float32, device=dev)
+    # DK_LOWP: the pre-l2norm dk (an internal buffer when wy applies k's l2norm backward) in k's 16-bit dtype
+    dk_lowp = DK_LOWP == "l2n" and k_l2n_rstd is not None and k.dtype == torch.bfloat16 and grp == 1
+    dk = new_empty((t, hv, dk_), dtype=k.dtype if dk_lowp else torch.float32, device=dev)
     # the chunk table (CHUNK_TABLE): built once, read by the kernels that take it
     tab_wy = CHUNK_TABLE in ("wy", "wy_dqkwg")
     tab_dqkwg = CHUNK_TABLE == "wy_dqkwg"
@@ -1133,14 +893,6 @@ def chunk_bwd(
     # bf16 speed path, the one the device measured); 0 (no row size: the first candidate) for the fp32 copies / states
     # of fp16, fp32 and the bf16 precise path, whose rows can be as short at small K
     rows16 = k.element_size() == 2 and hbuf.element_size() == 2
-    l2n = k_l2n_rstd is not None
-    if l2n and (grp != 1 or norm):
-        raise ValueError("chunk_bwd: k_l2n_rstd needs HV == H and k as the normalised copy (no rstd on load)")
-    if FUSE_WY == "on":
-        return _dqkwy(
-            q, k, v, beta, rq_, rk_, vnew, hbuf, dhbuf, gh, gc, ainv, do, du, dq, dk, dh0, cu, tab if tab_wy else cu,
-            scale, norm=norm, l2n_rstd=k_l2n_rstd, use_tab=tab_wy, exact=exact,
-        )  # fmt: skip
     bv, warps, stages, bkb = launch_config(
         "bwd_dqkwg", n_programs=ns * hv, v=dv_, k_row_bytes=dk_ * 2 if rows16 else 0
     )
@@ -1194,6 +946,9 @@ def chunk_bwd(
     dv = new_empty((t, hv, dv_), dtype=v.dtype, device=dev)
     db = new_empty((t, hv), dtype=torch.float32, device=dev)
     dg = new_empty((t, hv), dtype=torch.float32, device=dev)
+    l2n = k_l2n_rstd is not None
+    if l2n and (grp != 1 or norm):
+        raise ValueError("chunk_bwd: k_l2n_rstd needs HV == H and k as the normalised copy (no rstd on load)")
     # the final dk in k's dtype (L2N_BWD); without it the kernel's DKX / RSK are unread stand-ins
     dkx = new_empty((t, h, dk_), dtype=k.dtype, device=dev) if l2n else dk
     if ns > 0:
@@ -1237,81 +992,6 @@ def chunk_bwd(
             num_stages=stages,
         )
     del ainv, du, dw, dgp, tab
-    dk = dkx  # the final dk with L2N_BWD (else dkx is dk itself)
-    if grp > 1:
-        dq = dq.view(t, h, grp, dk_).sum(2)
-        dk = dk.view(t, h, grp, dk_).sum(2)
-    return dq, dk, dv, dg, db, dh0
-
-
-def _dqkwy(
-    q, k, v, beta, rq_, rk_, vnew, hbuf, dhbuf, gh, gc, ainv, do, du, dq, dk, dh0, cu, tab, scale, *, norm, l2n_rstd,
-    use_tab, exact,
-):  # fmt: skip
-    """``chunk_bwd``'s tail with ``FUSE_WY``: the fused dqkwg + wy launch (same outputs as the two launches)."""
-    t, h, dk_ = q.shape
-    hv, dv_ = v.shape[1], v.shape[2]
-    n = cu.shape[0] - 1
-    ns = num_slots(t, n)
-    dev = q.device
-    grp = hv // h
-    l2n = l2n_rstd is not None
-    dv = new_empty((t, hv, dv_), dtype=v.dtype, device=dev)
-    db = new_empty((t, hv), dtype=torch.float32, device=dev)
-    dg = new_empty((t, hv), dtype=torch.float32, device=dev)
-    dkx = new_empty((t, h, dk_), dtype=k.dtype, device=dev) if l2n else dk
-    dwt = new_empty((0,), dtype=inter_dtype(k.dtype, "dw", t, hv), device=dev)  # the dtype dqkwg stores dW in
-    bv, warps, stages, bkb = launch_config("bwd_dqkwy", n_programs=ns * hv, v=dv_)
-    if ns > 0:
-        launch(
-            _gated_delta_bwd_dqkwy_kernel,
-            (ns, hv),
-            q,
-            k,
-            rq_,
-            rk_,
-            v,
-            beta,
-            vnew,
-            hbuf,
-            dhbuf,
-            gh,
-            gc,
-            ainv,
-            do,
-            du,
-            dwt,
-            dq,
-            dk,
-            dv,
-            db,
-            dg,
-            dkx,
-            l2n_rstd if l2n else db,
-            cu,
-            tab,
-            n,
-            scale,
-            H=h,
-            HV=hv,
-            K=dk_,
-            V=dv_,
-            BT=BT,
-            BK=min(bkb, block_k(dk_)),
-            BV=bv,
-            NG=gh.shape[-1],
-            BG=triton.next_power_of_2(gh.shape[-1]),
-            DOT_PREC=dot_precision(v.dtype, "dqkwg"),
-            KEEP=keep_fp32(v.dtype, "dqkwg", t, hv),
-            WY_PREC=dot_precision(v.dtype, "wy"),
-            WY_KEEP=keep_fp32(v.dtype, "wy", t, hv),
-            EXACT_EXP=exact,
-            NORM=norm,
-            L2N_BWD=l2n,
-            USE_TAB=use_tab,
-            num_warps=warps,
-            num_stages=stages,
-        )
     dk = dkx  # the final dk with L2N_BWD (else dkx is dk itself)
     if grp > 1:
         dq = dq.view(t, h, grp, dk_).sum(2)

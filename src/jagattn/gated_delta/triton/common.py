@@ -274,16 +274,6 @@ CANDIDATES = {
     # -> 4.340, H16-64seqs 2.987 -> 2.863, H16-ragged 3.310 -> 3.195, H32-8seqs 5.936 -> 5.670; alone
     # each config gives about half of that; (64,4,2,64) ties. Gradients bitwise but dg (4.7e-7 of its max:
     # the two key blocks' partial gate sums add in another order).
-    # (BV, num_warps, num_stages, key block) of the fused dqkwg + wy kernel (chunk_bwd.FUSE_WY): 8 warps first (its
-    # loop over key blocks carries five [BT, BT] fp32 tiles beside dq / dk / dW)
-    "bwd_dqkwy": [
-        (64, 8, 2, 64),
-        (64, 4, 2, 64),
-        (32, 8, 2, 64),
-        (64, 8, 1, 64),
-        (32, 4, 2, 64),
-        (64, 8, 3, 64),
-    ],
     "bwd_dqkwg": [
         (32, 4, 3, 64),
         (32, 8, 3, 128),
@@ -411,7 +401,7 @@ def launch_config(
         # keep the first candidate: locally (Triton 3.9, sm_90) fp16 at K = 128 spills 1336 B there against 1136
         # at (32, 4, 3, 64)
         return DQKWG_NARROW_ROWS
-    if kernel in ("bwd_dqkwg", "bwd_dqkwy", "bwd_wy", "fwd_wu", "fwd_h_o"):
+    if kernel in ("bwd_dqkwg", "bwd_wy", "fwd_wu", "fwd_h_o"):
         return CANDIDATES[kernel][0]
     if kernel == "fwd_recurrent":
         return (min(32, max(16, triton.next_power_of_2(v))), 4, 1)
