@@ -1,0 +1,61 @@
+"""SPEC-rule margins of chunk_bwd.DK_LOWP ("off" vs "l2n": dk between dqkwg and wy in fp32 or bf16) on the path it
+touches (bf16, l2norm, HV == H), over gate strengths, key dims and initial states.
+
+Per case: the fp32 and bf16 reference runs once, the Triton backend with each value; prints, per output, the error
+over the rule's allowance (``2 x bf16 reference error + floor``; <= 1 passes) for max-abs and rms.
+Usage on the GPU: ``PYTHONPATH=src python3 benchmarks/gd_dk_lowp_check.py [--budget S]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+from jagattn import testing  # noqa: E402
+from jagattn.gated_delta.triton import chunk_bwd  # noqa: E402
+from test_gated_delta_triton import make_case, run_reference, run_triton  # noqa: E402
+
+
+def ratios(got, gold, lowp):
+    out = {}
+    for name in gold:
+        e, r = testing.errors(got[name], gold[name]), testing.errors(lowp[name], gold[name])
+        floor = 1e-5 * testing.rms(gold[name])
+        out[name] = (e.max_abs / (2 * r.max_abs + floor), e.rms / (2 * r.rms + floor))
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--budget", type=float, default=240.0)
+    args = ap.parse_args()
+    t0 = time.time()
+    cases = [(dk, g_shift, init, seed) for seed in (1, 2) for g_shift in (0.0, 6.0, 1.0, 3.0) for dk in (128, 64)
+             for init in (True,)]  # fmt: skip
+    worst = {"off": 0.0, "l2n": 0.0}
+    for dk, g_shift, init, seed in cases:
+        if time.time() - t0 > args.budget:
+            print("budget reached")
+            break
+        case = make_case([700, 1348], 4, 4, dk, 128, dtype=torch.bfloat16, with_init=init, l2=True, seed=seed,
+                         device="cuda", g_shift=g_shift)  # fmt: skip
+        gold = run_reference(case, cast=torch.float32)
+        lowp = run_reference(case, cast=torch.bfloat16, compute_dtype=torch.bfloat16)
+        line = []
+        for value in ("off", "l2n"):
+            chunk_bwd.DK_LOWP = value
+            r = ratios(run_triton(case), gold, lowp)
+            m = max(max(v) for v in r.values())
+            worst[value] = max(worst[value], m)
+            line.append(f"{value}: dk {r['dk'][0]:.2f}/{r['dk'][1]:.2f} worst {m:.2f}")
+        print(f"K={dk} g_shift={g_shift} init={init} seed={seed}  " + "  ".join(line), flush=True)
+    print("worst ratio over outputs and cases:", worst, f"({time.time() - t0:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()
