@@ -664,8 +664,13 @@ def _fuse_dv(n_chains, device) -> bool:
 # 0.799 ms), hence "wy". Cost: one launch of cdiv(slots, 256) programs per backward.
 CHUNK_TABLE = env_choice("JAGATTN_GD_CHUNK_TABLE", ("wy", "off", "wy_dqkwg"), "wy")
 
-# dk between dqkwg and wy in bf16 instead of fp32 (experiment, session 48): "l2n" where wy applies k's l2norm
-# backward to bf16 inputs without GVA (dk is then an internal buffer), "off" (default). Read at every call.
+# dk between dqkwg and wy in bf16 instead of fp32 (opt-in, session 48): "l2n" where wy applies k's l2norm backward
+# to bf16 inputs without GVA (dk is then an internal buffer), "off" (default). Read at every call. H200 (Triton 3.6,
+# gd_switch_ab, same process): backward 2.570 -> 2.463 ms (H16-8seqs), 3.094 -> 2.968 (1seq), 2.954 -> 2.843
+# (ragged), dqkwg -0.04 and wy -0.07 ms, peak 2.171 -> 2.037 GB; the 7 gpu tests on this path pass. Not the default:
+# it doubles dk's error against the fp32 reference (benchmarks/gd_dk_lowp_check.py, 16 cases at 2048 tokens: dk at
+# up to 0.98 of the SPEC rule's allowance against 0.55 with fp32; rms 0.49-0.56 against 0.35-0.38), too little
+# margin for random inputs.
 DK_LOWP = env_choice("JAGATTN_GD_DK_LOWP", ("off", "l2n"), "off")
 
 
