@@ -1,5 +1,5 @@
-"""SPEC-rule margins of chunk_bwd.DK_LOWP ("off" vs "l2n": dk between dqkwg and wy in fp32 or bf16) on the path it
-touches (bf16, l2norm, HV == H), over gate strengths, key dims and initial states.
+"""SPEC-rule margins of chunk_bwd.DK_LOWP ("off", "l2n", "f16": dk between dqkwg and wy in fp32, bf16 or scaled fp16)
+on the path it touches (bf16, l2norm, HV == H), over gate strengths, key dims and initial states.
 
 Per case: the fp32 and bf16 reference runs once, the Triton backend with each value; prints, per output, the error
 over the rule's allowance (``2 x bf16 reference error + floor``; <= 1 passes) for max-abs and rms.
@@ -33,11 +33,13 @@ def ratios(got, gold, lowp):
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--budget", type=float, default=240.0)
+    ap.add_argument("--values", default="off,l2n", help="DK_LOWP values, comma-separated")
     args = ap.parse_args()
     t0 = time.time()
     cases = [(dk, g_shift, init, seed) for seed in (1, 2) for g_shift in (0.0, 6.0, 1.0, 3.0) for dk in (128, 64)
              for init in (True,)]  # fmt: skip
-    worst = {"off": 0.0, "l2n": 0.0}
+    values = args.values.split(",")
+    worst = dict.fromkeys(values, 0.0)
     for dk, g_shift, init, seed in cases:
         if time.time() - t0 > args.budget:
             print("budget reached")
@@ -47,7 +49,7 @@ def main() -> None:
         gold = run_reference(case, cast=torch.float32)
         lowp = run_reference(case, cast=torch.bfloat16, compute_dtype=torch.bfloat16)
         line = []
-        for value in ("off", "l2n"):
+        for value in values:
             chunk_bwd.DK_LOWP = value
             r = ratios(run_triton(case), gold, lowp)
             m = max(max(v) for v in r.values())

@@ -190,6 +190,48 @@ def test_triton_backward_tiles_and_key_blocks(device):
         common.CONFIG_OVERRIDE.clear()
 
 
+def test_dk_lowp_f16_keeps_dk_to_fp16_precision(monkeypatch, device):
+    """``chunk_bwd.DK_LOWP="f16"``: dk's two round trips (dqkwg -> wy, wy -> its l2norm tail) as fp16 with a
+    power-of-two scale per row and key block. On fp32 inputs every other output is bitwise the fp32 form's, and dk is
+    within fp16 rounding of it (relative to the row scale): far below what bf16 storage adds (~6e-3 rms here, session
+    48) and far above 0 (the path ran). Two key blocks (K = 128), an empty and a one-token sequence, a zero row."""
+    from jagattn.gated_delta.triton import chunk_bwd as cb
+    from jagattn.gated_delta.triton.l2norm import l2norm_fwd_rstd
+
+    gen = torch.Generator().manual_seed(48)
+    lens, h, dk_, dv_ = [70, 0, 1, 60], 2, 128, 32
+    t = sum(lens)
+    cu = torch.tensor([0, *torch.tensor(lens).cumsum(0).tolist()], dtype=torch.int32, device=device)
+
+    def rnd(*shape):
+        return torch.randn(*shape, generator=gen).to(device)
+
+    q, k, v = rnd(t, h, dk_), rnd(t, h, dk_), rnd(t, h, dv_)
+    g = F.logsigmoid(rnd(t, h) + 3.0)
+    beta = torch.sigmoid(rnd(t, h))
+    h0, dht = rnd(len(lens), h, dk_, dv_), rnd(len(lens), h, dk_, dv_)
+    do = rnd(t, h, dv_)
+    do[5] = 0.0  # a row whose gradients are 0 (scale 1)
+    qn, _ = l2norm_fwd_rstd(q)
+    kn, rk = l2norm_fwd_rstd(k)
+    out = {}
+    for mode in ("off", "f16"):
+        monkeypatch.setattr(cb, "DK_LOWP", mode)
+        out[mode] = cb.chunk_bwd(qn, kn, v, g, beta, h0, cu, dk_**-0.5, do, dht, k_l2n_rstd=rk)
+    for name, a, b in zip(("dq", "dk", "dv", "dg", "db", "dh0"), out["off"], out["f16"], strict=True):
+        assert torch.isfinite(b).all(), name
+        if name != "dk":
+            assert torch.equal(a, b), name
+    ref, got = out["off"][1].double(), out["f16"][1].double()
+    rel = ((got - ref).norm() / ref.norm()).item()
+    assert 1e-6 < rel < 1e-3, rel
+    # the scales make it range-free: gradients 2^20 larger (past fp16's 65504) or 2^-30 smaller (fp16 subnormals) give
+    # the same digits; every fp32 step scales exactly by a power of two, so the results are the scaled ones bitwise
+    for f in (2.0**20, 2.0**-30):
+        dk_f = cb.chunk_bwd(qn, kn, v, g, beta, h0, cu, dk_**-0.5, do * f, dht * f, k_l2n_rstd=rk)[1]
+        assert torch.equal(dk_f, out["f16"][1] * f), f
+
+
 @pytest.mark.parametrize("seg", ["1", "2"])
 @pytest.mark.parametrize("name", ["odd-l2-init-gva2", "gva3-init-raw-vblocks"])
 def test_triton_segment_recompute(name, seg, monkeypatch, device):

@@ -317,6 +317,18 @@ def _gated_delta_bwd_dhu_kernel(
 
 
 @triton.jit
+def _pow2_rows(x):
+    """``(x / p, p)`` for an fp32 ``[R, C]`` tile, ``p`` per row the power of two ``2^floor(log2 max |x_row|)``
+    (``DK_LOWP="f16"``): ``x / p`` lies in (-2, 2), where fp16 keeps 11 significant bits relative to the row's
+    largest element, and both the division and the later ``* p`` are exact. ``p`` = 1 for a row of zeros, subnormals
+    or a maximum of 2^126 and up (those would overflow fp16 loudly: inf), and for NaN / inf rows (they stay so)."""
+    bits = tl.max(tl.abs(x), 1).to(tl.int32, bitcast=True) & 0x7F800000
+    bits = tl.where((bits != 0) & (bits < 0x7E800000), bits, 0x3F800000)
+    inv = (0x7F000000 - bits).to(tl.float32, bitcast=True)  # 2^(127 - e): the exponent field 254 - e
+    return x * inv[:, None], bits.to(tl.float32, bitcast=True)
+
+
+@triton.jit
 def _gated_delta_bwd_dqkwg_kernel(
     Q,
     K_,
@@ -333,6 +345,7 @@ def _gated_delta_bwd_dqkwg_kernel(
     DK,
     DW,
     DG,
+    DKS,
     CU,
     TAB,
     N,
@@ -353,6 +366,7 @@ def _gated_delta_bwd_dqkwg_kernel(
     EXACT_EXP: tl.constexpr,
     NORM: tl.constexpr,
     USE_TAB: tl.constexpr,
+    DK_F16: tl.constexpr = False,
 ):
     scale = tl.cast(scale, tl.float32)  # Inductor passes Python floats as fp64 scalars
     # key block (dq/dk columns and a partial gate gradient) fastest: the NKB programs of one chunk read the
@@ -440,7 +454,12 @@ def _gated_delta_bwd_dqkwg_kernel(
 
     p_out = (rows[:, None] * HV + i_hv) * K + o_k[None, :]
     tl.store(DQ + p_out, b_dq.to(DQ.dtype.element_ty), mask=m_tk)
-    tl.store(DK + p_out, b_dk.to(DK.dtype.element_ty), mask=m_tk)
+    if DK_F16:  # fp16 with a power-of-two scale per row (DK_LOWP="f16")
+        b_dks, b_pk = _pow2_rows(b_dk)
+        tl.store(DK + p_out, b_dks.to(DK.dtype.element_ty), mask=m_tk)
+        tl.store(DKS + i_kb * TH + rows * HV + i_hv, b_pk, mask=m_t)
+    else:
+        tl.store(DK + p_out, b_dk.to(DK.dtype.element_ty), mask=m_tk)
     tl.store(DW + p_out, (-b_dw).to(DW.dtype.element_ty), mask=m_tk)
     tl.store(DG + i_kb * TH + rows * HV + i_hv, b_dg, mask=m_t)
 
@@ -466,6 +485,8 @@ def _gated_delta_bwd_wy_kernel(
     DGOUT,
     DKX,
     RSK,
+    DKS,
+    DKS2,
     CU,
     TAB,
     N,
@@ -483,6 +504,7 @@ def _gated_delta_bwd_wy_kernel(
     NORM: tl.constexpr,
     L2N_BWD: tl.constexpr,
     USE_TAB: tl.constexpr,
+    DK_F16: tl.constexpr = False,
 ):
     """Per chunk and value head, over ``[BT, BC]`` column tiles so that only ``[BT, BT]`` matrices stay
     live (a whole-row version held five ``[BT, K]`` fp32 tiles: 255 registers, spills and 229 KB of
@@ -606,8 +628,16 @@ def _gated_delta_bwd_wy_kernel(
         b_mk = tl.dot(b_dmc, b_kc, input_precision=DOT_PREC) + tl.trans(
             tl.dot(tl.trans(b_kc), b_dmc, input_precision=DOT_PREC)
         )
-        b_dkn = tl.load(DK + p_kv, mask=m_tk, other=0.0) + b_tdw * b_f[:, None] + b_mk
-        tl.store(DK + p_kv, b_dkn.to(DK.dtype.element_ty), mask=m_tk)
+        b_dk0 = tl.load(DK + p_kv, mask=m_tk, other=0.0).to(tl.float32)
+        if DK_F16:  # dqkwg's per-row scales of this tile (its key block is this tile: the launcher checks)
+            b_dk0 = b_dk0 * tl.load(DKS + i_k * TH + rows * HV + i_hv, mask=m_t, other=0.0)[:, None]
+        b_dkn = b_dk0 + b_tdw * b_f[:, None] + b_mk
+        if DK_F16:  # scales of its own in DKS2 (no cross-thread read-after-write on DKS within a tile)
+            b_dkns, b_pk = _pow2_rows(b_dkn)
+            tl.store(DK + p_kv, b_dkns.to(DK.dtype.element_ty), mask=m_tk)
+            tl.store(DKS2 + i_k * TH + rows * HV + i_hv, b_pk, mask=m_t)
+        else:
+            tl.store(DK + p_kv, b_dkn.to(DK.dtype.element_ty), mask=m_tk)
         if L2N_BWD:
             b_ys += tl.sum(b_dkn * b_k, 1)
 
@@ -620,7 +650,10 @@ def _gated_delta_bwd_wy_kernel(
             m_tk = m_t[:, None] & (o_k < K)[None, :]
             p_k = (rows[:, None] * H + i_h) * K + o_k[None, :]  # HV == H: also DK's offsets
             b_y = tl.load(K_ + p_k, mask=m_tk, other=0.0).to(tl.float32)
-            b_dx = b_r[:, None] * (tl.load(DK + p_k, mask=m_tk, other=0.0) - b_y * b_ys[:, None])
+            b_dkt = tl.load(DK + p_k, mask=m_tk, other=0.0).to(tl.float32)
+            if DK_F16:
+                b_dkt = b_dkt * tl.load(DKS2 + i_k * TH + rows * HV + i_hv, mask=m_t, other=0.0)[:, None]
+            b_dx = b_r[:, None] * (b_dkt - b_y * b_ys[:, None])
             tl.store(DKX + p_k, b_dx.to(DKX.dtype.element_ty), mask=m_tk)
 
     # g_t enters every G_t' with t' >= t in the chunk
@@ -671,7 +704,12 @@ CHUNK_TABLE = env_choice("JAGATTN_GD_CHUNK_TABLE", ("wy", "off", "wy_dqkwg"), "w
 # it doubles dk's error against the fp32 reference (benchmarks/gd_dk_lowp_check.py, 16 cases at 2048 tokens: dk at
 # up to 0.98 of the SPEC rule's allowance against 0.55 with fp32; rms 0.49-0.56 against 0.35-0.38), too little
 # margin for random inputs.
-DK_LOWP = env_choice("JAGATTN_GD_DK_LOWP", ("off", "l2n"), "off")
+# "f16" (session 48, prepared, not yet run on the GPU): fp16 with a power-of-two scale per row and 64-column tile
+# (``_pow2_rows``), 11 significant bits against the row's largest element instead of bf16's 8, in both of dk's round
+# trips (dqkwg -> wy and wy -> its l2norm tail), for every input dtype on that path. CPU (interpreter, fp32 inputs,
+# ``test_dk_lowp_f16_keeps_dk_to_fp16_precision``; the session's script on 240-token cases): dk's added error 3e-4
+# of its rms against 6e-3 with bf16 (both round trips; each alone ~half of that). Next: benchmarks/rounds/s48_next_round.sh.
+DK_LOWP = env_choice("JAGATTN_GD_DK_LOWP", ("off", "l2n", "f16"), "off")
 
 
 # dS per chunk stored as bf16 hi + lo parts (DH_SPLIT of dhu / fwd_h) instead of fp32 (opt-in): "auto" on
@@ -887,9 +925,6 @@ def chunk_bwd(
     dq = new_empty(
         (t, hv, dk_), dtype=inter_dtype(k.dtype, "dq", t, hv) if grp == 1 else torch.float32, device=dev
     )
-    # DK_LOWP: the pre-l2norm dk (an internal buffer when wy applies k's l2norm backward) in k's 16-bit dtype
-    dk_lowp = DK_LOWP == "l2n" and k_l2n_rstd is not None and k.dtype == torch.bfloat16 and grp == 1
-    dk = new_empty((t, hv, dk_), dtype=k.dtype if dk_lowp else torch.float32, device=dev)
     # the chunk table (CHUNK_TABLE): built once, read by the kernels that take it
     tab_wy = CHUNK_TABLE in ("wy", "wy_dqkwg")
     tab_dqkwg = CHUNK_TABLE == "wy_dqkwg"
@@ -904,6 +939,20 @@ def chunk_bwd(
     bkb = min(bkb, bk)
     nkb = triton.cdiv(dk_, bkb)
     dgp = new_empty((nkb, t, hv), dtype=torch.float32, device=dev)
+    bc, wy_warps, wy_stages = launch_config("bwd_wy", n_programs=ns * hv, v=dv_)
+    # DK_LOWP: the pre-l2norm dk (an internal buffer when wy applies k's l2norm backward) in 16 bits: "l2n" k's bf16,
+    # "f16" fp16 with per-row power-of-two scales per key block (DKS from dqkwg, DKS2 from wy), which needs wy's
+    # column tiles to be dqkwg's key blocks (else dk stays fp32)
+    fused_l2n = k_l2n_rstd is not None and grp == 1
+    dk_f16 = DK_LOWP == "f16" and fused_l2n and bc == bkb
+    dk_bf16 = DK_LOWP == "l2n" and fused_l2n and k.dtype == torch.bfloat16
+    dk = new_empty(
+        (t, hv, dk_),
+        dtype=torch.float16 if dk_f16 else torch.bfloat16 if dk_bf16 else torch.float32,
+        device=dev,
+    )
+    dks = new_empty((nkb, t, hv) if dk_f16 else (0,), dtype=torch.float32, device=dev)
+    dks2 = new_empty((nkb, t, hv) if dk_f16 else (0,), dtype=torch.float32, device=dev)
     dw = new_empty((t, hv, dk_), dtype=inter_dtype(k.dtype, "dw", t, hv), device=dev)  # -dW, see dqkwg
     if ns > 0:
         launch(
@@ -924,6 +973,7 @@ def chunk_bwd(
             dk,
             dw,
             dgp,
+            dks if dk_f16 else dgp,
             cu,
             tab if tab_dqkwg else cu,
             n,
@@ -944,6 +994,7 @@ def chunk_bwd(
             EXACT_EXP=exact,
             NORM=norm,
             USE_TAB=tab_dqkwg,
+            DK_F16=dk_f16,
             num_warps=warps,
             num_stages=stages,
         )
@@ -957,7 +1008,6 @@ def chunk_bwd(
     # the final dk in k's dtype (L2N_BWD); without it the kernel's DKX / RSK are unread stand-ins
     dkx = new_empty((t, h, dk_), dtype=k.dtype, device=dev) if l2n else dk
     if ns > 0:
-        bc, warps, stages = launch_config("bwd_wy", n_programs=ns * hv, v=dv_)
         launch(
             _gated_delta_bwd_wy_kernel,
             (ns, hv),
@@ -976,6 +1026,8 @@ def chunk_bwd(
             dg,
             dkx,
             k_l2n_rstd if l2n else db,
+            dks if dk_f16 else db,
+            dks2 if dk_f16 else db,
             cu,
             tab if tab_wy else cu,
             n,
@@ -993,8 +1045,9 @@ def chunk_bwd(
             NORM=norm,
             L2N_BWD=l2n,
             USE_TAB=tab_wy,
-            num_warps=warps,
-            num_stages=stages,
+            DK_F16=dk_f16,
+            num_warps=wy_warps,
+            num_stages=wy_stages,
         )
     del ainv, du, dw, dgp, tab
     dk = dkx  # the final dk with L2N_BWD (else dkx is dk itself)
