@@ -1,4 +1,4 @@
-"""SPEC-rule margins of chunk_bwd.DK_LOWP ("off", "l2n", "f16": dk between dqkwg and wy in fp32, bf16 or scaled fp16)
+"""SPEC-rule margins of a chunk_bwd precision switch (``--attr``, default DK_LOWP; also DH_F16). DK_LOWP ("off", "l2n", "f16": dk between dqkwg and wy in fp32, bf16 or scaled fp16)
 on the path it touches (bf16, l2norm, HV == H), over gate strengths, key dims and initial states.
 
 Per case: the fp32 and bf16 reference runs once, the Triton backend with each value; prints, per output, the error
@@ -33,7 +33,8 @@ def ratios(got, gold, lowp):
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--budget", type=float, default=240.0)
-    ap.add_argument("--values", default="off,l2n", help="DK_LOWP values, comma-separated")
+    ap.add_argument("--values", default="off,l2n", help="values of the switch, comma-separated")
+    ap.add_argument("--attr", default="DK_LOWP", help="the chunk_bwd switch (DK_LOWP, DH_F16)")
     args = ap.parse_args()
     t0 = time.time()
     cases = [(dk, g_shift, init, seed) for seed in (1, 2) for g_shift in (0.0, 6.0, 1.0, 3.0) for dk in (128, 64)
@@ -50,7 +51,7 @@ def main() -> None:
         lowp = run_reference(case, cast=torch.bfloat16, compute_dtype=torch.bfloat16)
         line = []
         for value in values:
-            chunk_bwd.DK_LOWP = value
+            setattr(chunk_bwd, args.attr, value)
             r = ratios(run_triton(case), gold, lowp)
             m = max(max(v) for v in r.values())
             worst[value] = max(worst[value], m)

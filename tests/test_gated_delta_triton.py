@@ -190,6 +190,44 @@ def test_triton_backward_tiles_and_key_blocks(device):
         common.CONFIG_OVERRIDE.clear()
 
 
+def test_dh_f16_keeps_the_gate_sums_to_fp16_precision(monkeypatch, device):
+    """``chunk_bwd.DH_F16="all"``: the per-chunk dS as fp16 with a power-of-two scale per row and 16 columns, read by
+    the recompute's gate sums and dqkwg. Outputs that never see dS are bitwise the fp32 form's; dg and dk (its
+    dqkwg products take dS exactly here, fp32 inputs) stay within fp16 rounding; slow gates (the carried-state term
+    counts), an empty and a one-token sequence; the scales make it range-free (gradients 2^20 / 2^-30 times as
+    large give the scaled results bitwise: every fp32 step scales exactly)."""
+    from jagattn.gated_delta.triton import chunk_bwd as cb
+    from jagattn.gated_delta.triton.l2norm import l2norm_fwd
+
+    gen = torch.Generator().manual_seed(4816)
+    lens, h, dk_, dv_ = [70, 0, 1, 60], 2, 32, 48
+    t = sum(lens)
+    cu = torch.tensor([0, *torch.tensor(lens).cumsum(0).tolist()], dtype=torch.int32, device=device)
+
+    def rnd(*shape):
+        return torch.randn(*shape, generator=gen).to(device)
+
+    q, k, v = l2norm_fwd(rnd(t, h, dk_)), l2norm_fwd(rnd(t, h, dk_)), rnd(t, h, dv_)
+    g = F.logsigmoid(rnd(t, h) + 6.0)
+    beta = torch.sigmoid(rnd(t, h))
+    h0, dht, do = rnd(len(lens), h, dk_, dv_), rnd(len(lens), h, dk_, dv_), rnd(t, h, dv_)
+    out = {}
+    for mode in ("off", "all"):
+        monkeypatch.setattr(cb, "DH_F16", mode)
+        out[mode] = cb.chunk_bwd(q, k, v, g, beta, h0, cu, dk_**-0.5, do, dht)
+    for name, a, b in zip(("dq", "dk", "dv", "dg", "db", "dh0"), out["off"], out["all"], strict=True):
+        assert torch.isfinite(b).all(), name
+        if name in ("dk", "dg"):
+            rel = ((b.double() - a.double()).norm() / a.double().norm()).item()
+            assert 1e-7 < rel < 2e-3, (name, rel)
+        else:
+            assert torch.equal(a, b), name
+    for f in (2.0**20, 2.0**-30):
+        got = cb.chunk_bwd(q, k, v, g, beta, h0 * 1.0, cu, dk_**-0.5, do * f, dht * f)
+        for name, a, b in zip(("dq", "dk", "dv", "dg", "db", "dh0"), got, out["all"], strict=True):
+            assert torch.equal(a, b * f), (name, f)
+
+
 def test_dk_lowp_f16_keeps_dk_to_fp16_precision(monkeypatch, device):
     """``chunk_bwd.DK_LOWP="f16"``: dk's two round trips (dqkwg -> wy, wy -> its l2norm tail) as fp16 with a
     power-of-two scale per row and key block. On fp32 inputs every other output is bitwise the fp32 form's, and dk is

@@ -44,6 +44,7 @@ from .common import (
     _exp,
     _l2n,
     _num_sms,
+    _pow2_groups16,
     block_k,
     chunk_table,
     dot_precision,
@@ -209,7 +210,16 @@ def _gated_delta_bwd_dhu_kernel(
         # (Nsight Compute, session 24: 12% of dhu's stall samples); H200 session 25: 0.472 -> 0.442 ms, bitwise
         o_dh = ((slot0 + i_t) * HV + i_hv).to(tl.int64) * (K * V) + o_kv
         p_dh = DHBUF + o_dh
-        if DH_SPLIT:
+        if DH_SPLIT == 2:
+            # DH_F16: dS as fp16 with a power-of-two scale per row and 16 columns (DHLO[element // 16])
+            b_dhs, b_ps = _pow2_groups16(b_dh, BK, BV)
+            tl.store(p_dh, b_dhs.to(DHBUF.dtype.element_ty), mask=m_kv)
+            o_g16 = i_v * BV + 16 * tl.arange(0, BV // 16)
+            o_s = (
+                ((slot0 + i_t) * HV + i_hv).to(tl.int64) * (K * V) + o_k[:, None] * V + o_g16[None, :]
+            ) // 16
+            tl.store(DHLO + o_s, b_ps, mask=m_k[:, None] & (o_g16 < V)[None, :])
+        elif DH_SPLIT:
             # dS as bf16 hi + lo: dqkwg reads the hi part only (what it rounds dS to anyway), the
             # recompute's gate sums hi + lo (~16 mantissa bits)
             b_dh_hi = b_dh.to(DHBUF.dtype.element_ty)
@@ -346,6 +356,7 @@ def _gated_delta_bwd_dqkwg_kernel(
     DW,
     DG,
     DKS,
+    DHS,
     CU,
     TAB,
     N,
@@ -367,6 +378,7 @@ def _gated_delta_bwd_dqkwg_kernel(
     NORM: tl.constexpr,
     USE_TAB: tl.constexpr,
     DK_F16: tl.constexpr = False,
+    DH_F16: tl.constexpr = False,
 ):
     scale = tl.cast(scale, tl.float32)  # Inductor passes Python floats as fp64 scalars
     # key block (dq/dk columns and a partial gate gradient) fastest: the NKB programs of one chunk read the
@@ -405,6 +417,8 @@ def _gated_delta_bwd_dqkwg_kernel(
         m_kv = m_k[:, None] & m_v[None, :]
         b_h = tl.load(HBUF + p_state + o_kv, mask=m_kv, other=0.0)
         b_dh = tl.load(DHBUF + p_state + o_kv, mask=m_kv, other=0.0)
+        if DH_F16:  # fp16 times its scale per 16 elements of a row (dhu)
+            b_dh = b_dh.to(tl.float32) * tl.load(DHS + (p_state + o_kv) // 16, mask=m_kv, other=0.0)
         b_h = _c(b_h, dt, DOT_PREC, KEEP)
         b_dh = _c(b_dh, dt, DOT_PREC, KEEP)
         b_do = _c(b_do, dt, DOT_PREC, KEEP)
@@ -724,6 +738,16 @@ DK_LOWP = env_choice("JAGATTN_GD_DK_LOWP", ("off", "l2n", "f16"), "off")
 DH_SPLIT = env_choice("JAGATTN_GD_DH_SPLIT", ("auto", "off", "all"), "off")
 
 
+# dS per chunk as fp16 with a power-of-two scale per row and 16 columns (``common._pow2_groups16``; prepared in
+# session 48, not yet run on the GPU): "on" on the bf16 speed path (where dqkwg rounds dS to bf16 for its dots
+# anyway), "all" for every dtype (a CPU test mode: fp32 / fp16 dots then see fp16's rounding of dS), "off" (default);
+# V a multiple of 16. Half of fp32's bytes in dhu's store, the recompute's gate-sum load and dqkwg's load (~0.8 GB
+# less traffic on H16-8seqs), at 11 significant bits where the gate sums need more than bf16's 8 (CPU, interpreter,
+# fp32 inputs, 240 tokens, K = 128, V = 64, slow gates: dg's added error 0.6-4.1e-4 of its rms against the bf16
+# reference run's own 1.2-2.7e-3; dS in bf16 added up to 6.5e-3). Read at every call.
+DH_F16 = env_choice("JAGATTN_GD_DH_F16", ("off", "on", "all"), "off")
+
+
 def _dh_split(q_dtype, in_dtype, t, hv) -> tuple[bool, torch.dtype]:
     """``(split, dtype of the dS parts)`` for chunk kernels on ``q_dtype`` q/k from ``in_dtype`` inputs."""
     if DH_SPLIT == "all":
@@ -824,8 +848,20 @@ def chunk_bwd(
     # dS to for its dots (half its read), plus a bf16 lo part for the recompute's gate sums, which need
     # dS to ~16 bits (bf16 alone costs 2-8x accuracy on dg) and is freed right after it
     dh_split, dh_dtype = _dh_split(q.dtype, v.dtype, t, hv)
+    dh_f16 = dv_ % 16 == 0 and (
+        DH_F16 == "all"
+        or DH_F16 == "on"
+        and q.dtype == torch.bfloat16
+        and not keep_fp32(v.dtype, "dqkwg", t, hv)
+    )
+    if dh_f16:  # DHLO holds the scales: one per 16 elements of a row
+        dh_split, dh_dtype = 2, torch.float16
     dhbuf = new_empty((ns, hv, dk_, dv_), dtype=dh_dtype, device=dev)
-    dhlo = new_empty((ns, hv, dk_, dv_) if dh_split else (0,), dtype=dh_dtype, device=dev)
+    dhlo = new_empty(
+        (ns * hv * dk_ * dv_ // 16,) if dh_f16 else (ns, hv, dk_, dv_) if dh_split else (0,),
+        dtype=torch.float32 if dh_f16 else dh_dtype,
+        device=dev,
+    )
     # no initial state: nothing reads dh0, so it is neither stored nor allocated ([N, HV, K, V] fp32 at
     # the backward's peak: 64 MiB on 64 sequences x 16 heads at K = V = 128)
     store_dh0 = initial_state is not None
@@ -914,8 +950,10 @@ def chunk_bwd(
     hbuf, vnew, _, gh = _state_pass(
         k, None if fuse_h else w, u, gc, initial_state, cu, in_dtype=v.dtype, store_final=False, dhbuf=dhbuf,
         rk=rk, dhlo=dhlo if dh_split else None, fused=(v, beta, ainv) if fuse_h else None, seg=seg_n, hseg=hseg,
+        dh_f16=dh_f16,
     )  # fmt: skip
-    del dhlo
+    if not dh_f16:  # the lo part is the recompute's only; DH_F16's scales are dqkwg's too
+        del dhlo
     del w, u  # free before the per-chunk gradient buffers are allocated (peak memory)
     grp = hv // h
     # dq is final after dqkwg (only the l2norm backward or the cast to q's dtype follow), so without a
@@ -974,6 +1012,7 @@ def chunk_bwd(
             dw,
             dgp,
             dks if dk_f16 else dgp,
+            dhlo if dh_f16 else dgp,
             cu,
             tab if tab_dqkwg else cu,
             n,
@@ -995,10 +1034,13 @@ def chunk_bwd(
             NORM=norm,
             USE_TAB=tab_dqkwg,
             DK_F16=dk_f16,
+            DH_F16=dh_f16,
             num_warps=warps,
             num_stages=stages,
         )
     del vnew, dhbuf, gh, hbuf  # read by dqkwg only
+    if dh_f16:
+        del dhlo
     dv = new_empty((t, hv, dv_), dtype=v.dtype, device=dev)
     db = new_empty((t, hv), dtype=torch.float32, device=dev)
     dg = new_empty((t, hv), dtype=torch.float32, device=dev)

@@ -557,9 +557,13 @@ def _fused_o(
 
 @triton.jit
 def _load_dh(DHBUF, DHLO, offs, mask, DH_SPLIT: tl.constexpr):
-    """One dS tile in fp32: stored fp32, or (``DH_SPLIT``) as bf16 hi + lo parts (``chunk_bwd``)."""
+    """One dS tile in fp32: stored fp32, or (``DH_SPLIT``) as bf16 hi + lo parts, or (``DH_SPLIT == 2``,
+    ``chunk_bwd.DH_F16``) as fp16 with a scale per 16 consecutive elements of a row in DHLO (element ``e``: scale
+    ``e // 16``)."""
     b_dh = tl.load(DHBUF + offs, mask=mask, other=0.0).to(tl.float32)
-    if DH_SPLIT:
+    if DH_SPLIT == 2:
+        b_dh = b_dh * tl.load(DHLO + offs // 16, mask=mask, other=0.0)
+    elif DH_SPLIT:
         b_dh += tl.load(DHLO + offs, mask=mask, other=0.0).to(tl.float32)
     return b_dh
 
@@ -1182,7 +1186,7 @@ def _h_row_bytes(k, v) -> int:
 
 
 def _state_pass(
-    k, w, u, gc, initial_state, cu, *, in_dtype, store_final: bool, dhbuf=None, rk=None, dhlo=None,
+    k, w, u, gc, initial_state, cu, *, in_dtype, store_final: bool, dhbuf=None, rk=None, dhlo=None, dh_f16=False,
     fused=None, out=None, seg: int = 0, hseg=None,
 ):  # fmt: skip
     """The state pass (``_gated_delta_fwd_h_kernel``) over ``w``, ``u`` from ``_prepare``, or with ``fused =
@@ -1276,7 +1280,7 @@ def _state_pass(
             EXACT_EXP=exact_exp(k.dtype),
             NORM=rk is not None,
             PREFETCH=state_prefetch("fwd_h" if dhbuf is None else "fwd_h_recompute"),
-            DH_SPLIT=dhlo is not None,
+            DH_SPLIT=2 if dh_f16 else dhlo is not None,
             FUSE_WU=fused is not None,
             WU_PREC=wu_prec,
             FUSE_O=out is not None,
