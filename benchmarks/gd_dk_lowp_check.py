@@ -1,5 +1,6 @@
-"""SPEC-rule margins of a chunk_bwd precision switch (``--attr``, default DK_LOWP; also DH_F16). DK_LOWP ("off", "l2n", "f16": dk between dqkwg and wy in fp32, bf16 or scaled fp16)
-on the path it touches (bf16, l2norm, HV == H), over gate strengths, key dims and initial states.
+"""SPEC-rule margins of a chunk_bwd precision switch (``--attr``: DK_LOWP, the default, or DH_F16) on the bf16
+l2norm HV == H path, over gate strengths, key dims and initial states. DK_LOWP "off" / "l2n" / "f16": dk between
+dqkwg and wy in fp32, bf16 or scaled fp16; DH_F16 "off" / "on": the per-chunk dS in fp32 or scaled fp16.
 
 Per case: the fp32 and bf16 reference runs once, the Triton backend with each value; prints, per output, the error
 over the rule's allowance (``2 x bf16 reference error + floor``; <= 1 passes) for max-abs and rms.
