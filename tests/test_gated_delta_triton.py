@@ -190,6 +190,22 @@ def test_triton_backward_tiles_and_key_blocks(device):
         common.CONFIG_OVERRIDE.clear()
 
 
+def _raw_bwd_inputs(seed, lens, h, dk_, dv_, g_shift, device):
+    """Random fp32 inputs and output gradients for a direct ``chunk_bwd`` call (the storage-precision switch tests):
+    ``(cu, q, k, v, g, beta, h0, dht, do)``, q / k not normalised."""
+    gen = torch.Generator().manual_seed(seed)
+    t = sum(lens)
+    cu = torch.tensor([0, *torch.tensor(lens).cumsum(0).tolist()], dtype=torch.int32, device=device)
+
+    def rnd(*shape):
+        return torch.randn(*shape, generator=gen).to(device)
+
+    q, k, v = rnd(t, h, dk_), rnd(t, h, dk_), rnd(t, h, dv_)
+    g = F.logsigmoid(rnd(t, h) + g_shift)
+    beta = torch.sigmoid(rnd(t, h))
+    return cu, q, k, v, g, beta, rnd(len(lens), h, dk_, dv_), rnd(len(lens), h, dk_, dv_), rnd(t, h, dv_)
+
+
 def test_dh_f16_keeps_the_gate_sums_to_fp16_precision(monkeypatch, device):
     """``chunk_bwd.DH_F16="all"``: the per-chunk dS as fp16 with a power-of-two scale per row and 16 columns, read by
     the recompute's gate sums and dqkwg. Outputs that never see dS are bitwise the fp32 form's; dg and dk (its
@@ -199,18 +215,9 @@ def test_dh_f16_keeps_the_gate_sums_to_fp16_precision(monkeypatch, device):
     from jagattn.gated_delta.triton import chunk_bwd as cb
     from jagattn.gated_delta.triton.l2norm import l2norm_fwd
 
-    gen = torch.Generator().manual_seed(4816)
-    lens, h, dk_, dv_ = [70, 0, 1, 60], 2, 32, 48
-    t = sum(lens)
-    cu = torch.tensor([0, *torch.tensor(lens).cumsum(0).tolist()], dtype=torch.int32, device=device)
-
-    def rnd(*shape):
-        return torch.randn(*shape, generator=gen).to(device)
-
-    q, k, v = l2norm_fwd(rnd(t, h, dk_)), l2norm_fwd(rnd(t, h, dk_)), rnd(t, h, dv_)
-    g = F.logsigmoid(rnd(t, h) + 6.0)
-    beta = torch.sigmoid(rnd(t, h))
-    h0, dht, do = rnd(len(lens), h, dk_, dv_), rnd(len(lens), h, dk_, dv_), rnd(t, h, dv_)
+    dk_ = 32
+    cu, q, k, v, g, beta, h0, dht, do = _raw_bwd_inputs(4816, [70, 0, 1, 60], 2, dk_, 48, 6.0, device)
+    q, k = l2norm_fwd(q), l2norm_fwd(k)
     out = {}
     for mode in ("off", "all"):
         monkeypatch.setattr(cb, "DH_F16", mode)
@@ -223,7 +230,7 @@ def test_dh_f16_keeps_the_gate_sums_to_fp16_precision(monkeypatch, device):
         else:
             assert torch.equal(a, b), name
     for f in (2.0**20, 2.0**-30):
-        got = cb.chunk_bwd(q, k, v, g, beta, h0 * 1.0, cu, dk_**-0.5, do * f, dht * f)
+        got = cb.chunk_bwd(q, k, v, g, beta, h0, cu, dk_**-0.5, do * f, dht * f)
         for name, a, b in zip(("dq", "dk", "dv", "dg", "db", "dh0"), got, out["all"], strict=True):
             assert torch.equal(a, b * f), (name, f)
 
@@ -236,19 +243,8 @@ def test_dk_lowp_f16_keeps_dk_to_fp16_precision(monkeypatch, device):
     from jagattn.gated_delta.triton import chunk_bwd as cb
     from jagattn.gated_delta.triton.l2norm import l2norm_fwd_rstd
 
-    gen = torch.Generator().manual_seed(48)
-    lens, h, dk_, dv_ = [70, 0, 1, 60], 2, 128, 32
-    t = sum(lens)
-    cu = torch.tensor([0, *torch.tensor(lens).cumsum(0).tolist()], dtype=torch.int32, device=device)
-
-    def rnd(*shape):
-        return torch.randn(*shape, generator=gen).to(device)
-
-    q, k, v = rnd(t, h, dk_), rnd(t, h, dk_), rnd(t, h, dv_)
-    g = F.logsigmoid(rnd(t, h) + 3.0)
-    beta = torch.sigmoid(rnd(t, h))
-    h0, dht = rnd(len(lens), h, dk_, dv_), rnd(len(lens), h, dk_, dv_)
-    do = rnd(t, h, dv_)
+    dk_ = 128
+    cu, q, k, v, g, beta, h0, dht, do = _raw_bwd_inputs(48, [70, 0, 1, 60], 2, dk_, 32, 3.0, device)
     do[5] = 0.0  # a row whose gradients are 0 (scale 1)
     qn, _ = l2norm_fwd_rstd(q)
     kn, rk = l2norm_fwd_rstd(k)
