@@ -1,5 +1,6 @@
 # Session 48: the fused dqkwg + wy kernel (chunk_bwd.FUSE_WY) against the two launches, same process
 # (gd_switch_ab: outputs vs the unfused run, alternated timings, per-kernel profile), then its launch configs.
+# Reverted after round 1 (2.40 ms against 0.83 + 0.67): to rerun, `git apply benchmarks/rounds/s48_fuse_wy.diff` on a64b79a first.
 # Call: JAGATTN_GIT_SHA=<sha> bash benchmarks/rounds/s48_fuse_wy.sh
 export OUT=${OUT:-$PWD/.device-out} JAGATTN_AUTOTUNE=0
 source benchmarks/device_round_env.sh
