@@ -45,6 +45,7 @@ from .common import (
     _l2n,
     _num_sms,
     _pow2_groups16,
+    _pow2_rows,
     block_k,
     chunk_table,
     dot_precision,
@@ -324,18 +325,6 @@ def _gated_delta_bwd_dhu_kernel(
 
 # ---------------------------------------------------------------------------------------------
 # dq, dk (output and state terms) and the gate terms
-
-
-@triton.jit
-def _pow2_rows(x):
-    """``(x / p, p)`` for an fp32 ``[R, C]`` tile, ``p`` per row the power of two ``2^floor(log2 max |x_row|)``
-    (``DK_LOWP="f16"``): ``x / p`` lies in (-2, 2), where fp16 keeps 11 significant bits relative to the row's
-    largest element, and both the division and the later ``* p`` are exact. ``p`` = 1 for a row of zeros, subnormals
-    or a maximum of 2^126 and up (those would overflow fp16 loudly: inf), and for NaN / inf rows (they stay so)."""
-    bits = tl.max(tl.abs(x), 1).to(tl.int32, bitcast=True) & 0x7F800000
-    bits = tl.where((bits != 0) & (bits < 0x7E800000), bits, 0x3F800000)
-    inv = (0x7F000000 - bits).to(tl.float32, bitcast=True)  # 2^(127 - e): the exponent field 254 - e
-    return x * inv[:, None], bits.to(tl.float32, bitcast=True)
 
 
 @triton.jit
@@ -719,7 +708,7 @@ CHUNK_TABLE = env_choice("JAGATTN_GD_CHUNK_TABLE", ("wy", "off", "wy_dqkwg"), "w
 # up to 0.98 of the SPEC rule's allowance against 0.55 with fp32; rms 0.49-0.56 against 0.35-0.38), too little
 # margin for random inputs.
 # "f16" (session 48, prepared, not yet run on the GPU): fp16 with a power-of-two scale per row and 64-column tile
-# (``_pow2_rows``), 11 significant bits against the row's largest element instead of bf16's 8, in both of dk's round
+# (``common._pow2_rows``), 11 significant bits against the row's largest element instead of bf16's 8, in both of dk's round
 # trips (dqkwg -> wy and wy -> its l2norm tail), for every input dtype on that path. CPU (interpreter, fp32 inputs,
 # ``test_dk_lowp_f16_keeps_dk_to_fp16_precision``; the session's script on 240-token cases): dk's added error 3e-4
 # of its rms against 6e-3 with bf16 (both round trips; each alone ~half of that). Next: benchmarks/rounds/s48_next_round.sh.

@@ -177,17 +177,32 @@ def _c(x, dt, DOT_PREC: tl.constexpr, KEEP: tl.constexpr = False):
 
 
 @triton.jit
-def _pow2_groups16(x, R: tl.constexpr, C: tl.constexpr):
-    """``(x / p, p)`` for an fp32 ``[R, C]`` tile (``C`` a multiple of 16), ``p`` (``[R, C // 16]``) per row and
-    group of 16 columns the power of two ``2^floor(log2 max |x|)`` of the group (``chunk_bwd.DH_F16``): ``x / p`` lies
-    in (-2, 2), where fp16 keeps 11 significant bits, and both the division and the later ``* p`` are exact (no fp16
+def _pow2_scale(m):
+    """``(1 / p, p)`` for a tensor ``m`` of group maxima of ``|x|``: ``p = 2^floor(log2 m)``, so ``x / p`` lies in
+    (-2, 2), where fp16 keeps 11 significant bits, and both the division and the later ``* p`` are exact (no fp16
     overflow or underflow whatever the magnitude). ``p`` = 1 for a group of zeros or subnormals, a maximum of 2^126
     and up (that would overflow fp16 loudly: inf), and NaN / inf groups (they stay so)."""
-    xg = tl.reshape(x, [R, C // 16, 16])
-    bits = tl.max(tl.abs(xg), 2).to(tl.int32, bitcast=True) & 0x7F800000
+    bits = m.to(tl.int32, bitcast=True) & 0x7F800000
     bits = tl.where((bits != 0) & (bits < 0x7E800000), bits, 0x3F800000)
-    inv = (0x7F000000 - bits).to(tl.float32, bitcast=True)  # 2^(127 - e): the exponent field 254 - e
-    return tl.reshape(xg * inv[:, :, None], [R, C]), bits.to(tl.float32, bitcast=True)
+    return (0x7F000000 - bits).to(tl.float32, bitcast=True), bits.to(
+        tl.float32, bitcast=True
+    )  # 2^(127 - e), 2^e
+
+
+@triton.jit
+def _pow2_rows(x):
+    """``(x / p, p)`` for an fp32 ``[R, C]`` tile, ``p`` (``[R]``) per row (``_pow2_scale``; ``chunk_bwd.DK_LOWP``)."""
+    inv, p = _pow2_scale(tl.max(tl.abs(x), 1))
+    return x * inv[:, None], p
+
+
+@triton.jit
+def _pow2_groups16(x, R: tl.constexpr, C: tl.constexpr):
+    """``(x / p, p)`` for an fp32 ``[R, C]`` tile (``C`` a multiple of 16), ``p`` (``[R, C // 16]``) per row and group
+    of 16 columns (``_pow2_scale``; ``chunk_bwd.DH_F16``)."""
+    xg = tl.reshape(x, [R, C // 16, 16])
+    inv, p = _pow2_scale(tl.max(tl.abs(xg), 2))
+    return tl.reshape(xg * inv[:, :, None], [R, C]), p
 
 
 @triton.jit
