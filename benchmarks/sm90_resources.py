@@ -34,6 +34,7 @@ from triton.compiler import ASTSource  # noqa: E402
 from triton.runtime.jit import JITFunction  # noqa: E402
 
 SEEN: dict[str, str] = {}
+DUMP = ""  # --dump: a folder for each kernel's TTGIR and PTX
 
 
 def _usage(cubin: bytes) -> str:
@@ -73,6 +74,17 @@ def compile_launch(fn, args, kwargs):
 def _compile_instead_of_launch(self, *args, grid, warmup, **kwargs):
     compiled, consts, opts = compile_launch(self, args, kwargs)
     SEEN[f"{self.fn.__name__} {opts}"] = _usage(compiled.asm["cubin"])
+    if DUMP:  # the kernel's TTGIR and PTX, and a count of the lines that tell layout shuffles and loads apart
+        base = os.path.join(DUMP, self.fn.__name__)
+        for ext in ("ttgir", "ptx"):
+            with open(f"{base}.{ext}", "w") as f:
+                f.write(compiled.asm[ext])
+        counts = {
+            "convert_layout": compiled.asm["ttgir"].count("ttg.convert_layout"),
+            "ld.global": compiled.asm["ptx"].count("ld.global"),
+            "st.global": compiled.asm["ptx"].count("st.global"),
+        }
+        SEEN[f"{self.fn.__name__} {opts}"] += f"  {counts}"
 
 
 def gluon_kernels() -> None:
@@ -100,7 +112,12 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--no-l2n", action="store_true")
     ap.add_argument("--gluon", action="store_true")
+    ap.add_argument("--dump", default="", help="write each gated delta kernel's TTGIR and PTX to this folder")
     args = ap.parse_args()
+    global DUMP
+    DUMP = args.dump
+    if DUMP:
+        os.makedirs(DUMP, exist_ok=True)
     if args.gluon:
         print("triton", triton.__version__)
         gluon_kernels()

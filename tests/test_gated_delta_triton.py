@@ -235,6 +235,46 @@ def test_dh_f16_keeps_the_gate_sums_to_fp16_precision(monkeypatch, device):
             assert torch.equal(a, b * f), (name, f)
 
 
+def test_overlap_forms_the_gate_sums_in_dqkwg(monkeypatch, device):
+    """``chunk_bwd.OVERLAP``: the recompute runs without the gate sums (beside dhu on a GPU) and dqkwg forms
+    ``sum(S0 * dS)`` per key block instead. "on" with fp32 states: every output bitwise the sequential form's but
+    dg (another summation order). "all" (fp16 states times a power-of-two scale per 16 elements, the bf16 speed
+    path's form): every output within fp16 rounding, and range-free (v and the initial state 2^20 / 2^-30 times as
+    large give the scaled gradients bitwise, past fp16's range both ways). Slow gates (the state term counts), two
+    key blocks, an empty and a one-token sequence."""
+    from jagattn.gated_delta.triton import chunk_bwd as cb
+    from jagattn.gated_delta.triton.l2norm import l2norm_fwd
+
+    dk_ = 128
+    cu, q, k, v, g, beta, h0, dht, do = _raw_bwd_inputs(4917, [70, 0, 1, 60], 2, dk_, 48, 6.0, device)
+    q, k = l2norm_fwd(q), l2norm_fwd(k)
+    names = ("dq", "dk", "dv", "dg", "db", "dh0")
+    out = {}
+    for mode in ("off", "on", "all"):
+        monkeypatch.setattr(cb, "OVERLAP", mode)
+        out[mode] = cb.chunk_bwd(q, k, v, g, beta, h0, cu, dk_**-0.5, do, dht)
+    changed = []
+    for name, a, on, f16 in zip(names, out["off"], out["on"], out["all"], strict=True):
+        assert torch.isfinite(on).all() and torch.isfinite(f16).all(), name
+        a64 = a.double()
+        rel_on = ((on.double() - a64).norm() / a64.norm()).item()
+        if name == "dg":
+            assert 0 < rel_on < 1e-6, (name, rel_on)  # another order of the same fp32 sums: it did change
+        else:
+            assert torch.equal(a, on), name
+        rel = ((f16.double() - a64).norm() / a64.norm()).item()
+        assert rel < 2e-3, (name, rel)
+        if rel > 1e-7:
+            changed.append(name)
+    assert "dq" in changed and "dg" in changed, changed  # the fp16 states reached dqkwg's dots and gate sums
+    monkeypatch.setattr(cb, "OVERLAP", "all")
+    for f in (2.0**20, 2.0**-30):
+        got = cb.chunk_bwd(q, k, v * f, g, beta, h0 * f, cu, dk_**-0.5, do, dht)
+        for name, a, b in zip(names, got, out["all"], strict=True):
+            # o is linear in (v, h0): so are dq, dk, dg, dbeta; dv and dh0 do not depend on them
+            assert torch.equal(a, b if name in ("dv", "dh0") else b * f), (name, f)
+
+
 def test_dk_lowp_f16_keeps_dk_to_fp16_precision(monkeypatch, device):
     """``chunk_bwd.DK_LOWP="f16"``: dk's two round trips (dqkwg -> wy, wy -> its l2norm tail) as fp16 with a
     power-of-two scale per row and key block. On fp32 inputs every other output is bitwise the fp32 form's, and dk is

@@ -30,7 +30,7 @@ import triton.language as tl
 
 from ..._core.alloc import new_empty
 from ..._core.env import env_choice
-from ..._core.launch import launch
+from ..._core.launch import _tracing, launch
 from . import chunk_fwd
 from .chunk_fwd import _prepare, _state_pass
 from .common import (
@@ -46,6 +46,7 @@ from .common import (
     _num_sms,
     _pow2_groups16,
     _pow2_rows,
+    _times_groups16,
     block_k,
     chunk_table,
     dot_precision,
@@ -346,6 +347,7 @@ def _gated_delta_bwd_dqkwg_kernel(
     DG,
     DKS,
     DHS,
+    HS,
     CU,
     TAB,
     N,
@@ -368,7 +370,13 @@ def _gated_delta_bwd_dqkwg_kernel(
     USE_TAB: tl.constexpr,
     DK_F16: tl.constexpr = False,
     DH_F16: tl.constexpr = False,
+    H_F16: tl.constexpr = False,
+    GSUM: tl.constexpr = False,
 ):
+    """dq, dk, -dW and the partial gate gradients of one (chunk, value head, key block). ``GSUM``
+    (``chunk_bwd.OVERLAP``): the state term of the gate gradient, ``sum(S0 * dS)`` over this key block's rows, is
+    formed here from the per-chunk states (HBUF: fp32, or with ``H_F16`` fp16 quotients times HS's scales) and
+    dS, instead of read from the recompute's GH; each key block adds its own part to its partial."""
     scale = tl.cast(scale, tl.float32)  # Inductor passes Python floats as fp64 scalars
     # key block (dq/dk columns and a partial gate gradient) fastest: the NKB programs of one chunk read the
     # same dO / v_new / dU tiles, from L2 when they run together (with the key block as the slowest grid
@@ -395,6 +403,7 @@ def _gated_delta_bwd_dqkwg_kernel(
     b_dq = tl.zeros([BT, BK], dtype=tl.float32)
     b_dk = tl.zeros([BT, BK], dtype=tl.float32)
     b_dw = tl.zeros([BT, BK], dtype=tl.float32)  # -dW = dU S0^T, for the WY backward
+    b_gs = tl.zeros([BK], dtype=tl.float32)  # GSUM: sum(S0 * dS) per row of this key block
     for i_v in range(tl.cdiv(V, BV)):
         o_v = i_v * BV + tl.arange(0, BV)
         m_v = o_v < V
@@ -407,7 +416,11 @@ def _gated_delta_bwd_dqkwg_kernel(
         b_h = tl.load(HBUF + p_state + o_kv, mask=m_kv, other=0.0)
         b_dh = tl.load(DHBUF + p_state + o_kv, mask=m_kv, other=0.0)
         if DH_F16:  # fp16 times its scale per 16 elements of a row (dhu)
-            b_dh = b_dh.to(tl.float32) * tl.load(DHS + (p_state + o_kv) // 16, mask=m_kv, other=0.0)
+            b_dh = _times_groups16(b_dh, DHS, p_state, o_k, i_v * BV, m_k, V, BK, BV)
+        if H_F16:  # the same form of S0 (the recompute beside dhu)
+            b_h = _times_groups16(b_h, HS, p_state, o_k, i_v * BV, m_k, V, BK, BV)
+        if GSUM:
+            b_gs += tl.sum(b_h.to(tl.float32) * b_dh.to(tl.float32), 1)
         b_h = _c(b_h, dt, DOT_PREC, KEEP)
         b_dh = _c(b_dh, dt, DOT_PREC, KEEP)
         b_do = _c(b_do, dt, DOT_PREC, KEEP)
@@ -434,8 +447,11 @@ def _gated_delta_bwd_dqkwg_kernel(
     b_dg = tl.sum(b_dq * b_q.to(tl.float32), 1) - b_kdk
     o_g = tl.arange(0, BG)
     m_g = (o_g < NG) & ((o_g * 0 + i_kb) == 0)  # the state term once, in the first key block's partial
-    b_gh = tl.load(GH + (i_s.to(tl.int64) * HV + i_hv) * NG + o_g, mask=m_g, other=0.0)
-    dg_last = _exp(g_last, EXACT_EXP) * tl.sum(b_gh, 0) + tl.sum(b_kdk, 0)
+    if GSUM:
+        dg_last = _exp(g_last, EXACT_EXP) * tl.sum(b_gs, 0) + tl.sum(b_kdk, 0)
+    else:
+        b_gh = tl.load(GH + (i_s.to(tl.int64) * HV + i_hv) * NG + o_g, mask=m_g, other=0.0)
+        dg_last = _exp(g_last, EXACT_EXP) * tl.sum(b_gh, 0) + tl.sum(b_kdk, 0)
 
     # intra-chunk terms; with a key block, P is this block's part of Q K^T (the gate term is linear in
     # it: partial sums add up). dK's term dPm^T Q is the transpose of Q^T dPm: a transposed dot result
@@ -737,6 +753,38 @@ DH_SPLIT = env_choice("JAGATTN_GD_DH_SPLIT", ("auto", "off", "all"), "off")
 DH_F16 = env_choice("JAGATTN_GD_DH_F16", ("off", "on", "all"), "off")
 
 
+# The backward's recompute of the per-chunk states beside dhu (session 49; opt-in): "on": the recompute no longer
+# forms the gate sums sum(S0 * dS) (it needed dhu's dS, so it ran after dhu); dqkwg forms them from the states and dS
+# it reads anyway, and on a GPU in eager mode the recompute runs on a side stream at the same time as dhu, two
+# latency-bound chains at once. The states go to dqkwg in fp32, or where they were 16-bit (the bf16 speed path) as
+# fp16 quotients by a power-of-two scale per 16 elements of a row (11 bits; bf16's 8 cost the gate sums several x
+# accuracy), V a multiple of 16. "all": fp16 states for every dtype (a CPU test mode); "off" (default): the
+# recompute after dhu with the gate sums (also what "on" falls back to where dS is split in bf16 parts, DH_SPLIT, or
+# a 16-bit V is not a multiple of 16). H200 (Triton 3.6, gd_switch_ab, same process, backward ms off -> on):
+# H16-8seqs 2.610 -> 2.482, 1seq 3.101 -> 2.986, ragged 2.995 -> 2.587, 64seqs 2.584 -> 2.497, H32-8seqs 5.247 ->
+# 5.047; peak +34 MB (the scales; 2.205 GB against FLA's 2.251 on 8seqs); dqkwg 0.83 -> 0.88 ms (scales, sums).
+# NOT the default: with it on, 3 of the 43 gated delta gpu tests failed once (session 49, 5 workers sharing the
+# GPU): test_gpu_every_launch_config_same_result (dq not repeatable at the fwd_h_o (64, 4, 1) override) and
+# test_gpu_opcheck_keep_t[T-fp32-norm-on-load] / [T-input-copies] (eager vs AOT outputs differ: the precise path's
+# fp32 states, segments). benchmarks/gd_overlap_repeat.py did not reproduce it (75 runs per mode under load, each
+# repeatable). Suspects: an uninitialised read that depends on the allocator's state (a fresh process repeats its
+# garbage), or the side stream; the next device round should run those tests with OVERLAP on and JAGATTN_GD_OVERLAP
+# on without the side stream (chunk_bwd._side_stream returning None) to split the two. Read at every call.
+OVERLAP = env_choice("JAGATTN_GD_OVERLAP", ("off", "on", "all"), "off")
+_SIDE: dict = {}
+
+
+def _side_stream(dev):
+    """The side stream of ``dev`` for the recompute beside dhu (one per device, made on first use), or None off a
+    GPU (the interpreter runs the two launches one after the other) and while tracing (a traced graph keeps no
+    stream context: its kernels run in graph order on one stream)."""
+    if dev.type != "cuda" or _tracing():
+        return None
+    if dev not in _SIDE:
+        _SIDE[dev] = torch.cuda.Stream(dev)
+    return _SIDE[dev]
+
+
 def _dh_split(q_dtype, in_dtype, t, hv) -> tuple[bool, torch.dtype]:
     """``(split, dtype of the dS parts)`` for chunk kernels on ``q_dtype`` q/k from ``in_dtype`` inputs."""
     if DH_SPLIT == "all":
@@ -888,6 +936,21 @@ def chunk_bwd(
         )
     if fuse_dhu:
         w = new_empty((0,), dtype=inter_dtype(k.dtype, "w", t, hv), device=dev)  # W's dtype only
+    # OVERLAP: the recompute of the per-chunk states without the gate sums, which dqkwg forms instead, so it does not
+    # wait for dhu's dS: on a GPU it runs on a side stream beside dhu (two latency-bound chains at once)
+    h_dtype = inter_dtype(k.dtype, "h", t, hv)
+    gsum = OVERLAP != "off" and (dh_f16 or not dh_split) and (h_dtype == torch.float32 or dv_ % 16 == 0)
+    h_f16 = gsum and dv_ % 16 == 0 and (h_dtype != torch.float32 or OVERLAP == "all")
+    if gsum:
+        hs = new_empty((ns * hv * dk_ * dv_ // 16,) if h_f16 else (0,), dtype=torch.float32, device=dev)
+        side = _side_stream(dev)
+        if side is not None:
+            side.wait_stream(torch.cuda.current_stream(dev))
+        gh = hs  # unread (dqkwg forms the gate sums)
+        hbuf, vnew, _, _ = _state_pass(
+            k, None if fuse_h else w, u, gc, initial_state, cu, in_dtype=v.dtype, store_final=False, rk=rk,
+            fused=(v, beta, ainv) if fuse_h else None, seg=seg_n, hseg=hseg, hs=hs if h_f16 else None, stream=side,
+        )  # fmt: skip
     if n > 0:
         bv, warps, stages = launch_config(
             "bwd_dhu", n_programs=n * hv, v=dv_, k_row_bytes=dk_ * max(q.element_size(), w.element_size())
@@ -935,12 +998,15 @@ def chunk_bwd(
             num_stages=stages,
         )
     del du_local
-    # the state pass runs after dhu so it can form sum(S0 * dS) from its exact fp32 state
-    hbuf, vnew, _, gh = _state_pass(
-        k, None if fuse_h else w, u, gc, initial_state, cu, in_dtype=v.dtype, store_final=False, dhbuf=dhbuf,
-        rk=rk, dhlo=dhlo if dh_split else None, fused=(v, beta, ainv) if fuse_h else None, seg=seg_n, hseg=hseg,
-        dh_f16=dh_f16,
-    )  # fmt: skip
+    if gsum:
+        if side is not None:
+            torch.cuda.current_stream(dev).wait_stream(side)
+    else:  # after dhu, so it can form sum(S0 * dS) from its exact fp32 state
+        hbuf, vnew, _, gh = _state_pass(
+            k, None if fuse_h else w, u, gc, initial_state, cu, in_dtype=v.dtype, store_final=False, dhbuf=dhbuf,
+            rk=rk, dhlo=dhlo if dh_split else None, fused=(v, beta, ainv) if fuse_h else None, seg=seg_n, hseg=hseg,
+            dh_f16=dh_f16,
+        )  # fmt: skip
     if not dh_f16:  # the lo part is the recompute's only; DH_F16's scales are dqkwg's too
         del dhlo
     del w, u  # free before the per-chunk gradient buffers are allocated (peak memory)
@@ -1002,6 +1068,7 @@ def chunk_bwd(
             dgp,
             dks if dk_f16 else dgp,
             dhlo if dh_f16 else dgp,
+            hs if h_f16 else dgp,
             cu,
             tab if tab_dqkwg else cu,
             n,
@@ -1014,8 +1081,8 @@ def chunk_bwd(
             BT=BT,
             BK=bkb,
             BV=bv,
-            NG=gh.shape[-1],
-            BG=triton.next_power_of_2(gh.shape[-1]),
+            NG=1 if gsum else gh.shape[-1],
+            BG=1 if gsum else triton.next_power_of_2(gh.shape[-1]),
             NKB=nkb,
             DOT_PREC=prec_of("dqkwg"),
             KEEP=keep_fp32(v.dtype, "dqkwg", t, hv),
@@ -1024,10 +1091,14 @@ def chunk_bwd(
             USE_TAB=tab_dqkwg,
             DK_F16=dk_f16,
             DH_F16=dh_f16,
+            H_F16=h_f16,
+            GSUM=gsum,
             num_warps=warps,
             num_stages=stages,
         )
     del vnew, dhbuf, gh, hbuf  # read by dqkwg only
+    if gsum:
+        del hs
     if dh_f16:
         del dhlo
     dv = new_empty((t, hv, dv_), dtype=v.dtype, device=dev)

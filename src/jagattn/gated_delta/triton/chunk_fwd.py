@@ -18,6 +18,7 @@ state are fp32. Launch configs: ``common.launch_config``.
 
 from __future__ import annotations
 
+import contextlib
 import math
 
 import torch
@@ -37,7 +38,9 @@ from .common import (
     _inv16,
     _l2n,
     _num_sms,
+    _pow2_groups16,
     _seq_of_slot,
+    _times_groups16,
     block_k,
     dot_precision,
     exact_exp,
@@ -556,13 +559,16 @@ def _fused_o(
 
 
 @triton.jit
-def _load_dh(DHBUF, DHLO, offs, mask, DH_SPLIT: tl.constexpr):
+def _load_dh(DHBUF, DHLO, offs, mask, DH_SPLIT: tl.constexpr, base, o_k, col0, m_row, V: tl.constexpr,
+             BK: tl.constexpr, BV: tl.constexpr):  # fmt: skip
     """One dS tile in fp32: stored fp32, or (``DH_SPLIT``) as bf16 hi + lo parts, or (``DH_SPLIT == 2``,
-    ``chunk_bwd.DH_F16``) as fp16 with a scale per 16 consecutive elements of a row in DHLO (element ``e``: scale
-    ``e // 16``)."""
+    ``chunk_bwd.DH_F16``) as fp16 with a scale per 16 consecutive elements of a row in DHLO
+    (``common._times_groups16``: the tile's rows ``o_k`` (``m_row``) and columns ``col0 + arange(BV)`` of the state
+    from element ``base``; ``offs`` are those elements). The callers keep forming ``offs`` as they did before
+    DH_F16: computing them from ``base`` here made the default recompute 4-9% slower (H200, session 49)."""
     b_dh = tl.load(DHBUF + offs, mask=mask, other=0.0).to(tl.float32)
     if DH_SPLIT == 2:
-        b_dh = b_dh * tl.load(DHLO + offs // 16, mask=mask, other=0.0)
+        b_dh = _times_groups16(b_dh, DHLO, base, o_k, col0, m_row, V, BK, BV)
     elif DH_SPLIT:
         b_dh += tl.load(DHLO + offs, mask=mask, other=0.0).to(tl.float32)
     return b_dh
@@ -576,7 +582,7 @@ def _h_chain(
     COMPUTE_GH: tl.constexpr, DOT_PREC: tl.constexpr, KEEP: tl.constexpr, EXACT_EXP: tl.constexpr,
     NORM: tl.constexpr, PREFETCH: tl.constexpr, DH_SPLIT: tl.constexpr, FUSE_WU: tl.constexpr, WU_PREC: tl.constexpr,
     WITH_O: tl.constexpr, O_PREC: tl.constexpr, O_KEEP: tl.constexpr, LOOP_STAGES: tl.constexpr, HSEG, i_state,
-    SEG: tl.constexpr, SEG_STORE: tl.constexpr,
+    SEG: tl.constexpr, SEG_STORE: tl.constexpr, HS, H_F16: tl.constexpr,
 ):  # fmt: skip
     """The chain of ``_gated_delta_fwd_h_kernel`` over the chunks of rows ``[bos, eos)`` of sequence ``i_n`` (the
     whole sequence, or one segment of it), value head, V block: the initial state (H0 at state index ``i_state``),
@@ -611,7 +617,11 @@ def _h_chain(
         )
         if COMPUTE_GH:
             m_dh0 = (o_k[:, None] < tl.where(n_chunks > 0, K, 0)) & m_v[None, :]
-            b_dh_nx = _load_dh(DHBUF, DHLO, (slot0.to(tl.int64) * HV + i_hv) * K * V + o_kv, m_dh0, DH_SPLIT)
+            p_dh0 = (slot0.to(tl.int64) * HV + i_hv) * K * V
+            b_dh_nx = _load_dh(
+                DHBUF, DHLO, p_dh0 + o_kv, m_dh0, DH_SPLIT, p_dh0, o_k, i_v * BV, o_k < tl.where(n_chunks > 0, K, 0),
+                V, BK, BV,
+            )  # fmt: skip
     for i_t in tl.range(0, n_chunks, num_stages=LOOP_STAGES):
         row0 = bos + i_t * BT
         rows = (row0 + o_t0).to(tl.int64)
@@ -619,7 +629,19 @@ def _h_chain(
         last = (tl.minimum(row0 + BT, eos) - 1).to(tl.int64)
         p_slot = ((slot0 + i_t).to(tl.int64) * HV + i_hv) * K * V
         if not WITH_O:
-            tl.store(HBUF + p_slot + o_kv, b_h.to(HBUF.dtype.element_ty), mask=m_kv)
+            if H_F16:
+                # the backward's recompute beside dhu (chunk_bwd.OVERLAP): S0 as fp16 times a power-of-two scale
+                # per row and 16 columns (HS[element // 16]), 11 bits for dqkwg's gate sums sum(S0 * dS)
+                b_hs, b_ph = _pow2_groups16(b_h, BK, BV)
+                tl.store(HBUF + p_slot + o_kv, b_hs.to(HBUF.dtype.element_ty), mask=m_kv)
+                o_g16 = i_v * (BV // 16) + tl.arange(0, BV // 16)
+                tl.store(
+                    HS + (p_slot // 16 + o_k[:, None] * (V // 16) + o_g16[None, :]),
+                    b_ph,
+                    mask=m_k[:, None] & (o_g16 < V // 16)[None, :],
+                )
+            else:
+                tl.store(HBUF + p_slot + o_kv, b_h.to(HBUF.dtype.element_ty), mask=m_kv)
         if SEG_STORE:  # noqa: SIM102 (constexpr first: SEG is 0 without segments)
             # the exact fp32 state at each segment start, for the backward's segment-parallel recompute (its slot:
             # the slot schedule with segments for chunks). A branch, not a predicated store: the store's layout
@@ -648,9 +670,18 @@ def _h_chain(
                     p_slot + HV * K * V + o_kv,
                     (o_k[:, None] < k_nx) & m_v[None, :],
                     DH_SPLIT,
+                    p_slot + HV * K * V,
+                    o_k,
+                    i_v * BV,
+                    o_k < k_nx,
+                    V,
+                    BK,
+                    BV,
                 )
             else:
-                b_dh = _load_dh(DHBUF, DHLO, p_slot + o_kv, m_kv, DH_SPLIT)
+                b_dh = _load_dh(
+                    DHBUF, DHLO, p_slot + o_kv, m_kv, DH_SPLIT, p_slot, o_k, i_v * BV, m_k, V, BK, BV
+                )
             tl.store(
                 GH + ((slot0 + i_t).to(tl.int64) * HV + i_hv) * NG + i_v, tl.sum(tl.sum(b_h * b_dh, 1), 0)
             )
@@ -759,6 +790,8 @@ def _gated_delta_fwd_h_kernel(
     HSEG=None,
     SEG: tl.constexpr = 0,
     SEG_MODE: tl.constexpr = 0,
+    HS=None,
+    H_F16: tl.constexpr = False,
 ):
     """The sequential state pass over the chunks of one (sequence, value head, V block): stores each
     chunk's starting state (HBUF) and ``v_new = U~ - W S`` (VNEW), steps ``S``; the final state (HT),
@@ -794,7 +827,8 @@ def _gated_delta_fwd_h_kernel(
         _h_chain(
             K_, RK, W, U, V_, BETA, AINV, GC, HSEG, HT, HBUF, VNEW, DHBUF, DHLO, GH, Q, RQ, O, s_bos, s_eos, i_sn,
             i_v, i_hv, i_h, scale, H, HV, K, V, BT, BK, BV, NG, True, False, COMPUTE_GH, DOT_PREC, KEEP, EXACT_EXP,
-            NORM, PREFETCH, DH_SPLIT, FUSE_WU, WU_PREC, False, O_PREC, O_KEEP, STAGES, HSEG, i_seg, SEG, False,
+            NORM, PREFETCH, DH_SPLIT, FUSE_WU, WU_PREC, False, O_PREC, O_KEEP, STAGES, HSEG, i_seg, SEG, False, HS,
+            H_F16,
         )  # fmt: skip
     else:
         i_n = i_nh // HV
@@ -811,21 +845,21 @@ def _gated_delta_fwd_h_kernel(
                     K_, RK, W, U, V_, BETA, AINV, GC, H0, HT, HBUF, VNEW, DHBUF, DHLO, GH, Q, RQ, O, bos, eos, i_n, i_v, i_hv,
                     i_h, scale, H, HV, K, V, BT, BK, BV, NG, USE_INITIAL_STATE, STORE_FINAL_STATE, COMPUTE_GH, DOT_PREC,
                     KEEP, EXACT_EXP, NORM, PREFETCH, DH_SPLIT, FUSE_WU, WU_PREC, True, O_PREC, O_KEEP, O_STAGES, HSEG,
-                    i_n, SEG, SEG_MODE == 1,
+                    i_n, SEG, SEG_MODE == 1, HS, H_F16,
                 )  # fmt: skip
             else:
                 _h_chain(
                     K_, RK, W, U, V_, BETA, AINV, GC, H0, HT, HBUF, VNEW, DHBUF, DHLO, GH, Q, RQ, O, bos, eos, i_n, i_v, i_hv,
                     i_h, scale, H, HV, K, V, BT, BK, BV, NG, USE_INITIAL_STATE, STORE_FINAL_STATE, COMPUTE_GH, DOT_PREC,
                     KEEP, EXACT_EXP, NORM, PREFETCH, DH_SPLIT, FUSE_WU, WU_PREC, False, O_PREC, O_KEEP, STAGES, HSEG,
-                    i_n, SEG, SEG_MODE == 1,
+                    i_n, SEG, SEG_MODE == 1, HS, H_F16,
                 )  # fmt: skip
         else:
             _h_chain(
                 K_, RK, W, U, V_, BETA, AINV, GC, H0, HT, HBUF, VNEW, DHBUF, DHLO, GH, Q, RQ, O, bos, eos, i_n, i_v, i_hv,
                 i_h, scale, H, HV, K, V, BT, BK, BV, NG, USE_INITIAL_STATE, STORE_FINAL_STATE, COMPUTE_GH, DOT_PREC,
                 KEEP, EXACT_EXP, NORM, PREFETCH, DH_SPLIT, FUSE_WU, WU_PREC, False, O_PREC, O_KEEP, STAGES, HSEG, i_n,
-                SEG, SEG_MODE == 1,
+                SEG, SEG_MODE == 1, HS, H_F16,
             )  # fmt: skip
 
 
@@ -1187,7 +1221,7 @@ def _h_row_bytes(k, v) -> int:
 
 def _state_pass(
     k, w, u, gc, initial_state, cu, *, in_dtype, store_final: bool, dhbuf=None, rk=None, dhlo=None, dh_f16=False,
-    fused=None, out=None, seg: int = 0, hseg=None,
+    fused=None, out=None, seg: int = 0, hseg=None, hs=None, stream=None,
 ):  # fmt: skip
     """The state pass (``_gated_delta_fwd_h_kernel``) over ``w``, ``u`` from ``_prepare``, or with ``fused =
     (v, beta, T^-1)`` and ``w = u = None`` forming v_new from T per chunk itself (``FUSE_WU``). ``out = (q, rq, o,
@@ -1198,6 +1232,11 @@ def _state_pass(
     ``seg > 0`` (``seg_chunks``): without ``hseg`` (the forward) the pass also stores the fp32 state entering every
     ``seg``-th chunk into a new ``[num_seg_slots, HV, K, V]`` buffer, returned as a fifth value; with ``hseg``
     (the backward's recompute, ``initial_state`` unused) it runs one chain per segment from those states.
+
+    ``hs`` (``[ns * HV * K * V // 16]`` fp32, V a multiple of 16; the backward's recompute beside dhu,
+    ``chunk_bwd.OVERLAP``): the per-chunk states go to an fp16 ``hbuf`` as quotients by a power-of-two scale per
+    16 elements of a row, the scales to ``hs`` (``common._pow2_groups16``). ``stream`` (a CUDA stream): the
+    buffers are allocated on the current stream and the pass is launched on ``stream``; the caller joins it.
     Returns ``(hbuf, vnew, final, gh)`` or ``(hbuf, vnew, final, gh, hseg)``."""
     t, h, dk = k.shape
     if fused is not None:
@@ -1212,7 +1251,14 @@ def _state_pass(
     n = cu.shape[0] - 1
     ns = num_slots(t, n)
     dev = k.device
-    hbuf = new_empty((ns, hv, dk, dv), dtype=inter_dtype(k.dtype, "h", t, hv), device=dev)
+    h_f16 = hs is not None
+    if h_f16 and (dv % 16 or hs.numel() != ns * hv * dk * dv // 16):
+        raise ValueError(
+            f"_state_pass: hs needs V % 16 == 0 and {ns * hv * dk * dv // 16} elements (V = {dv})"
+        )
+    hbuf = new_empty(
+        (ns, hv, dk, dv), dtype=torch.float16 if h_f16 else inter_dtype(k.dtype, "h", t, hv), device=dev
+    )
     ng = triton.cdiv(dv, 16)
     # one partial sum per V block of the autotuned width (>= 16); unused entries stay 0
     gh = torch.zeros((ns, hv, ng) if dhbuf is not None else (0,), dtype=torch.float32, device=dev)
@@ -1239,61 +1285,64 @@ def _state_pass(
         if out is not None:
             # the fused output's (BV, warps, stages); the long sequences' loop keeps ``stages``
             bv, warps, o_stages = launch_config("fwd_h_o", n_programs=n * hv, v=dv, k_row_bytes=row_bytes)
-        launch(
-            _gated_delta_fwd_h_kernel,
-            (triton.cdiv(dv, bv), chains * hv),
-            k,
-            k if rk is None else rk,
-            w,
-            u,
-            fused[0] if fused is not None else u,
-            fused[1] if fused is not None else gc,
-            fused[2] if fused is not None else gc,
-            gc,
-            initial_state if initial_state is not None else gc,
-            final,
-            hbuf,
-            vnew,
-            dhbuf if dhbuf is not None else gc,
-            dhlo if dhlo is not None else gc,
-            gh,
-            q_o,
-            q_o if rq_o is None else rq_o,
-            o_o,
-            cu,
-            n,
-            scale_o,
-            o_max_len,
-            H=h,
-            HV=hv,
-            K=dk,
-            V=dv,
-            BT=BT,
-            BK=block_k(dk),
-            BV=bv,
-            NG=ng,
-            USE_INITIAL_STATE=initial_state is not None,
-            STORE_FINAL_STATE=store_final,
-            COMPUTE_GH=dhbuf is not None,
-            DOT_PREC=dot_precision(in_dtype, "fwd_h"),
-            KEEP=keep_fp32(in_dtype, "fwd_h", t, hv),
-            EXACT_EXP=exact_exp(k.dtype),
-            NORM=rk is not None,
-            PREFETCH=state_prefetch("fwd_h" if dhbuf is None else "fwd_h_recompute"),
-            DH_SPLIT=2 if dh_f16 else dhlo is not None,
-            FUSE_WU=fused is not None,
-            WU_PREC=wu_prec,
-            FUSE_O=out is not None,
-            O_PREC=dot_precision(in_dtype, "fwd_o"),
-            O_KEEP=keep_fp32(in_dtype, "fwd_o", t, hv),
-            O_STAGES=o_stages,
-            STAGES=stages,
-            HSEG=hseg if hseg is not None else gc,
-            SEG=seg,
-            SEG_MODE=seg_mode,
-            num_warps=warps,
-            num_stages=stages,
-        )
+        with torch.cuda.stream(stream) if stream is not None else contextlib.nullcontext():
+            launch(
+                _gated_delta_fwd_h_kernel,
+                (triton.cdiv(dv, bv), chains * hv),
+                k,
+                k if rk is None else rk,
+                w,
+                u,
+                fused[0] if fused is not None else u,
+                fused[1] if fused is not None else gc,
+                fused[2] if fused is not None else gc,
+                gc,
+                initial_state if initial_state is not None else gc,
+                final,
+                hbuf,
+                vnew,
+                dhbuf if dhbuf is not None else gc,
+                dhlo if dhlo is not None else gc,
+                gh,
+                q_o,
+                q_o if rq_o is None else rq_o,
+                o_o,
+                cu,
+                n,
+                scale_o,
+                o_max_len,
+                H=h,
+                HV=hv,
+                K=dk,
+                V=dv,
+                BT=BT,
+                BK=block_k(dk),
+                BV=bv,
+                NG=ng,
+                USE_INITIAL_STATE=initial_state is not None,
+                STORE_FINAL_STATE=store_final,
+                COMPUTE_GH=dhbuf is not None,
+                DOT_PREC=dot_precision(in_dtype, "fwd_h"),
+                KEEP=keep_fp32(in_dtype, "fwd_h", t, hv),
+                EXACT_EXP=exact_exp(k.dtype),
+                NORM=rk is not None,
+                PREFETCH=state_prefetch("fwd_h" if dhbuf is None else "fwd_h_recompute"),
+                DH_SPLIT=2 if dh_f16 else dhlo is not None,
+                FUSE_WU=fused is not None,
+                WU_PREC=wu_prec,
+                FUSE_O=out is not None,
+                O_PREC=dot_precision(in_dtype, "fwd_o"),
+                O_KEEP=keep_fp32(in_dtype, "fwd_o", t, hv),
+                O_STAGES=o_stages,
+                STAGES=stages,
+                HSEG=hseg if hseg is not None else gc,
+                SEG=seg,
+                SEG_MODE=seg_mode,
+                HS=hs if h_f16 else gc,
+                H_F16=h_f16,
+                num_warps=warps,
+                num_stages=stages,
+            )
     if seg_mode == 1:
         return hbuf, vnew, final, gh, hseg
     return hbuf, vnew, final, gh
