@@ -777,6 +777,31 @@ def test_gpu_compile_unused_final_state(with_init):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("tokens", [4608, 623], ids=["fp16-states", "fp32-states"])
+def test_gpu_overlap_side_stream_is_the_serial_result(tokens, monkeypatch):
+    # chunk_bwd.OVERLAP="on": the recompute on a side stream beside dhu gives bitwise what the same kernels give one
+    # after the other on one stream, every time, under the suite's JAGATTN_POISON (NaN fills of the new buffers on the
+    # current stream, which the side stream must wait for: session 49's race). 4608 tokens x 16 heads is the bf16
+    # speed path (fp16-scaled states), 623 x 4 the precise path (fp32 states)
+    from jagattn.gated_delta.triton import chunk_bwd as cb
+
+    lengths = [0, 1, 63, 65, 130, 1000, 3349] if tokens == 4608 else [0, 1, 63, 64, 65, 130, 300]
+    h = 16 if tokens == 4608 else 2
+    case = make_case(lengths, h, 2 * h if tokens == 623 else h, 128, 128, dtype=torch.bfloat16, with_init=True,
+                     l2=True, seed=49, device="cuda")  # fmt: skip
+    monkeypatch.setattr(cb, "OVERLAP", "on")
+    side = cb._side_stream
+    monkeypatch.setattr(cb, "_side_stream", lambda dev: None)
+    serial = run_triton(case)
+    monkeypatch.setattr(cb, "_side_stream", side)
+    for _ in range(5):
+        got = run_triton(case)
+        for name in serial:
+            assert torch.isfinite(got[name]).all(), name
+            assert torch.equal(got[name], serial[name]), name
+
+
+@pytest.mark.gpu
 def test_gpu_every_launch_config_same_result():
     # Every candidate launch config must give the default config's result up to rounding: its error
     # against the fp32 reference at most 1.5x the default's (a race or a config-dependent mask shows

@@ -1,6 +1,9 @@
-# Session 49: the backward's recompute beside dhu (chunk_bwd.OVERLAP, default "on"). (1) the same-process A/B off / on
-# on the five suite rows, (2) the gated delta gpu tests on the default path (production_slow_gates is where the state
-# term of the gate gradient counts).  Call: JAGATTN_GIT_SHA=<sha> bash benchmarks/rounds/s49_overlap.sh [ab|tests]
+# Session 49: the backward's recompute beside dhu (chunk_bwd.OVERLAP; "on" was the default when rounds 4-5 ran it, now
+# opt-in). (1) "ab": the same-process A/B off / on on the five suite rows, (2) "tests": the gated delta gpu tests with
+# OVERLAP on (production_slow_gates is where the state term of the gate gradient counts); session 49's round 5 had 3
+# failures there, traced afterwards to the side stream overtaking the suite's NaN-poisoned allocations (fixed):
+# test_gpu_overlap_side_stream_is_the_serial_result checks exactly that. If all pass, make "on" the default.
+# Call: JAGATTN_GIT_SHA=<sha> bash benchmarks/rounds/s49_overlap.sh [ab|tests]
 export OUT=${OUT:-$PWD/.device-out} JAGATTN_AUTOTUNE=0
 source benchmarks/device_round_env.sh
 if [ "${1:-ab}" = ab ]; then
@@ -11,6 +14,9 @@ if [ "${1:-ab}" = ab ]; then
   echo "ab rc=$? elapsed $((SECONDS - T0)) s"
 fi
 if [ "${1:-ab}" = tests ]; then
+  export JAGATTN_GD_OVERLAP=on
+  PYTHONPATH=src timeout 120 python3 -m pytest -q -p no:cacheprovider tests/test_gated_delta_triton.py \
+      -k side_stream_is_the_serial 2>&1 | tail -3
   PYTHONPATH=src timeout 560 python3 benchmarks/gpu_tests_parallel.py --workers 5 --timeout 540 --out $OUT/gpu \
       tests/test_gated_delta_triton.py tests/test_gated_delta_gk.py 2>&1 | tail -30
   echo "tests rc=$? elapsed $((SECONDS - T0)) s"

@@ -723,7 +723,8 @@ CHUNK_TABLE = env_choice("JAGATTN_GD_CHUNK_TABLE", ("wy", "off", "wy_dqkwg"), "w
 # it doubles dk's error against the fp32 reference (benchmarks/gd_dk_lowp_check.py, 16 cases at 2048 tokens: dk at
 # up to 0.98 of the SPEC rule's allowance against 0.55 with fp32; rms 0.49-0.56 against 0.35-0.38), too little
 # margin for random inputs.
-# "f16" (session 48, prepared, not yet run on the GPU): fp16 with a power-of-two scale per row and 64-column tile
+# "f16" (session 48; H200 session 49: slower than off, backward 3.19 vs 3.10 ms on H16-1seq, dqkwg +0.03 and wy
+# +0.06 ms for the per-row max, a cross-warp reduction): fp16 with a power-of-two scale per row and 64-column tile
 # (``common._pow2_rows``), 11 significant bits against the row's largest element instead of bf16's 8, in both of dk's round
 # trips (dqkwg -> wy and wy -> its l2norm tail), for every input dtype on that path. CPU (interpreter, fp32 inputs,
 # ``test_dk_lowp_f16_keeps_dk_to_fp16_precision``; the session's script on 240-token cases): dk's added error 3e-4
@@ -743,8 +744,10 @@ DK_LOWP = env_choice("JAGATTN_GD_DK_LOWP", ("off", "l2n", "f16"), "off")
 DH_SPLIT = env_choice("JAGATTN_GD_DH_SPLIT", ("auto", "off", "all"), "off")
 
 
-# dS per chunk as fp16 with a power-of-two scale per row and 16 columns (``common._pow2_groups16``; prepared in
-# session 48, not yet run on the GPU): "on" on the bf16 speed path (where dqkwg rounds dS to bf16 for its dots
+# dS per chunk as fp16 with a power-of-two scale per row and 16 columns (``common._pow2_groups16``; session 48; H200
+# session 49, readers loading a scale tile: dqkwg 0.83 -> 0.78 ms but the recompute 0.45 -> 0.68 and dhu on H16-1seq
+# 0.77 -> 0.89 (layout conversions of the reshape and the scale store in their chains), backward 2.80 vs ~2.6 ms on
+# H16-8seqs: slower, off): "on" on the bf16 speed path (where dqkwg rounds dS to bf16 for its dots
 # anyway), "all" for every dtype (a CPU test mode: fp32 / fp16 dots then see fp16's rounding of dS), "off" (default);
 # V a multiple of 16. Half of fp32's bytes in dhu's store, the recompute's gate-sum load and dqkwg's load (~0.8 GB
 # less traffic on H16-8seqs), at 11 significant bits where the gate sums need more than bf16's 8 (CPU, interpreter,
@@ -763,13 +766,14 @@ DH_F16 = env_choice("JAGATTN_GD_DH_F16", ("off", "on", "all"), "off")
 # a 16-bit V is not a multiple of 16). H200 (Triton 3.6, gd_switch_ab, same process, backward ms off -> on):
 # H16-8seqs 2.610 -> 2.482, 1seq 3.101 -> 2.986, ragged 2.995 -> 2.587, 64seqs 2.584 -> 2.497, H32-8seqs 5.247 ->
 # 5.047; peak +34 MB (the scales; 2.205 GB against FLA's 2.251 on 8seqs); dqkwg 0.83 -> 0.88 ms (scales, sums).
-# NOT the default: with it on, 3 of the 43 gated delta gpu tests failed once (session 49, 5 workers sharing the
-# GPU): test_gpu_every_launch_config_same_result (dq not repeatable at the fwd_h_o (64, 4, 1) override) and
-# test_gpu_opcheck_keep_t[T-fp32-norm-on-load] / [T-input-copies] (eager vs AOT outputs differ: the precise path's
-# fp32 states, segments). benchmarks/gd_overlap_repeat.py did not reproduce it (75 runs per mode under load, each
-# repeatable). Suspects: an uninitialised read that depends on the allocator's state (a fresh process repeats its
-# garbage), or the side stream; the next device round should run those tests with OVERLAP on and JAGATTN_GD_OVERLAP
-# on without the side stream (chunk_bwd._side_stream returning None) to split the two. Read at every call.
+# NOT the default yet: with it on, 3 of the 43 gated delta gpu tests failed once (session 49, 5 workers sharing the
+# GPU): test_gpu_every_launch_config_same_result (dq not repeatable) and two test_gpu_opcheck_keep_t cases (eager vs
+# AOT outputs differ). benchmarks/gd_overlap_repeat.py, without JAGATTN_POISON, did not reproduce it. The likely
+# cause, found after the device time was spent: the side stream waited for the current stream *before* _state_pass
+# allocated hbuf / vnew, and under the test suite's JAGATTN_POISON those allocations are NaN fills on the current
+# stream, which could then land after the recompute's writes. Fixed (the wait is now inside _state_pass, after the
+# allocations) but not yet run on the GPU: the next device round runs the gpu tests with OVERLAP on
+# (test_gpu_overlap_side_stream_is_the_serial_result first), then this can become the default. Read at every call.
 OVERLAP = env_choice("JAGATTN_GD_OVERLAP", ("off", "on", "all"), "off")
 _SIDE: dict = {}
 
@@ -943,9 +947,9 @@ def chunk_bwd(
     h_f16 = gsum and dv_ % 16 == 0 and (h_dtype != torch.float32 or OVERLAP == "all")
     if gsum:
         hs = new_empty((ns * hv * dk_ * dv_ // 16,) if h_f16 else (0,), dtype=torch.float32, device=dev)
-        side = _side_stream(dev)
-        if side is not None:
-            side.wait_stream(torch.cuda.current_stream(dev))
+        side = _side_stream(
+            dev
+        )  # (which waits for the current stream inside _state_pass, after its allocations)
         gh = hs  # unread (dqkwg forms the gate sums)
         hbuf, vnew, _, _ = _state_pass(
             k, None if fuse_h else w, u, gc, initial_state, cu, in_dtype=v.dtype, store_final=False, rk=rk,

@@ -1236,7 +1236,8 @@ def _state_pass(
     ``hs`` (``[ns * HV * K * V // 16]`` fp32, V a multiple of 16; the backward's recompute beside dhu,
     ``chunk_bwd.OVERLAP``): the per-chunk states go to an fp16 ``hbuf`` as quotients by a power-of-two scale per
     16 elements of a row, the scales to ``hs`` (``common._pow2_groups16``). ``stream`` (a CUDA stream): the
-    buffers are allocated on the current stream and the pass is launched on ``stream``; the caller joins it.
+    buffers are allocated on the current stream, ``stream`` waits for the current stream's work so far (those
+    allocations included) and the pass is launched on it; the caller joins it.
     Returns ``(hbuf, vnew, final, gh)`` or ``(hbuf, vnew, final, gh, hseg)``."""
     t, h, dk = k.shape
     if fused is not None:
@@ -1285,6 +1286,10 @@ def _state_pass(
         if out is not None:
             # the fused output's (BV, warps, stages); the long sequences' loop keeps ``stages``
             bv, warps, o_stages = launch_config("fwd_h_o", n_programs=n * hv, v=dv, k_row_bytes=row_bytes)
+        if stream is not None:
+            # after every allocation above: with JAGATTN_POISON they are NaN fills on the current stream, which the
+            # side stream must not overtake (session 49: waiting before them raced, 3 gpu tests failed at random)
+            stream.wait_stream(torch.cuda.current_stream(dev))
         with torch.cuda.stream(stream) if stream is not None else contextlib.nullcontext():
             launch(
                 _gated_delta_fwd_h_kernel,
