@@ -306,9 +306,9 @@ def test_dk_lowp_f16_keeps_dk_to_fp16_precision(monkeypatch, device):
         assert torch.equal(dk_f, out["f16"][1] * f), f
 
 
-@pytest.mark.parametrize("seg", ["1", "2"])
+@pytest.mark.parametrize(("seg", "overlap"), [("1", "off"), ("2", "off"), ("1", "all")])
 @pytest.mark.parametrize("name", ["odd-l2-init-gva2", "gva3-init-raw-vblocks"])
-def test_triton_segment_recompute(name, seg, monkeypatch, device):
+def test_triton_segment_recompute(name, seg, overlap, monkeypatch, device):
     """The backward's recompute of the per-chunk states in segments of 1 or 2 chunks (``chunk_fwd.seg_chunks``;
     on the GPU "auto" takes 8-64 chunks, and only for few long sequences): the forward stores the fp32 state
     entering each segment, the recompute runs one chain per segment from it (sequences of 65, 70, 130 tokens: two
@@ -317,9 +317,13 @@ def test_triton_segment_recompute(name, seg, monkeypatch, device):
     On 16 SMs with ``FUSE_WU="state"`` the recompute forms v_new from T exactly where its own chains run V blocks of
     64 (as H16-1seq's segments do on the GPU, session 33): "gva3-init-raw-vblocks" (lengths 70 and 5, 3 value heads,
     V = 80) at segments of 1 chunk has 9 segment chains x 2 V blocks of 64, fused, where its 6 sequence chains (and
-    the 6 segment chains of 2-chunk segments) run V blocks of 32, unfused; V = 16 is never fused."""
+    the 6 segment chains of 2-chunk segments) run V blocks of 32, unfused; V = 16 is never fused.
+
+    ``overlap="all"`` (``chunk_bwd.OVERLAP``): the segment chains store fp16-scaled states and dqkwg forms the gate
+    sums, with GVA and V = 80 (a partial last V block of the scales)."""
     from jagattn.gated_delta.triton import chunk_bwd, chunk_fwd, common
 
+    monkeypatch.setattr(chunk_bwd, "OVERLAP", overlap)
     monkeypatch.setattr(chunk_fwd, "SEG", seg)
     monkeypatch.setattr(chunk_fwd, "FUSE_WU", "state")
     monkeypatch.setattr(common, "_num_sms", lambda index: 16)
@@ -327,13 +331,20 @@ def test_triton_segment_recompute(name, seg, monkeypatch, device):
     inner = chunk_bwd._state_pass
 
     def spy(*args, **kwargs):
-        seen.append((kwargs.get("seg"), kwargs.get("hseg") is not None, kwargs.get("fused") is not None))
+        seen.append(
+            (
+                kwargs.get("seg"),
+                kwargs.get("hseg") is not None,
+                kwargs.get("fused") is not None,
+                kwargs.get("hs") is not None,
+            )
+        )
         return inner(*args, **kwargs)
 
     monkeypatch.setattr(chunk_bwd, "_state_pass", spy)
     case = make_case(dtype=torch.float16, seed=zlib.crc32(name.encode()) % 1000, device=device, **CASES[name])
     check_against_reference(case, torch.float16)
-    assert seen == [(int(seg), True, name == "gva3-init-raw-vblocks" and seg == "1")]
+    assert seen == [(int(seg), True, name == "gva3-init-raw-vblocks" and seg == "1", overlap == "all")]
 
 
 def test_triton_hard_reset_gates_match_reference(device):
