@@ -947,9 +947,8 @@ def chunk_bwd(
     h_f16 = gsum and dv_ % 16 == 0 and (h_dtype != torch.float32 or OVERLAP == "all")
     if gsum:
         hs = new_empty((ns * hv * dk_ * dv_ // 16,) if h_f16 else (0,), dtype=torch.float32, device=dev)
-        side = _side_stream(
-            dev
-        )  # (which waits for the current stream inside _state_pass, after its allocations)
+        # (the side stream waits for the current one inside _state_pass, after its allocations)
+        side = _side_stream(dev)
         gh = hs  # unread (dqkwg forms the gate sums)
         hbuf, vnew, _, _ = _state_pass(
             k, None if fuse_h else w, u, gc, initial_state, cu, in_dtype=v.dtype, store_final=False, rk=rk,
