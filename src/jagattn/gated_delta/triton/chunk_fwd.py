@@ -18,7 +18,6 @@ state are fp32. Launch configs: ``common.launch_config``.
 
 from __future__ import annotations
 
-import contextlib
 import math
 
 import torch
@@ -1219,6 +1218,18 @@ def _h_row_bytes(k, v) -> int:
     return k.shape[2] * max(k.element_size(), inter_dtype(k.dtype, "h", k.shape[0], v.shape[1]).itemsize)
 
 
+def _launch_on(stream, kernel, grid, *args, **kwargs) -> None:
+    """``launch`` on the current stream, or on ``stream`` after it has waited for the current stream's work so far:
+    every allocation before the call included (with JAGATTN_POISON they are NaN fills on the current stream, which
+    the side stream must not overtake; session 49: waiting before them raced, 3 gpu tests failed at random)."""
+    if stream is None:
+        launch(kernel, grid, *args, **kwargs)
+        return
+    stream.wait_stream(torch.cuda.current_stream(stream.device))
+    with torch.cuda.stream(stream):
+        launch(kernel, grid, *args, **kwargs)
+
+
 def _state_pass(
     k, w, u, gc, initial_state, cu, *, in_dtype, store_final: bool, dhbuf=None, rk=None, dhlo=None, dh_f16=False,
     fused=None, out=None, seg: int = 0, hseg=None, hs=None, stream=None,
@@ -1286,68 +1297,64 @@ def _state_pass(
         if out is not None:
             # the fused output's (BV, warps, stages); the long sequences' loop keeps ``stages``
             bv, warps, o_stages = launch_config("fwd_h_o", n_programs=n * hv, v=dv, k_row_bytes=row_bytes)
-        if stream is not None:
-            # after every allocation above: with JAGATTN_POISON they are NaN fills on the current stream, which the
-            # side stream must not overtake (session 49: waiting before them raced, 3 gpu tests failed at random)
-            stream.wait_stream(torch.cuda.current_stream(dev))
-        with torch.cuda.stream(stream) if stream is not None else contextlib.nullcontext():
-            launch(
-                _gated_delta_fwd_h_kernel,
-                (triton.cdiv(dv, bv), chains * hv),
-                k,
-                k if rk is None else rk,
-                w,
-                u,
-                fused[0] if fused is not None else u,
-                fused[1] if fused is not None else gc,
-                fused[2] if fused is not None else gc,
-                gc,
-                initial_state if initial_state is not None else gc,
-                final,
-                hbuf,
-                vnew,
-                dhbuf if dhbuf is not None else gc,
-                dhlo if dhlo is not None else gc,
-                gh,
-                q_o,
-                q_o if rq_o is None else rq_o,
-                o_o,
-                cu,
-                n,
-                scale_o,
-                o_max_len,
-                H=h,
-                HV=hv,
-                K=dk,
-                V=dv,
-                BT=BT,
-                BK=block_k(dk),
-                BV=bv,
-                NG=ng,
-                USE_INITIAL_STATE=initial_state is not None,
-                STORE_FINAL_STATE=store_final,
-                COMPUTE_GH=dhbuf is not None,
-                DOT_PREC=dot_precision(in_dtype, "fwd_h"),
-                KEEP=keep_fp32(in_dtype, "fwd_h", t, hv),
-                EXACT_EXP=exact_exp(k.dtype),
-                NORM=rk is not None,
-                PREFETCH=state_prefetch("fwd_h" if dhbuf is None else "fwd_h_recompute"),
-                DH_SPLIT=2 if dh_f16 else dhlo is not None,
-                FUSE_WU=fused is not None,
-                WU_PREC=wu_prec,
-                FUSE_O=out is not None,
-                O_PREC=dot_precision(in_dtype, "fwd_o"),
-                O_KEEP=keep_fp32(in_dtype, "fwd_o", t, hv),
-                O_STAGES=o_stages,
-                STAGES=stages,
-                HSEG=hseg if hseg is not None else gc,
-                SEG=seg,
-                SEG_MODE=seg_mode,
-                HS=hs if h_f16 else gc,
-                H_F16=h_f16,
-                num_warps=warps,
-                num_stages=stages,
-            )
+        _launch_on(
+            stream,
+            _gated_delta_fwd_h_kernel,
+            (triton.cdiv(dv, bv), chains * hv),
+            k,
+            k if rk is None else rk,
+            w,
+            u,
+            fused[0] if fused is not None else u,
+            fused[1] if fused is not None else gc,
+            fused[2] if fused is not None else gc,
+            gc,
+            initial_state if initial_state is not None else gc,
+            final,
+            hbuf,
+            vnew,
+            dhbuf if dhbuf is not None else gc,
+            dhlo if dhlo is not None else gc,
+            gh,
+            q_o,
+            q_o if rq_o is None else rq_o,
+            o_o,
+            cu,
+            n,
+            scale_o,
+            o_max_len,
+            H=h,
+            HV=hv,
+            K=dk,
+            V=dv,
+            BT=BT,
+            BK=block_k(dk),
+            BV=bv,
+            NG=ng,
+            USE_INITIAL_STATE=initial_state is not None,
+            STORE_FINAL_STATE=store_final,
+            COMPUTE_GH=dhbuf is not None,
+            DOT_PREC=dot_precision(in_dtype, "fwd_h"),
+            KEEP=keep_fp32(in_dtype, "fwd_h", t, hv),
+            EXACT_EXP=exact_exp(k.dtype),
+            NORM=rk is not None,
+            PREFETCH=state_prefetch("fwd_h" if dhbuf is None else "fwd_h_recompute"),
+            DH_SPLIT=2 if dh_f16 else dhlo is not None,
+            FUSE_WU=fused is not None,
+            WU_PREC=wu_prec,
+            FUSE_O=out is not None,
+            O_PREC=dot_precision(in_dtype, "fwd_o"),
+            O_KEEP=keep_fp32(in_dtype, "fwd_o", t, hv),
+            O_STAGES=o_stages,
+            STAGES=stages,
+            HSEG=hseg if hseg is not None else gc,
+            SEG=seg,
+            SEG_MODE=seg_mode,
+            HS=hs if h_f16 else gc,
+            H_F16=h_f16,
+            num_warps=warps,
+            num_stages=stages,
+        )
     if seg_mode == 1:
         return hbuf, vnew, final, gh, hseg
     return hbuf, vnew, final, gh
