@@ -18,7 +18,7 @@ def test_wide_k_rows_get_one_stage_and_a_64_wide_v_block():
     for kernel in ("fwd_o", "bwd_dv_local"):
         assert common.launch_config(kernel, n_programs=64, v=256, k_row_bytes=256 * 4) == (64, 4, 1)
         assert common.launch_config(kernel, n_programs=64, v=256, k_row_bytes=256 * 2) == (128, 4, 2)
-    for kernel in ("fwd_h", "bwd_dhu"):
+    for kernel in ("fwd_h", "bwd_h", "bwd_dhu"):
         for n in (4, 1000):
             assert common.launch_config(kernel, n_programs=n, v=128, k_row_bytes=256 * 4)[2] == 1
         assert common.launch_config(kernel, n_programs=1000, v=128, k_row_bytes=128 * 4)[2] == 2
@@ -31,7 +31,7 @@ def test_state_pass_v_block_fills_the_gpu_once(monkeypatch, chains, v, config):
     # SM; V blocks of 16 take three stages (H200, session 12: fwd_h 1.5x, the backward 4% on H16-1seq;
     # bwd_dhu 6% faster at BV 64 than 32 on H16-8seqs, 128 chains)
     monkeypatch.setattr(common, "_num_sms", lambda index: 132)
-    for kernel in ("fwd_h", "bwd_dhu"):
+    for kernel in ("fwd_h", "bwd_h", "bwd_dhu"):
         assert common.launch_config(kernel, n_programs=chains, v=v, k_row_bytes=256) == config
         # fp32 states or q/k at K=128 (512-byte rows): two stages (three need 287 KB in bwd_dhu on sm_90),
         # and bwd_dhu at most 32 wide (263-271 KB at 64: OutOfResources for fp16 on the H200)

@@ -805,11 +805,13 @@ def test_gpu_overlap_side_stream_is_the_serial_result(tokens, monkeypatch):
     monkeypatch.setattr(cb, "_side_stream", lambda dev: None)
     serial = run_triton(case)
     monkeypatch.setattr(cb, "_side_stream", side)
-    for _ in range(5):
+    # both queue orders (OVERLAP_ORDER): "dhu_first" queues the recompute after dhu, waiting only for what came before
+    for order in ("rec_first", "dhu_first") * 3:
+        monkeypatch.setattr(cb, "OVERLAP_ORDER", order)
         got = run_triton(case)
         for name in serial:
-            assert torch.isfinite(got[name]).all(), name
-            assert torch.equal(got[name], serial[name]), name
+            assert torch.isfinite(got[name]).all(), (order, name)
+            assert torch.equal(got[name], serial[name]), (order, name)
 
 
 @pytest.mark.gpu
@@ -1265,6 +1267,40 @@ def test_triton_state_prefetch_and_dh_split_are_bitwise_the_same(dtype, monkeypa
         got = run()
         for i, (a, b) in enumerate(zip(got, base, strict=True)):
             assert torch.equal(a, b), (mode, split, table, i)
+
+
+def test_recompute_launch_config_is_its_own(monkeypatch, device):
+    # common.CONFIG_OVERRIDE["bwd_h"] (the backward's recompute, JAGATTN_GD_CONFIG="bwd_h=..."): only the backward's
+    # state pass takes it, the forward's keeps fwd_h's rule; the gradients are those of the default V block up to
+    # rounding (each state column is its own chain), with OVERLAP on and off
+    from jagattn.gated_delta.triton import chunk_bwd, chunk_fwd, common
+
+    case = make_case([0, 63, 1, 130], 1, 2, 32, 64, dtype=torch.float32, with_init=True, l2=True, seed=50,
+                     device=device)  # fmt: skip
+    blocks: list[int] = []
+    inner = chunk_fwd.launch
+
+    def spy(kernel, grid, *args, **kwargs):
+        if kernel is chunk_fwd._gated_delta_fwd_h_kernel:
+            blocks.append(kwargs["BV"])
+        return inner(kernel, grid, *args, **kwargs)
+
+    monkeypatch.setattr(chunk_fwd, "launch", spy)
+    for overlap in ("on", "off"):
+        monkeypatch.setattr(chunk_bwd, "OVERLAP", overlap)
+        blocks.clear()
+        base = run_triton(case)
+        assert blocks == [16, 16], blocks  # 4 chains x 2 value heads: the rule's narrowest block, both passes
+        monkeypatch.setitem(common.CONFIG_OVERRIDE, "bwd_h", (32, 4, 2))
+        blocks.clear()
+        got = run_triton(case)
+        assert blocks == [16, 32], blocks
+        common.CONFIG_OVERRIDE.pop("bwd_h")
+        for name in base:
+            # hbuf's columns are bitwise; the interpreter's fp32 dots of other widths may round another way (<= 4e-7
+            # of the max seen, in dq / dk / dg)
+            err = ((got[name] - base[name]).abs().max() / base[name].abs().max()).item()
+            assert err <= 4e-6, (overlap, name, err)
 
 
 @pytest.mark.parametrize(

@@ -773,6 +773,12 @@ DH_F16 = env_choice("JAGATTN_GD_DH_F16", ("off", "on", "all"), "off")
 # allowance off and on. "off" is the old order; "all" is the CPU test mode (fp16 states for every dtype). Read at
 # every call.
 OVERLAP = env_choice("JAGATTN_GD_OVERLAP", ("off", "on", "all"), "on")
+# Which of the two concurrent chains (OVERLAP on a GPU) is queued first. "rec_first" (default): the recompute on the
+# side stream, then dhu. Session 49's profile (round 4) shows the recompute getting the SMs: alone / beside each other
+# (ms) dhu 0.443 / 0.669 and recompute 0.467 / 0.396 on H16-8seqs, 0.646 / 0.880 and 0.642 / 0.582 on H16-ragged.
+# "dhu_first": dhu is queued first and the recompute after it; the side stream still waits only for the work before
+# dhu. NOT measured yet (prepared in session 50 without device time). Read at every call.
+OVERLAP_ORDER = env_choice("JAGATTN_GD_OVERLAP_ORDER", ("rec_first", "dhu_first"), "rec_first")
 _SIDE: dict = {}
 
 
@@ -948,9 +954,11 @@ def chunk_bwd(
         # (the side stream waits for the current one inside _state_pass, after its allocations)
         side = _side_stream(dev)
         gh = hs  # unread (dqkwg forms the gate sums)
+        deferred = [] if side is not None and OVERLAP_ORDER == "dhu_first" else None
         hbuf, vnew, _, _ = _state_pass(
             k, None if fuse_h else w, u, gc, initial_state, cu, in_dtype=v.dtype, store_final=False, rk=rk,
             fused=(v, beta, ainv) if fuse_h else None, seg=seg_n, hseg=hseg, hs=hs if h_f16 else None, stream=side,
+            stage="bwd_h", defer=deferred,
         )  # fmt: skip
     if n > 0:
         bv, warps, stages = launch_config(
@@ -1000,13 +1008,15 @@ def chunk_bwd(
         )
     del du_local
     if gsum:
+        for go in deferred or ():
+            go()  # OVERLAP_ORDER "dhu_first": the recompute queued after dhu (it waits only for the work before dhu)
         if side is not None:
             torch.cuda.current_stream(dev).wait_stream(side)
     else:  # after dhu, so it can form sum(S0 * dS) from its exact fp32 state
         hbuf, vnew, _, gh = _state_pass(
             k, None if fuse_h else w, u, gc, initial_state, cu, in_dtype=v.dtype, store_final=False, dhbuf=dhbuf,
             rk=rk, dhlo=dhlo if dh_split else None, fused=(v, beta, ainv) if fuse_h else None, seg=seg_n, hseg=hseg,
-            dh_f16=dh_f16,
+            dh_f16=dh_f16, stage="bwd_h",
         )  # fmt: skip
     if not dh_f16:  # the lo part is the recompute's only; DH_F16's scales are dqkwg's too
         del dhlo

@@ -1116,8 +1116,7 @@ def fuse_wu(stage: str, n_chains, v, k: int, k_row_bytes: int) -> bool:
     per-thread X and state tiles)."""
     if stage not in _FUSED_STAGES[FUSE_WU] or k > 128:
         return False
-    kernel = "bwd_dhu" if stage == "bwd_dhu" else "fwd_h"
-    return launch_config(kernel, n_programs=n_chains, v=v, k_row_bytes=k_row_bytes)[0] >= FUSE_MIN_BV
+    return launch_config(stage, n_programs=n_chains, v=v, k_row_bytes=k_row_bytes)[0] >= FUSE_MIN_BV
 
 
 # Whether the forward's state pass also writes the output (``FUSE_O``, ``_fused_o``): each
@@ -1218,21 +1217,30 @@ def _h_row_bytes(k, v) -> int:
     return k.shape[2] * max(k.element_size(), inter_dtype(k.dtype, "h", k.shape[0], v.shape[1]).itemsize)
 
 
-def _launch_on(stream, kernel, grid, *args, **kwargs) -> None:
+def _launch_on(stream, defer, kernel, grid, *args, **kwargs) -> None:
     """``launch`` on the current stream, or on ``stream`` after it has waited for the current stream's work so far:
     every allocation before the call included (with JAGATTN_POISON they are NaN fills on the current stream, which
-    the side stream must not overtake; session 49: waiting before them raced, 3 gpu tests failed at random)."""
+    the side stream must not overtake; session 49: waiting before them raced, 3 gpu tests failed at random). With
+    ``defer`` (a list) the launch on ``stream`` is appended to it as a callable instead: the wait is recorded now, so
+    current-stream work the caller queues before making the call does not hold it back."""
     if stream is None:
         launch(kernel, grid, *args, **kwargs)
         return
     stream.wait_stream(torch.cuda.current_stream(stream.device))
-    with torch.cuda.stream(stream):
-        launch(kernel, grid, *args, **kwargs)
+
+    def go():
+        with torch.cuda.stream(stream):
+            launch(kernel, grid, *args, **kwargs)
+
+    if defer is None:
+        go()
+    else:
+        defer.append(go)
 
 
 def _state_pass(
     k, w, u, gc, initial_state, cu, *, in_dtype, store_final: bool, dhbuf=None, rk=None, dhlo=None, dh_f16=False,
-    fused=None, out=None, seg: int = 0, hseg=None, hs=None, stream=None,
+    fused=None, out=None, seg: int = 0, hseg=None, hs=None, stream=None, stage: str = "fwd_h", defer=None,
 ):  # fmt: skip
     """The state pass (``_gated_delta_fwd_h_kernel``) over ``w``, ``u`` from ``_prepare``, or with ``fused =
     (v, beta, T^-1)`` and ``w = u = None`` forming v_new from T per chunk itself (``FUSE_WU``). ``out = (q, rq, o,
@@ -1248,7 +1256,10 @@ def _state_pass(
     ``chunk_bwd.OVERLAP``): the per-chunk states go to an fp16 ``hbuf`` as quotients by a power-of-two scale per
     16 elements of a row, the scales to ``hs`` (``common._pow2_groups16``). ``stream`` (a CUDA stream): the
     buffers are allocated on the current stream, ``stream`` waits for the current stream's work so far (those
-    allocations included) and the pass is launched on it; the caller joins it.
+    allocations included) and the pass is launched on it; the caller joins it. ``defer`` (a list, with ``stream``):
+    the wait happens here but the launch is appended to ``defer`` as a callable, for the caller to make after its
+    own launches on the current stream (``chunk_bwd.OVERLAP_ORDER``). ``stage``: ``"bwd_h"`` for the backward's
+    recompute (its ``launch_config`` name: the rule of ``"fwd_h"``, a config override of its own).
     Returns ``(hbuf, vnew, final, gh)`` or ``(hbuf, vnew, final, gh, hseg)``."""
     t, h, dk = k.shape
     if fused is not None:
@@ -1292,13 +1303,14 @@ def _state_pass(
     chains = state_pass_chains(t, n, seg, seg_mode == 2)
     if n > 0:
         row_bytes = _h_row_bytes(k, u if fused is None else fused[0])
-        bv, warps, stages = launch_config("fwd_h", n_programs=chains * hv, v=dv, k_row_bytes=row_bytes)
+        bv, warps, stages = launch_config(stage, n_programs=chains * hv, v=dv, k_row_bytes=row_bytes)
         o_stages = stages
         if out is not None:
             # the fused output's (BV, warps, stages); the long sequences' loop keeps ``stages``
             bv, warps, o_stages = launch_config("fwd_h_o", n_programs=n * hv, v=dv, k_row_bytes=row_bytes)
         _launch_on(
             stream,
+            defer,
             _gated_delta_fwd_h_kernel,
             (triton.cdiv(dv, bv), chains * hv),
             k,

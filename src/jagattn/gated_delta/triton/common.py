@@ -308,6 +308,10 @@ CANDIDATES = {
     # (4 warps, Triton's default 3 stages: the launch before session 8). Not offered: BC < 64 at 4 warps
     # (with WU_LOWP, T cast to bf16 is the left operand: the Triton 3.6 miscompile pattern above).
     "fwd_wu": [(64, 4, 3)] + [(bc, w, s) for bc in (64, 128) for w in (4, 8) for s in (1, 2)] + [(32, 8, 2)],
+    # the backward's recompute (chunk_fwd._state_pass with stage "bwd_h"): fwd_h's kernel and rule, a name of its own so
+    # that a device sweep can set it apart from the forward's pass (with chunk_bwd.OVERLAP it shares the GPU with dhu)
+    "bwd_h": [(bv, w, s) for bv in (16, 32, 64) for w in (4, 8) for s in (1, 2)]
+    + [(32, 4, 3), (32, 4, 4), (64, 4, 3), (32, 2, 2), (32, 2, 3), (64, 2, 3)],
     "bwd_dhu": [(bv, w, s) for bv in (16, 32, 64) for w in (4, 8) for s in (1, 2)]
     + [(32, 4, 3), (32, 4, 4), (64, 4, 3), (32, 2, 2), (32, 2, 3), (64, 2, 3)],
     "fwd_recurrent": [(bv, w, 1) for bv in (16, 32, 64) for w in (4, 8)],
@@ -451,7 +455,7 @@ def launch_config(
         return CANDIDATES[kernel][0]
     if kernel == "fwd_recurrent":
         return (min(32, max(16, triton.next_power_of_2(v))), 4, 1)
-    if kernel in ("fwd_h", "bwd_dhu"):
+    if kernel in ("fwd_h", "bwd_h", "bwd_dhu"):
         # the widest V block that fills the GPU once: fwd_h BV 64 is 22% faster than 32 on H16 8 x 4096
         # (128 (sequence, head) chains; H200, session 5); bwd_dhu (with the fused local dv since session
         # 9) 6% faster at 64 than 32 there (session 12, benchmarks/gd_state_pass_probe.py; it kept the
