@@ -73,7 +73,8 @@ def compile_launch(fn, args, kwargs):
 
 def _compile_instead_of_launch(self, *args, grid, warmup, **kwargs):
     compiled, consts, opts = compile_launch(self, args, kwargs)
-    SEEN[f"{self.fn.__name__} {opts}"] = _usage(compiled.asm["cubin"])
+    # dynamic shared memory (what bounds the programs per SM of the tiled kernels; the cubin's SHARED is the static part)
+    SEEN[f"{self.fn.__name__} {opts}"] = f"{_usage(compiled.asm['cubin'])} DYN:{compiled.metadata.shared}"
     if DUMP:  # the kernel's TTGIR and PTX, and a count of the lines that tell layout shuffles and loads apart
         base = os.path.join(DUMP, self.fn.__name__)
         for ext in ("ttgir", "ptx"):
@@ -113,6 +114,10 @@ def main() -> None:
     ap.add_argument("--no-l2n", action="store_true")
     ap.add_argument("--gluon", action="store_true")
     ap.add_argument("--dump", default="", help="write each gated delta kernel's TTGIR and PTX to this folder")
+    ap.add_argument(
+        "--lengths", default="4000,100,12284",
+        help="sequence lengths (the launch rules follow the sequence count: e.g. 8 x 4096 for H16-8seqs)",
+    )  # fmt: skip
     args = ap.parse_args()
     global DUMP
     DUMP = args.dump
@@ -129,8 +134,9 @@ def main() -> None:
     torch.manual_seed(0)
     h = hv = 16
     dk = dv = 128
-    cu = torch.tensor([0, 4000, 4100, 16384], dtype=torch.int32)  # past the bf16 precise path's 65536 token-heads
-    t = 16384
+    lengths = [int(x) for x in args.lengths.split(",")]
+    cu = torch.tensor([0, *torch.tensor(lengths).cumsum(0).tolist()], dtype=torch.int32)
+    t = int(cu[-1])  # past the bf16 precise path's 65536 token-heads (16 heads: 4096 tokens or more)
     bf = torch.bfloat16
     q, k = torch.randn(t, h, dk, dtype=bf), torch.randn(t, h, dk, dtype=bf)
     v, do = torch.randn(t, hv, dv, dtype=bf), torch.randn(t, hv, dv, dtype=bf)

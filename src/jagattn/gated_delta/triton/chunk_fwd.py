@@ -791,6 +791,8 @@ def _gated_delta_fwd_h_kernel(
     SEG_MODE: tl.constexpr = 0,
     HS=None,
     H_F16: tl.constexpr = False,
+    ORD=None,
+    SEQ_ORDER: tl.constexpr = False,
 ):
     """The sequential state pass over the chunks of one (sequence, value head, V block): stores each
     chunk's starting state (HBUF) and ``v_new = U~ - W S`` (VNEW), steps ``S``; the final state (HT),
@@ -831,6 +833,8 @@ def _gated_delta_fwd_h_kernel(
         )  # fmt: skip
     else:
         i_n = i_nh // HV
+        if SEQ_ORDER:  # chunk_bwd.LONGEST_FIRST: the program rows take the sequences longest first
+            i_n = tl.load(ORD + i_n)
         bos = tl.load(CU + i_n).to(tl.int32)
         eos = tl.load(CU + i_n + 1).to(tl.int32)
         if FUSE_O:
@@ -1240,7 +1244,7 @@ def _launch_on(stream, defer, kernel, grid, *args, **kwargs) -> None:
 
 def _state_pass(
     k, w, u, gc, initial_state, cu, *, in_dtype, store_final: bool, dhbuf=None, rk=None, dhlo=None, dh_f16=False,
-    fused=None, out=None, seg: int = 0, hseg=None, hs=None, stream=None, stage: str = "fwd_h", defer=None,
+    fused=None, out=None, seg: int = 0, hseg=None, hs=None, stream=None, stage: str = "fwd_h", defer=None, order=None,
 ):  # fmt: skip
     """The state pass (``_gated_delta_fwd_h_kernel``) over ``w``, ``u`` from ``_prepare``, or with ``fused =
     (v, beta, T^-1)`` and ``w = u = None`` forming v_new from T per chunk itself (``FUSE_WU``). ``out = (q, rq, o,
@@ -1259,7 +1263,8 @@ def _state_pass(
     allocations included) and the pass is launched on it; the caller joins it. ``defer`` (a list, with ``stream``):
     the wait happens here but the launch is appended to ``defer`` as a callable, for the caller to make after its
     own launches on the current stream (``chunk_bwd.OVERLAP_ORDER``). ``stage``: ``"bwd_h"`` for the backward's
-    recompute (its ``launch_config`` name: the rule of ``"fwd_h"``, a config override of its own).
+    recompute (its ``launch_config`` name: the rule of ``"fwd_h"``, a config override of its own). ``order`` (int32
+    ``[N]``, a permutation of the sequences; not with segment chains): program row ``i`` runs sequence ``order[i]``.
     Returns ``(hbuf, vnew, final, gh)`` or ``(hbuf, vnew, final, gh, hseg)``."""
     t, h, dk = k.shape
     if fused is not None:
@@ -1364,6 +1369,8 @@ def _state_pass(
             SEG_MODE=seg_mode,
             HS=hs if h_f16 else gc,
             H_F16=h_f16,
+            ORD=order if order is not None else gc,
+            SEQ_ORDER=order is not None and seg_mode != 2,
             num_warps=warps,
             num_stages=stages,
         )
