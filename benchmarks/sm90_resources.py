@@ -10,9 +10,10 @@ device's version into a folder of its own and put it first on the path::
     PYTHONPATH=/tmp/t36lib:src TRITON_CACHE_DIR=/tmp/t36cache python benchmarks/sm90_resources.py
 
 ``--gluon``: the Gluon backward kernels of attention and HSTU instead (their ``compile_sm90`` entry points, bf16,
-head dims 128, default mask flags). Gated delta shapes: bf16, H = HV = 16, K = V = 128, three sequences of 16384
-tokens in all (the speed path); k's l2norm backward in the WY kernel (the keep-copies
-path) unless ``--no-l2n``; T recomputed (no kept T), so the solve and w/u kernels are the no-keep path's.
+head dims 128, default mask flags). Gated delta shapes: bf16, H = HV = 16, K = V = 128 (the speed path), sequences of
+``--lengths`` (default three, 16384 tokens in all; the launch rules follow the sequence count, e.g. FUSE_DV is on from
+66 chains); k's l2norm backward in the WY kernel (the keep-copies path) unless ``--no-l2n``; T recomputed (no kept
+T), so the solve and w/u kernels are the no-keep path's.
 """
 
 from __future__ import annotations

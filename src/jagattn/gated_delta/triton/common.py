@@ -291,11 +291,14 @@ DEEP_K_ROW_BYTES = 256
 # off) in fwd_o and an illegal memory access in bwd_dv_local, at K=64 and 128; at K=32 the outputs
 # were off in a few elements by a bf16 rounding step. The same configs at 8 warps were bitwise equal
 # to the default (sweep and probes of 2026-11-21). This is what the earlier per-config sweep hit.
+# (BV, num_warps, num_stages) offered to the three state passes (fwd_h, bwd_h, bwd_dhu)
+_STATE_PASS_CONFIGS = [(bv, w, s) for bv in (16, 32, 64) for w in (4, 8) for s in (1, 2)] + [
+    (32, 4, 3), (32, 4, 4), (64, 4, 3), (32, 2, 2), (32, 2, 3), (64, 2, 3),
+]  # fmt: skip
 CANDIDATES = {
     # the sequential passes: the launcher picks BV from the program count at 4 warps and 2 stages; the
     # deeper pipelines and 2 warps (session 5) are for the device sweep
-    "fwd_h": [(bv, w, s) for bv in (16, 32, 64) for w in (4, 8) for s in (1, 2)]
-    + [(32, 4, 3), (32, 4, 4), (64, 4, 3), (32, 2, 2), (32, 2, 3), (64, 2, 3)],
+    "fwd_h": _STATE_PASS_CONFIGS,
     # the forward's state pass writing o itself (chunk_fwd.FUSE_O): (BV, warps, stages of the fused loop; the
     # unfused loop of the same launch keeps fwd_h's stages), V blocks of 64 only. One stage first: H200 (session
     # 23 round 1, H16-8seqs forward) 0.777 ms at (64, 4, 1) against 1.238 at two stages (124 KB of shared memory:
@@ -310,10 +313,8 @@ CANDIDATES = {
     "fwd_wu": [(64, 4, 3)] + [(bc, w, s) for bc in (64, 128) for w in (4, 8) for s in (1, 2)] + [(32, 8, 2)],
     # the backward's recompute (chunk_fwd._state_pass with stage "bwd_h"): fwd_h's kernel and rule, a name of its own so
     # that a device sweep can set it apart from the forward's pass (with chunk_bwd.OVERLAP it shares the GPU with dhu)
-    "bwd_h": [(bv, w, s) for bv in (16, 32, 64) for w in (4, 8) for s in (1, 2)]
-    + [(32, 4, 3), (32, 4, 4), (64, 4, 3), (32, 2, 2), (32, 2, 3), (64, 2, 3)],
-    "bwd_dhu": [(bv, w, s) for bv in (16, 32, 64) for w in (4, 8) for s in (1, 2)]
-    + [(32, 4, 3), (32, 4, 4), (64, 4, 3), (32, 2, 2), (32, 2, 3), (64, 2, 3)],
+    "bwd_h": _STATE_PASS_CONFIGS,
+    "bwd_dhu": _STATE_PASS_CONFIGS,
     "fwd_recurrent": [(bv, w, 1) for bv in (16, 32, 64) for w in (4, 8)],
     # (inverse by powers instead of forward substitution, num_warps, unused)
     "fwd_kkt_solve": [(p, w, 1) for p in (0, 1) for w in (1, 2, 4)],
