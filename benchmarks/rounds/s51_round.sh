@@ -1,0 +1,28 @@
+# Session 51: (fuzz) a GPU fuzz of the SPEC rule with the code as it stands (OVERLAP on by default since session 50;
+# the last gated delta GPU fuzz was session 36's, HSTU's session 42's): five processes at once sharing the GPU (the
+# fp64 references are host-bound), fresh seeds 51000+. (longest) chunk_bwd.LONGEST_FIRST off/on with OVERLAP_ORDER
+# dhu_first on the five suite rows (session 51 round 3 saw ragged -0.04 ms, 8seqs +0.02).
+# Call: JAGATTN_GIT_SHA=<sha> bash benchmarks/rounds/s51_round.sh [fuzz|longest]
+export OUT=${OUT:-$PWD/.device-out} JAGATTN_AUTOTUNE=0
+source benchmarks/device_round_env.sh
+if [ "${1:-fuzz}" = fuzz ]; then
+  run() { PYTHONPATH=src timeout 330 python3 benchmarks/fuzz_spec_rule.py --device cuda --isolate --cases 400 \
+      --time-budget 280 "$@"; }
+  run --op gated_delta --scale 4 --first-seed 51000 --dtype bf16 > $OUT/fuzz_gd_bf16.log 2>&1 &
+  run --op gated_delta --scale 4 --first-seed 51500 > $OUT/fuzz_gd.log 2>&1 &
+  run --op gated_delta_gk --scale 4 --first-seed 51000 > $OUT/fuzz_gk.log 2>&1 &
+  run --op hstu --scale 16 --first-seed 51000 > $OUT/fuzz_hstu.log 2>&1 &
+  run --op attention --scale 4 --first-seed 51000 > $OUT/fuzz_attention.log 2>&1 &
+  wait
+  for f in gd_bf16 gd gk hstu attention; do echo "== $f"; grep -v Warn $OUT/fuzz_$f.log | grep -v "^CASE" \
+      | tail -8 | cut -c1-500; done
+  echo "fuzz elapsed $((SECONDS - T0)) s"
+fi
+if [ "${1:-fuzz}" = longest ]; then
+  mkdir -p $OUT/longest
+  JAGATTN_GD_OVERLAP_ORDER=dhu_first PYTHONPATH=src timeout 400 python3 benchmarks/gd_switch_ab.py \
+      --switch jagattn.gated_delta.triton.chunk_bwd:LONGEST_FIRST=off,on \
+      --rows H16-ragged,H16-8seqs,H16-64seqs,H32-8seqs,H16-1seq --repeats 3 --out $OUT/longest 2>&1 \
+      | tee $OUT/longest.txt | grep -E "^H|fwd [0-9]" | tail -40
+  echo "longest rc=$? elapsed $((SECONDS - T0)) s"
+fi
