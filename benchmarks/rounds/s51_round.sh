@@ -26,3 +26,16 @@ if [ "${1:-fuzz}" = longest ]; then
       | tee $OUT/longest.txt | grep -E "^H|fwd [0-9]" | tail -40
   echo "longest rc=$? elapsed $((SECONDS - T0)) s"
 fi
+if [ "${1:-fuzz}" = pipe ]; then
+  # chunk_fwd.PIPE (the pipelined forward of few long chains): pieces off / 4 / 8 / 16 on H16-1seq (the only suite
+  # row in its regime), then the gpu tests that run it ("auto" pipelines the production tests' few-head batches)
+  mkdir -p $OUT/pipe
+  PYTHONPATH=src timeout 240 python3 benchmarks/gd_switch_ab.py \
+      --switch jagattn.gated_delta.triton.chunk_fwd:PIPE=off,4,8,16 \
+      --rows H16-1seq --repeats 3 --out $OUT/pipe 2>&1 | tee $OUT/pipe.txt | grep -v "^        0\.0" | tail -60
+  echo "pipe ab rc=$? elapsed $((SECONDS - T0)) s"
+  JAGATTN_POISON=1 PYTHONPATH=src timeout $((590 - (SECONDS - T0))) python3 -m pytest -q -p no:cacheprovider -n 4 \
+      tests/test_gated_delta_triton.py -m gpu -k "pipe_streams or production or slow_gates or opcheck or compile" \
+      2>&1 | tee $OUT/pipe_tests.txt | grep -E "passed|failed|FAILED|Error" | tail -15
+  echo "pipe tests rc=$? elapsed $((SECONDS - T0)) s"
+fi
