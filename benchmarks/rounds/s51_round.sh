@@ -39,3 +39,12 @@ if [ "${1:-fuzz}" = pipe ]; then
       2>&1 | tee $OUT/pipe_tests.txt | grep -E "passed|failed|FAILED|Error" | tail -15
   echo "pipe tests rc=$? elapsed $((SECONDS - T0)) s"
 fi
+if [ "${1:-fuzz}" = pipefast ]; then
+  # round 6 showed the pipelined forward host-bound (P 4: fwd 1.32 -> 2.0 ms while its kernels sum as before): the
+  # same A/B with the fast launch path (JAGATTN_FAST_LAUNCH=1) for both sides, 2 / 3 / 4 pieces
+  mkdir -p $OUT/pipefast
+  JAGATTN_FAST_LAUNCH=1 PYTHONPATH=src timeout 240 python3 benchmarks/gd_switch_ab.py \
+      --switch jagattn.gated_delta.triton.chunk_fwd:PIPE=off,2,3,4,8 \
+      --rows H16-1seq --repeats 3 --out $OUT/pipefast 2>&1 | tee $OUT/pipefast.txt | grep -E "^H|fwd [0-9]" | tail -30
+  echo "pipefast rc=$? elapsed $((SECONDS - T0)) s"
+fi
