@@ -48,3 +48,8 @@ if [ "${1:-fuzz}" = pipefast ]; then
       --rows H16-1seq --repeats 3 --out $OUT/pipefast 2>&1 | tee $OUT/pipefast.txt | grep -E "^H|fwd [0-9]" | tail -30
   echo "pipefast rc=$? elapsed $((SECONDS - T0)) s"
 fi
+if [ "${1:-fuzz}" = pipegraph ]; then
+  PYTHONPATH=src timeout 300 python3 benchmarks/gd_pipe_graph.py --pieces off,2,4,8 2>&1 | tee $OUT/pipegraph.txt \
+      | grep -v Warn | tail -12
+  echo "pipegraph rc=$? elapsed $((SECONDS - T0)) s"
+fi
