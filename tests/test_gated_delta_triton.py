@@ -817,38 +817,6 @@ def test_gpu_overlap_side_stream_is_the_serial_result(tokens, monkeypatch):
 
 
 @pytest.mark.gpu
-def test_gpu_pipe_streams_are_the_unpiped_result(monkeypatch):
-    # chunk_fwd.PIPE: the pipelined forward (solve and w/u on one side stream, the state pass by pieces on the current
-    # one, each piece's output on a second side stream) gives bitwise the unpiped forward's outputs and gradients, every
-    # time, under the suite's JAGATTN_POISON. 2 heads with a 20000-token sequence: the starved regime "auto" pipelines
-    # (8 pieces of ~43 slots); 16 pieces cut the short sequences too. The spy checks the pieces ran on the side streams
-    from jagattn.gated_delta.triton import chunk_fwd as cf
-
-    case = make_case([0, 1, 63, 65, 130, 1000, 20000], 2, 2, 128, 128, dtype=torch.bfloat16, with_init=True,
-                     l2=True, seed=51, device="cuda")  # fmt: skip
-    monkeypatch.setattr(cf, "PIPE", "off")
-    base = run_triton(case)
-    streams: list[int] = []
-    inner = cf.launch
-
-    def spy(kernel, grid, *args, **kwargs):
-        if kernel is cf._gated_delta_fwd_o_kernel:
-            streams.append(torch.cuda.current_stream().cuda_stream)
-        return inner(kernel, grid, *args, **kwargs)
-
-    monkeypatch.setattr(cf, "launch", spy)
-    for pipe in ("auto", "16", "auto"):
-        monkeypatch.setattr(cf, "PIPE", pipe)
-        streams.clear()
-        got = run_triton(case)
-        assert len(streams) == (8 if pipe == "auto" else 16), (pipe, len(streams))
-        assert torch.cuda.current_stream().cuda_stream not in streams, pipe
-        for name in base:
-            assert torch.isfinite(got[name]).all(), (pipe, name)
-            assert torch.equal(got[name], base[name]), (pipe, name)
-
-
-@pytest.mark.gpu
 def test_gpu_every_launch_config_same_result():
     # Every candidate launch config must give the default config's result up to rounding: its error
     # against the fp32 reference at most 1.5x the default's (a race or a config-dependent mask shows
@@ -1338,44 +1306,6 @@ def test_longest_first_is_bitwise_the_sequence_order(monkeypatch, device):
         ], seen  # fmt: skip
         for name in base:
             assert torch.equal(got[name], base[name]), (overlap, name)
-
-
-def test_pipe_pieces_are_bitwise_the_whole_pass(monkeypatch, device):
-    # chunk_fwd.PIPE (the pipelined forward of few long chains): the solve, w/u, the state pass and the output kernel
-    # run over slot ranges, the chains carry their fp32 state from piece to piece through the final-state buffer. The
-    # same products on the same operands: every output and gradient bitwise the unpiped forward's, with pieces that
-    # cut through sequences, hold only empty ones or one slot each (13 slots here), with and without the segment
-    # states the backward's recompute starts from. The spy checks the pieces really ran
-    from jagattn.gated_delta.triton import chunk_fwd
-
-    case = make_case([65, 0, 130, 1, 63, 130, 0], 1, 2, 32, 48, dtype=torch.float32, with_init=True, l2=True, seed=52,
-                     device=device)  # fmt: skip
-    seen: list[tuple[str, object]] = []
-    inner = chunk_fwd.launch
-
-    def spy(kernel, grid, *args, **kwargs):
-        name = kernel.fn.__name__
-        if name == "_gated_delta_fwd_h_kernel" and kwargs.get("PIECE"):
-            seen.append((name, (kwargs["slot_lo"], kwargs["slot_hi"])))
-        elif name in ("_gated_delta_fwd_o_kernel", "_gated_delta_fwd_kkt_solve16_kernel"):
-            seen.append((name, grid[0]))
-        return inner(kernel, grid, *args, **kwargs)
-
-    monkeypatch.setattr(chunk_fwd, "launch", spy)
-    for seg in ("2",):  # segment states stored across pieces (the backward's recompute starts from them)
-        monkeypatch.setattr(chunk_fwd, "SEG", seg)
-        monkeypatch.setattr(chunk_fwd, "PIPE", "off")
-        base = run_triton(case)
-        for pieces, want in (("3", [(0, 4), (4, 8), (8, 13)]), ("16", [(i, i + 1) for i in range(13)])):
-            monkeypatch.setattr(chunk_fwd, "PIPE", pieces)
-            seen.clear()
-            got = run_triton(case)
-            ranges = [r for name, r in seen if name == "_gated_delta_fwd_h_kernel"]
-            assert ranges == want, (seg, pieces, ranges)
-            for kern in ("_gated_delta_fwd_o_kernel", "_gated_delta_fwd_kkt_solve16_kernel"):
-                assert [r for name, r in seen if name == kern] == [hi - lo for lo, hi in want], (kern, seen)
-            for name in base:
-                assert torch.equal(got[name], base[name]), (seg, pieces, name)
 
 
 def test_recompute_launch_config_is_its_own(monkeypatch, device):

@@ -2,7 +2,9 @@
 # the last gated delta GPU fuzz was session 36's, HSTU's session 42's): five processes at once sharing the GPU (the
 # fp64 references are host-bound), fresh seeds 51000+. (longest) chunk_bwd.LONGEST_FIRST off/on with OVERLAP_ORDER
 # dhu_first on the five suite rows (session 51 round 3 saw ragged -0.04 ms, 8seqs +0.02).
-# Call: JAGATTN_GIT_SHA=<sha> bash benchmarks/rounds/s51_round.sh [fuzz|longest]
+# (pipe, pipefast, pipegraph) chunk_fwd.PIPE, the pipelined forward of few long chains: slower, reverted; these modes
+# need benchmarks/rounds/s51_pipe.diff applied (git apply), which also restores benchmarks/gd_pipe_graph.py.
+# Call: JAGATTN_GIT_SHA=<sha> bash benchmarks/rounds/s51_round.sh [fuzz|longest|pipe|pipefast|pipegraph]
 export OUT=${OUT:-$PWD/.device-out} JAGATTN_AUTOTUNE=0
 source benchmarks/device_round_env.sh
 if [ "${1:-fuzz}" = fuzz ]; then

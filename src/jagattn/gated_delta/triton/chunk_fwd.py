@@ -26,7 +26,7 @@ import triton.language as tl
 
 from ..._core.alloc import new_empty
 from ..._core.env import env_choice
-from ..._core.launch import _tracing, launch
+from ..._core.launch import launch
 from .common import (
     BT,
     DEEP_K_ROW_BYTES,
@@ -246,7 +246,6 @@ def _gated_delta_fwd_kkt_solve16_kernel(
     AINV,
     CU,
     N,
-    slot_off,
     H: tl.constexpr,
     HV: tl.constexpr,
     K: tl.constexpr,
@@ -265,9 +264,8 @@ def _gated_delta_fwd_kkt_solve16_kernel(
 
     Nothing else is live: the four 16-row key blocks (bf16) and the 16x16 blocks of A and T. ``NORM_OUT``
     (``chunk_fwd(norm_k_out=...)``): K_ is the raw k, L2-normalised here (``_load_k16_norm``) and written to KN
-    with its factors in RKO by the first value head of each group: no separate l2norm launch for k. ``slot_off``: the
-    first slot of the grid (``PIPE``'s pieces; 0 otherwise)."""
-    i_s = tl.program_id(0) + slot_off
+    with its factors in RKO by the first value head of each group: no separate l2norm launch for k."""
+    i_s = tl.program_id(0)
     i_hv = tl.program_id(1)
     i_n, i_t = _seq_of_slot(CU, i_s, N, BT)
     bos = tl.load(CU + i_n).to(tl.int32)
@@ -443,7 +441,6 @@ def _gated_delta_fwd_wu_loop_kernel(
     U,
     CU,
     N,
-    slot_off,
     H: tl.constexpr,
     HV: tl.constexpr,
     K: tl.constexpr,
@@ -461,9 +458,8 @@ def _gated_delta_fwd_wu_loop_kernel(
     once and applied to ``[BT, BC]`` column tiles in turn (same products as the tiled kernel).
 
     ``LOWP_W`` / ``LOWP_U`` (bf16 inputs only, ``WU_LOWP``; W by default): that product takes T and its
-    right operand rounded to the input dtype (bf16 tensor cores, as FLA) instead of tf32 with fp32 T. ``slot_off``: the
-    first slot of the grid (``PIPE``'s pieces; 0 otherwise)."""
-    i_s = tl.program_id(0) + slot_off
+    right operand rounded to the input dtype (bf16 tensor cores, as FLA) instead of tf32 with fp32 T."""
+    i_s = tl.program_id(0)
     i_hv = tl.program_id(1)
     i_n, i_t = _seq_of_slot(CU, i_s, N, BT)
     bos = tl.load(CU + i_n).to(tl.int32)
@@ -585,25 +581,15 @@ def _h_chain(
     COMPUTE_GH: tl.constexpr, DOT_PREC: tl.constexpr, KEEP: tl.constexpr, EXACT_EXP: tl.constexpr,
     NORM: tl.constexpr, PREFETCH: tl.constexpr, DH_SPLIT: tl.constexpr, FUSE_WU: tl.constexpr, WU_PREC: tl.constexpr,
     WITH_O: tl.constexpr, O_PREC: tl.constexpr, O_KEEP: tl.constexpr, LOOP_STAGES: tl.constexpr, HSEG, i_state,
-    SEG: tl.constexpr, SEG_STORE: tl.constexpr, HS, H_F16: tl.constexpr, slot_lo=0, slot_hi=0, PIECE: tl.constexpr = False,
+    SEG: tl.constexpr, SEG_STORE: tl.constexpr, HS, H_F16: tl.constexpr,
 ):  # fmt: skip
     """The chain of ``_gated_delta_fwd_h_kernel`` over the chunks of rows ``[bos, eos)`` of sequence ``i_n`` (the
     whole sequence, or one segment of it), value head, V block: the initial state (H0 at state index ``i_state``),
     the chunk loop, the final state. ``WITH_O``: each step forms the chunk's output (``FUSE_O``) instead of storing
     its state and v_new. ``LOOP_STAGES``: the loop's software-pipeline depth. ``SEG_STORE``: the fp32 state
-    entering every ``SEG``-th chunk goes to HSEG at its segment slot (``seg_chunks``). ``PIECE`` (``PIPE``): only the
-    chunks whose slots lie in ``[slot_lo, slot_hi)``; the chain starts from the state HT holds unless its first chunk
-    is the sequence's first, and always leaves its state in HT (the next piece's start, or the final state)."""
+    entering every ``SEG``-th chunk goes to HSEG at its segment slot (``seg_chunks``)."""
     n_chunks = tl.cdiv(eos - bos, BT)
     slot0 = bos // BT + i_n
-    if PIECE:
-        c_lo = tl.minimum(tl.maximum(slot_lo - slot0, 0), n_chunks)
-        c_hi = tl.minimum(tl.maximum(slot_hi - slot0, 0), n_chunks)
-        r_lo = bos + c_lo * BT  # the first row this piece runs
-    else:
-        c_lo = 0
-        c_hi = n_chunks
-        r_lo = bos
     o_k = tl.arange(0, BK)
     o_v = i_v * BV + tl.arange(0, BV)
     m_k = o_k < K
@@ -617,19 +603,16 @@ def _h_chain(
         b_h = tl.load(H0 + p_state + o_kv, mask=m_kv, other=0.0).to(tl.float32)
     else:
         b_h = tl.zeros([BK, BV], dtype=tl.float32)
-    if PIECE:  # a later piece of the sequence: the state the piece before left in HT
-        m_carry = (o_k[:, None] < tl.where(c_lo > 0, K, 0)) & m_v[None, :]
-        b_h = tl.where(c_lo > 0, tl.load(HT + p_state + o_kv, mask=m_carry, other=0.0), b_h)
     dt = W.dtype.element_ty
     o_t0 = tl.arange(0, BT)
     if PREFETCH:
         # the loads that feed no dot directly (the gates, and dS for the gate sums) are issued one chunk
         # ahead: the pipeliner only prefetches dot operands, so these stalled every step of the chain
         # (an empty sequence loads nothing: its last row eos - 1 belongs to another sequence, or is -1)
-        m_t0 = (r_lo + o_t0) < eos
-        b_g_nx = tl.load(GC + (r_lo + o_t0).to(tl.int64) * HV + i_hv, mask=m_t0, other=0.0)
+        m_t0 = (bos + o_t0) < eos
+        b_g_nx = tl.load(GC + (bos + o_t0).to(tl.int64) * HV + i_hv, mask=m_t0, other=0.0)
         g_last_nx = tl.load(
-            GC + (tl.minimum(r_lo + BT, eos) - 1).to(tl.int64) * HV + i_hv, mask=eos > r_lo, other=0.0
+            GC + (tl.minimum(bos + BT, eos) - 1).to(tl.int64) * HV + i_hv, mask=eos > bos, other=0.0
         )
         if COMPUTE_GH:
             m_dh0 = (o_k[:, None] < tl.where(n_chunks > 0, K, 0)) & m_v[None, :]
@@ -638,7 +621,7 @@ def _h_chain(
                 DHBUF, DHLO, p_dh0 + o_kv, m_dh0, DH_SPLIT, p_dh0, o_k, i_v * BV, o_k < tl.where(n_chunks > 0, K, 0),
                 V, BK, BV,
             )  # fmt: skip
-    for i_t in tl.range(c_lo, c_hi, num_stages=LOOP_STAGES):
+    for i_t in tl.range(0, n_chunks, num_stages=LOOP_STAGES):
         row0 = bos + i_t * BT
         rows = (row0 + o_t0).to(tl.int64)
         m_t = (row0 + o_t0) < eos
@@ -751,7 +734,7 @@ def _h_chain(
         b_h = b_h * _exp(g_last, EXACT_EXP) + tl.dot(
             tl.trans(_c(b_k, dt, DOT_PREC, KEEP)), _c(b_vd, dt, DOT_PREC, KEEP), input_precision=DOT_PREC
         )
-    if STORE_FINAL_STATE or PIECE:
+    if STORE_FINAL_STATE:
         tl.store(HT + p_state + o_kv, b_h, mask=m_kv)
 
 
@@ -810,9 +793,6 @@ def _gated_delta_fwd_h_kernel(
     H_F16: tl.constexpr = False,
     ORD=None,
     SEQ_ORDER: tl.constexpr = False,
-    slot_lo=0,
-    slot_hi=0,
-    PIECE: tl.constexpr = False,
 ):
     """The sequential state pass over the chunks of one (sequence, value head, V block): stores each
     chunk's starting state (HBUF) and ``v_new = U~ - W S`` (VNEW), steps ``S``; the final state (HT),
@@ -832,11 +812,7 @@ def _gated_delta_fwd_h_kernel(
     Segments of ``SEG`` chunks (``seg_chunks``): ``SEG_MODE == 1`` (the forward) also stores the fp32 state
     entering each segment in HSEG ``[segment slots, HV, K, V]``; ``SEG_MODE == 2`` (the backward's recompute)
     runs one program per (segment slot, value head, V block) instead of per sequence, each starting from the
-    forward's stored state: the same chain, cut into independent pieces.
-
-    ``PIECE`` (``PIPE``, the forward without ``FUSE_O`` / ``SEG_MODE == 2``): one of several launches in slot order,
-    each running the chunks whose slots lie in ``[slot_lo, slot_hi)``; a sequence's chain carries its fp32 state from
-    one launch to the next through HT (``_h_chain``). Sequences with no slot in the range return at once."""
+    forward's stored state: the same chain, cut into independent pieces."""
     scale = tl.cast(scale, tl.float32)  # Inductor passes Python floats as fp64 scalars
     i_v = tl.program_id(0)
     i_nh = tl.program_id(1)
@@ -881,17 +857,6 @@ def _gated_delta_fwd_h_kernel(
                     KEEP, EXACT_EXP, NORM, PREFETCH, DH_SPLIT, FUSE_WU, WU_PREC, False, O_PREC, O_KEEP, STAGES, HSEG,
                     i_n, SEG, SEG_MODE == 1, HS, H_F16,
                 )  # fmt: skip
-        elif PIECE:
-            # the sequence's slots [slot0, slot0 + max(chunks, 1)) (an empty one owns one slot, where it passes its
-            # initial state on) against the piece's
-            slot0 = bos // BT + i_n
-            if slot0 < slot_hi and slot0 + tl.maximum(tl.cdiv(eos - bos, BT), 1) > slot_lo:
-                _h_chain(
-                    K_, RK, W, U, V_, BETA, AINV, GC, H0, HT, HBUF, VNEW, DHBUF, DHLO, GH, Q, RQ, O, bos, eos, i_n, i_v,
-                    i_hv, i_h, scale, H, HV, K, V, BT, BK, BV, NG, USE_INITIAL_STATE, STORE_FINAL_STATE, COMPUTE_GH,
-                    DOT_PREC, KEEP, EXACT_EXP, NORM, PREFETCH, DH_SPLIT, FUSE_WU, WU_PREC, False, O_PREC, O_KEEP, STAGES,
-                    HSEG, i_n, SEG, SEG_MODE == 1, HS, H_F16, slot_lo, slot_hi, True,
-                )  # fmt: skip
         else:
             _h_chain(
                 K_, RK, W, U, V_, BETA, AINV, GC, H0, HT, HBUF, VNEW, DHBUF, DHLO, GH, Q, RQ, O, bos, eos, i_n, i_v, i_hv,
@@ -919,7 +884,6 @@ def _gated_delta_fwd_o_kernel(
     N,
     scale,
     o_min_len,
-    slot_off,
     H: tl.constexpr,
     HV: tl.constexpr,
     K: tl.constexpr,
@@ -933,10 +897,9 @@ def _gated_delta_fwd_o_kernel(
     NORM: tl.constexpr,
 ):
     """o per chunk, head and V block from the per-chunk states and v_new; only sequences longer than
-    ``o_min_len`` tokens (-1: all; with ``FUSE_O`` the state pass wrote the others' o itself). ``slot_off``: the first
-    slot of the grid (``PIPE``'s pieces; 0 otherwise)."""
+    ``o_min_len`` tokens (-1: all; with ``FUSE_O`` the state pass wrote the others' o itself)."""
     scale = tl.cast(scale, tl.float32)  # Inductor passes Python floats as fp64 scalars
-    i_s = tl.program_id(0) + slot_off
+    i_s = tl.program_id(0)
     i_hv = tl.program_id(1)
     i_v = tl.program_id(2)
     i_n, i_t = _seq_of_slot(CU, i_s, N, BT)
@@ -984,9 +947,7 @@ def _gated_delta_fwd_o_kernel(
 # launchers
 
 
-def _prepare(
-    k, v, g, beta, cu, saved=None, rk=None, wu: bool | str = True, norm_out=None, pieces=None, stream=None, events=None
-):  # fmt: skip
+def _prepare(k, v, g, beta, cu, saved=None, rk=None, wu: bool | str = True, norm_out=None):
     """``(gc [T, HV] fp32, T^-1 blocks [T, HV, BT] fp32, w [T, HV, K], u~ [T, HV, V])``; with ``wu`` False
     (the state passes form v_new from T themselves, ``FUSE_WU``) w and u are not computed (``None``), with
     ``wu="w"`` only W is (u ``None``: for ``dhu`` when only the state passes are fused). ``norm_out = (kn, rk)``
@@ -996,12 +957,7 @@ def _prepare(
     ``rk`` ``[T, H]`` fp32: k's l2norm ``1 / sqrt(sum k^2 + eps)``, applied on load (``common._l2n``);
     None when k arrives normalised (or without l2norm).
     ``saved = (gc, T^-1)`` from an earlier call (the forward's, opt-in ``ops.SAVE_T``; T^-1 fp32 or
-    in the input dtype): ``kkt_solve`` is skipped and only W and U~ are computed from them.
-
-    ``pieces`` (``PIPE``: a list of slot ranges ``(lo, hi)`` covering ``[0, ns)`` in order; the blocks16 solve and
-    the loop w/u kernel): both kernels run piece by piece, on ``stream`` when given (which first waits for the
-    current stream's work, these allocations included), and ``events`` (a list) receives one event per piece
-    recorded after its launches (None entries without ``stream``)."""
+    in the input dtype): ``kkt_solve`` is skipped and only W and U~ are computed from them."""
     t, h, dk = k.shape
     hv, dv = v.shape[1], v.shape[2]
     n = cu.shape[0] - 1
@@ -1025,88 +981,78 @@ def _prepare(
         )
     if norm_out is not None and saved is not None:
         raise ValueError("norm_out needs the solve kernel to run: not with saved (gc, T)")
-    if pieces is not None and (
-        saved is not None or kkt is not _gated_delta_fwd_kkt_solve16_kernel or WU_VARIANT != "loop"
-    ):
-        raise ValueError("_prepare: pieces need the blocks16 solve, the loop w/u kernel and no saved (gc, T)")
-    kn = norm_out[0] if norm_out is not None else k  # what the kernels after the solve read as k
-    if ns > 0 and wu:
-        wu_prec = dot_precision(v.dtype, "wu")
+    if ns > 0 and saved is None:
+        extra = {}
+        if kkt is _gated_delta_fwd_kkt_solve16_kernel:
+            kn_out, rk_out = norm_out if norm_out is not None else (k, gc)
+            extra = {"KN": kn_out, "RKO": rk_out, "NORM_OUT": norm_out is not None, "EPS": L2NORM_EPS}
+        elif norm_out is not None:
+            raise ValueError("norm_out needs the blocks16 solve kernel (JAGATTN_GD_KKT)")
+        launch(
+            kkt,
+            (ns, hv),
+            k,
+            k if rk is None else rk,
+            g,
+            beta,
+            gc,
+            ainv,
+            cu,
+            n,
+            H=h,
+            HV=hv,
+            K=dk,
+            BT=BT,
+            BK=block_k(dk),
+            INV_POW=bool(inv_pow),
+            DOT_PREC=prec,
+            EXACT_EXP=exact,
+            NORM=rk is not None,
+            num_warps=warps,
+            **extra,
+        )
+    if norm_out is not None:
+        k = norm_out[0]  # the later kernels read the normalised copy
+    if not wu:
+        return gc, ainv, None, None
+    do_u = wu is True
+    if ns > 0:
+        prec = dot_precision(v.dtype, "wu")
         bc, wu_warps, wu_stages = launch_config("fwd_wu", n_programs=ns * hv, v=dv)
-
-    def run(lo: int, hi: int) -> None:
-        """The launches for slots ``[lo, hi)``."""
-        if saved is None:
-            extra = {}
-            if kkt is _gated_delta_fwd_kkt_solve16_kernel:
-                kn_out, rk_out = norm_out if norm_out is not None else (k, gc)
-                extra = {"KN": kn_out, "RKO": rk_out, "NORM_OUT": norm_out is not None, "EPS": L2NORM_EPS}
-                args = (k, k if rk is None else rk, g, beta, gc, ainv, cu, n, lo)
-            elif norm_out is not None:
-                raise ValueError("norm_out needs the blocks16 solve kernel (JAGATTN_GD_KKT)")
-            else:
-                args = (k, k if rk is None else rk, g, beta, gc, ainv, cu, n)
-            launch(
-                kkt,
-                (hi - lo, hv),
-                *args,
-                H=h,
-                HV=hv,
-                K=dk,
-                BT=BT,
-                BK=block_k(dk),
-                INV_POW=bool(inv_pow),
-                DOT_PREC=prec,
-                EXACT_EXP=exact,
-                NORM=rk is not None,
-                num_warps=warps,
-                **extra,
-            )
-        if not wu:
-            return
         if WU_VARIANT == "loop":
-            kern, grid = _gated_delta_fwd_wu_loop_kernel, (hi - lo, hv)
-            # every parameter passed explicitly (Inductor's launcher needs them all, defaults included)
-            extra = {**_wu_lowp(wu_prec, w.dtype, k.dtype), "DO_U": wu is True}
-            args = (kn, kn if rk is None else rk, v, beta, gc, ainv, w, u, cu, n, lo)
+            wu, grid = _gated_delta_fwd_wu_loop_kernel, (ns, hv)
         else:
             n_tiles = triton.cdiv(dk, bc) + (triton.cdiv(dv, bc) if wu is True else 0)
-            kern, grid, extra = _gated_delta_fwd_wu_kernel, (hi - lo, hv, n_tiles), {}
-            args = (kn, kn if rk is None else rk, v, beta, gc, ainv, w, u, cu, n)
+            wu, grid = _gated_delta_fwd_wu_kernel, (ns, hv, n_tiles)
+        # every parameter passed explicitly (Inductor's launcher needs them all, defaults included)
+        extra = {**_wu_lowp(prec, w.dtype, k.dtype), "DO_U": do_u} if WU_VARIANT == "loop" else {}
         launch(
-            kern,
+            wu,
             grid,
-            *args,
+            k,
+            k if rk is None else rk,
+            v,
+            beta,
+            gc,
+            ainv,
+            w,
+            u,
+            cu,
+            n,
             H=h,
             HV=hv,
             K=dk,
             V=dv,
             BT=BT,
             BC=bc,
-            DOT_PREC=wu_prec,
+            DOT_PREC=prec,
             EXACT_EXP=exact,
             NORM=rk is not None,
             num_warps=wu_warps,
             num_stages=wu_stages,
             **extra,
         )
-
-    if ns > 0 and pieces is None:
-        run(0, ns)
-    elif ns > 0:
-        if stream is not None:
-            stream.wait_stream(torch.cuda.current_stream(stream.device))
-        for lo, hi in pieces:
-            if stream is None:
-                run(lo, hi)
-                events.append(None)
-                continue
-            with torch.cuda.stream(stream):
-                run(lo, hi)
-                events.append(stream.record_event())
-    if not wu:
-        return gc, ainv, None, None
-    return gc, ainv, w, u if wu is True else None
+    return gc, ainv, w, u if do_u else None
 
 
 # how A is built: "dot64" (one 64x64 dot, 16x16 blocks read back through memory) or "blocks16"
@@ -1299,7 +1245,6 @@ def _launch_on(stream, defer, kernel, grid, *args, **kwargs) -> None:
 def _state_pass(
     k, w, u, gc, initial_state, cu, *, in_dtype, store_final: bool, dhbuf=None, rk=None, dhlo=None, dh_f16=False,
     fused=None, out=None, seg: int = 0, hseg=None, hs=None, stream=None, stage: str = "fwd_h", defer=None, order=None,
-    pieces=None, before=None, after=None,
 ):  # fmt: skip
     """The state pass (``_gated_delta_fwd_h_kernel``) over ``w``, ``u`` from ``_prepare``, or with ``fused =
     (v, beta, T^-1)`` and ``w = u = None`` forming v_new from T per chunk itself (``FUSE_WU``). ``out = (q, rq, o,
@@ -1320,10 +1265,6 @@ def _state_pass(
     own launches on the current stream (``chunk_bwd.OVERLAP_ORDER``). ``stage``: ``"bwd_h"`` for the backward's
     recompute (its ``launch_config`` name: the rule of ``"fwd_h"``, a config override of its own). ``order`` (int32
     ``[N]``, a permutation of the sequences; not with segment chains): program row ``i`` runs sequence ``order[i]``.
-    ``pieces`` (``PIPE``; a list of slot ranges ``(lo, hi)`` covering ``[0, ns)`` in order; the forward without
-    ``out``, ``hseg``, ``dhbuf``, ``stream`` or ``order``, with ``store_final``): one launch per piece on the current
-    stream, ``before(i)`` called before piece ``i``'s launch and ``after(i, hbuf, vnew)`` after it (``chunk_fwd`` makes the
-    current stream wait for the piece's w/u there, and queues its output kernel).
     Returns ``(hbuf, vnew, final, gh)`` or ``(hbuf, vnew, final, gh, hseg)``."""
     t, h, dk = k.shape
     if fused is not None:
@@ -1365,11 +1306,6 @@ def _state_pass(
             f"{(num_seg_slots(t, n, seg), hv, dk, dv)} for {seg} chunks per segment"
         )
     chains = state_pass_chains(t, n, seg, seg_mode == 2)
-    if pieces is not None and (
-        out is not None or seg_mode == 2 or dhbuf is not None or stream is not None or order is not None
-        or not store_final
-    ):  # fmt: skip
-        raise ValueError("_state_pass: pieces are for the forward's unfused pass with its final state")
     if n > 0:
         row_bytes = _h_row_bytes(k, u if fused is None else fused[0])
         bv, warps, stages = launch_config(stage, n_programs=chains * hv, v=dv, k_row_bytes=row_bytes)
@@ -1377,122 +1313,70 @@ def _state_pass(
         if out is not None:
             # the fused output's (BV, warps, stages); the long sequences' loop keeps ``stages``
             bv, warps, o_stages = launch_config("fwd_h_o", n_programs=n * hv, v=dv, k_row_bytes=row_bytes)
-
-        def go(lo: int = 0, hi: int = 0, piece: bool = False) -> None:
-            _launch_on(
-                stream,
-                defer,
-                _gated_delta_fwd_h_kernel,
-                (triton.cdiv(dv, bv), chains * hv),
-                k,
-                k if rk is None else rk,
-                w,
-                u,
-                fused[0] if fused is not None else u,
-                fused[1] if fused is not None else gc,
-                fused[2] if fused is not None else gc,
-                gc,
-                initial_state if initial_state is not None else gc,
-                final,
-                hbuf,
-                vnew,
-                dhbuf if dhbuf is not None else gc,
-                dhlo if dhlo is not None else gc,
-                gh,
-                q_o,
-                q_o if rq_o is None else rq_o,
-                o_o,
-                cu,
-                n,
-                scale_o,
-                o_max_len,
-                H=h,
-                HV=hv,
-                K=dk,
-                V=dv,
-                BT=BT,
-                BK=block_k(dk),
-                BV=bv,
-                NG=ng,
-                USE_INITIAL_STATE=initial_state is not None,
-                STORE_FINAL_STATE=store_final,
-                COMPUTE_GH=dhbuf is not None,
-                DOT_PREC=dot_precision(in_dtype, "fwd_h"),
-                KEEP=keep_fp32(in_dtype, "fwd_h", t, hv),
-                EXACT_EXP=exact_exp(k.dtype),
-                NORM=rk is not None,
-                PREFETCH=state_prefetch("fwd_h" if dhbuf is None else "fwd_h_recompute"),
-                DH_SPLIT=2 if dh_f16 else dhlo is not None,
-                FUSE_WU=fused is not None,
-                WU_PREC=wu_prec,
-                FUSE_O=out is not None,
-                O_PREC=dot_precision(in_dtype, "fwd_o"),
-                O_KEEP=keep_fp32(in_dtype, "fwd_o", t, hv),
-                O_STAGES=o_stages,
-                STAGES=stages,
-                HSEG=hseg if hseg is not None else gc,
-                SEG=seg,
-                SEG_MODE=seg_mode,
-                HS=hs if h_f16 else gc,
-                H_F16=h_f16,
-                ORD=order if order is not None else gc,
-                SEQ_ORDER=order is not None and seg_mode != 2,
-                slot_lo=lo,
-                slot_hi=hi,
-                PIECE=piece,
-                num_warps=warps,
-                num_stages=stages,
-            )
-
-        if pieces is None:
-            go()
-        else:
-            for i, (lo, hi) in enumerate(pieces):
-                before(i)
-                go(lo, hi, True)
-                after(i, hbuf, vnew)
+        _launch_on(
+            stream,
+            defer,
+            _gated_delta_fwd_h_kernel,
+            (triton.cdiv(dv, bv), chains * hv),
+            k,
+            k if rk is None else rk,
+            w,
+            u,
+            fused[0] if fused is not None else u,
+            fused[1] if fused is not None else gc,
+            fused[2] if fused is not None else gc,
+            gc,
+            initial_state if initial_state is not None else gc,
+            final,
+            hbuf,
+            vnew,
+            dhbuf if dhbuf is not None else gc,
+            dhlo if dhlo is not None else gc,
+            gh,
+            q_o,
+            q_o if rq_o is None else rq_o,
+            o_o,
+            cu,
+            n,
+            scale_o,
+            o_max_len,
+            H=h,
+            HV=hv,
+            K=dk,
+            V=dv,
+            BT=BT,
+            BK=block_k(dk),
+            BV=bv,
+            NG=ng,
+            USE_INITIAL_STATE=initial_state is not None,
+            STORE_FINAL_STATE=store_final,
+            COMPUTE_GH=dhbuf is not None,
+            DOT_PREC=dot_precision(in_dtype, "fwd_h"),
+            KEEP=keep_fp32(in_dtype, "fwd_h", t, hv),
+            EXACT_EXP=exact_exp(k.dtype),
+            NORM=rk is not None,
+            PREFETCH=state_prefetch("fwd_h" if dhbuf is None else "fwd_h_recompute"),
+            DH_SPLIT=2 if dh_f16 else dhlo is not None,
+            FUSE_WU=fused is not None,
+            WU_PREC=wu_prec,
+            FUSE_O=out is not None,
+            O_PREC=dot_precision(in_dtype, "fwd_o"),
+            O_KEEP=keep_fp32(in_dtype, "fwd_o", t, hv),
+            O_STAGES=o_stages,
+            STAGES=stages,
+            HSEG=hseg if hseg is not None else gc,
+            SEG=seg,
+            SEG_MODE=seg_mode,
+            HS=hs if h_f16 else gc,
+            H_F16=h_f16,
+            ORD=order if order is not None else gc,
+            SEQ_ORDER=order is not None and seg_mode != 2,
+            num_warps=warps,
+            num_stages=stages,
+        )
     if seg_mode == 1:
         return hbuf, vnew, final, gh, hseg
     return hbuf, vnew, final, gh
-
-
-# The forward of few long chains as a pipeline (the state pass starved: one 32k-token sequence x 16 heads runs 128
-# programs of V blocks of 16 on 132 SMs, each a 512-step chain, while the parallel kernels around it wait their turn:
-# H200, session 51 round 2, H16-1seq forward 1.31 ms = l2norm 0.06 + solve 0.23 + w/u 0.23 + state pass 0.54 + output
-# 0.25). The slots are cut into ``pieces`` ranges; the solve and w/u of each piece run on one side stream, the state
-# pass piece by piece on the current stream (each piece waits for its own w/u only; a chain carries its fp32 state
-# to the next piece through the final-state buffer), and each piece's output kernel on a second side stream after
-# that piece's states. Every product is the unpiped forward's, on the same operands: bitwise its results (CPU test).
-# "auto": ``pipe_pieces``' rule; "off"; or a fixed count of pieces (device A/Bs, CPU tests).
-PIPE = env_choice("JAGATTN_GD_PIPE", ("auto", "off", "2", "3", "4", "6", "8", "12", "16"), "auto")
-PIPE_AUTO_PIECES = 8
-_PIPE_STREAMS: dict = {}
-
-
-def pipe_pieces(t, n, hv, v, device_index: int = 0) -> int:
-    """Pieces of the pipelined forward (``PIPE``; 0: not pipelined), from shapes only: "auto" pipelines where the
-    (sequence, value head) chains give fewer V-block-64 programs than SMs (``seg_chunks``' starved regime, where the
-    state pass runs narrow V blocks and neither ``FUSE_WU`` nor ``FUSE_O`` applies) and there are at least 32 slots
-    per piece. 0 for symbolic shapes."""
-    if PIPE == "off" or not all(isinstance(x, int) for x in (t, n, hv, v)):
-        return 0
-    ns = num_slots(t, n)
-    if PIPE != "auto":
-        return min(int(PIPE), ns)
-    if n * hv * triton.cdiv(v, 64) >= _num_sms(device_index):
-        return 0
-    pieces = min(PIPE_AUTO_PIECES, ns // 32)
-    return pieces if pieces > 1 else 0
-
-
-def _pipe_streams(dev):
-    """Two side streams of ``dev`` for the pipelined forward (made on first use), or ``(None, None)`` off a GPU (the
-    interpreter runs the pieces one after the other) and while tracing (a traced graph keeps no stream context)."""
-    if dev.type != "cuda" or _tracing():
-        return None, None
-    if dev not in _PIPE_STREAMS:
-        _PIPE_STREAMS[dev] = (torch.cuda.Stream(dev), torch.cuda.Stream(dev))
-    return _PIPE_STREAMS[dev]
 
 
 def chunk_fwd(
@@ -1513,57 +1397,41 @@ def chunk_fwd(
     hv, dv = v.shape[1], v.shape[2]
     n = cu.shape[0] - 1
     rq, rk = rstd if rstd is not None else (None, None)
-    ns = num_slots(t, n)
     fuse = fuse_wu("fwd_h", n * hv, dv, dk, _h_row_bytes(k, v))
-    with_o = fuse_o(n * hv, dv, dk, _h_row_bytes(k, v))
-    n_pieces = pipe_pieces(t, n, hv, dv, v.device.index or 0) if ns > 0 else 0
-    if fuse or with_o or KKT_VARIANT != "blocks16" or WU_VARIANT != "loop":
-        n_pieces = 0  # (only the unfused pass and the default prepare kernels take slot ranges)
-    pieces = (
-        [(ns * i // n_pieces, ns * (i + 1) // n_pieces) for i in range(n_pieces)] if n_pieces > 1 else None
-    )
-    s_prep, s_out = _pipe_streams(v.device) if pieces is not None else (None, None)
-    events: list = []
-    gc, ainv, w, u = _prepare(
-        k,
-        v,
-        g,
-        beta,
-        cu,
-        rk=rk,
-        wu=not fuse,
-        norm_out=norm_k_out,
-        pieces=pieces,
-        stream=s_prep,
-        events=events,
-    )
+    gc, ainv, w, u = _prepare(k, v, g, beta, cu, rk=rk, wu=not fuse, norm_out=norm_k_out)
     if norm_k_out is not None:
         k = norm_k_out[0]
     o = new_empty((t, hv, dv), dtype=v.dtype, device=v.device)
+    with_o = fuse_o(n * hv, dv, dk, _h_row_bytes(k, v))
     o_max_len = fuse_o_max_len(t, n) if with_o else -1
     seg = seg if keep_t is not None else 0
-
-    def launch_o(lo: int, hi: int, hb, vn) -> None:
-        """The output kernel over slots ``[lo, hi)`` from the per-chunk states ``hb`` and v_new ``vn``."""
+    hbuf, vnew, final, _, *hseg = _state_pass(
+        k, w, u, gc, initial_state, cu, in_dtype=v.dtype, store_final=True, rk=rk,
+        fused=(v, beta, ainv) if fuse else None, out=(q, rq, o, scale, o_max_len) if with_o else None, seg=seg,
+    )  # fmt: skip
+    hseg = hseg[0] if hseg else new_empty((0,), dtype=torch.float32, device=v.device)
+    if keep_t == "input":
+        ainv = ainv.to(k.dtype)
+    ns = num_slots(t, n)
+    if ns > 0:
         bv, warps, stages = launch_config(
-            "fwd_o", n_programs=ns * hv, v=dv, k_row_bytes=dk * max(k.element_size(), hb.element_size())
+            "fwd_o", n_programs=ns * hv, v=dv, k_row_bytes=dk * max(k.element_size(), hbuf.element_size())
         )
         launch(
             _gated_delta_fwd_o_kernel,
-            (hi - lo, hv, triton.cdiv(dv, bv)),
+            (ns, hv, triton.cdiv(dv, bv)),
             q,
             k,
             q if rq is None else rq,
             k if rk is None else rk,
-            vn,
-            hb,
+            vnew,
+            hbuf,
             gc,
             o,
             cu,
             n,
             scale,
             o_max_len,
-            lo,
             H=h,
             HV=hv,
             K=dk,
@@ -1578,36 +1446,6 @@ def chunk_fwd(
             num_warps=warps,
             num_stages=stages,
         )
-
-    cur = torch.cuda.current_stream(v.device) if s_out is not None else None
-
-    def before(i: int) -> None:
-        # PIPE: the state pass's piece i after its own solve and w/u
-        if events[i] is not None:
-            cur.wait_event(events[i])
-
-    def after(i: int, hb, vn) -> None:
-        # PIPE: piece i's output after its states, beside the next piece's pass
-        if s_out is None:
-            launch_o(*pieces[i], hb, vn)
-            return
-        s_out.wait_stream(cur)
-        with torch.cuda.stream(s_out):
-            launch_o(*pieces[i], hb, vn)
-
-    hbuf, vnew, final, _, *hseg = _state_pass(
-        k, w, u, gc, initial_state, cu, in_dtype=v.dtype, store_final=True, rk=rk,
-        fused=(v, beta, ainv) if fuse else None, out=(q, rq, o, scale, o_max_len) if with_o else None, seg=seg,
-        pieces=pieces, before=before, after=after,
-    )  # fmt: skip
-    if s_out is not None:
-        cur.wait_stream(s_out)
-    hseg = hseg[0] if hseg else new_empty((0,), dtype=torch.float32, device=v.device)
-    if keep_t == "input":
-        ainv = ainv.to(k.dtype)
-
-    if pieces is None and ns > 0:
-        launch_o(0, ns, hbuf, vnew)
     if keep_t is not None:
         return o, final, gc, ainv, hseg
     return o, final
