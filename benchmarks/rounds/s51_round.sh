@@ -4,7 +4,7 @@
 # dhu_first on the five suite rows (session 51 round 3 saw ragged -0.04 ms, 8seqs +0.02).
 # (pipe, pipefast, pipegraph) chunk_fwd.PIPE, the pipelined forward of few long chains: slower, reverted; these modes
 # need benchmarks/rounds/s51_pipe.diff applied (git apply), which also restores benchmarks/gd_pipe_graph.py.
-# Call: JAGATTN_GIT_SHA=<sha> bash benchmarks/rounds/s51_round.sh [fuzz|longest|pipe|pipefast|pipegraph]
+# Call: JAGATTN_GIT_SHA=<sha> bash benchmarks/rounds/s51_round.sh [fuzz|longest|pipe|pipefast|pipegraph|host]
 export OUT=${OUT:-$PWD/.device-out} JAGATTN_AUTOTUNE=0
 source benchmarks/device_round_env.sh
 if [ "${1:-fuzz}" = fuzz ]; then
@@ -54,4 +54,10 @@ if [ "${1:-fuzz}" = pipegraph ]; then
   PYTHONPATH=src timeout 300 python3 benchmarks/gd_pipe_graph.py --pieces off,2,4,8 2>&1 | tee $OUT/pipegraph.txt \
       | grep -v Warn | tail -12
   echo "pipegraph rc=$? elapsed $((SECONDS - T0)) s"
+fi
+if [ "${1:-fuzz}" = host ]; then
+  # the host time per call of the public function against its GPU time, three suite rows; a cProfile of the first
+  PYTHONPATH=src timeout 240 python3 benchmarks/gd_host_time.py --rows H16-8seqs,H16-1seq,H16-ragged 2>&1 \
+      | tee $OUT/host.txt | grep -v Warn | head -45
+  echo "host rc=$? elapsed $((SECONDS - T0)) s"
 fi

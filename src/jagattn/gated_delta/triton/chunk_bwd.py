@@ -781,14 +781,19 @@ OVERLAP = env_choice("JAGATTN_GD_OVERLAP", ("off", "on", "all"), "on")
 # side stream, then dhu. Session 49's profile (round 4) shows the recompute getting the SMs: alone / beside each other
 # (ms) dhu 0.443 / 0.669 and recompute 0.467 / 0.396 on H16-8seqs, 0.646 / 0.880 and 0.642 / 0.582 on H16-ragged.
 # "dhu_first": dhu is queued first and the recompute after it; the side stream still waits only for the work before
-# dhu. NOT measured yet (prepared in session 50 without device time). Read at every call.
+# dhu. Session 51 (H200, gd_switch_ab, same process, round 2): no difference on any suite row (backward within 0.01 ms,
+# e.g. H16-8seqs 2.489 / 2.486, ragged 2.586 / 2.587, H32-8seqs 5.040 / 5.040 ms; bitwise), though the two kernels'
+# profiled times shift; kept opt-in for LONGEST_FIRST. Read at every call.
 OVERLAP_ORDER = env_choice("JAGATTN_GD_OVERLAP_ORDER", ("rec_first", "dhu_first"), "rec_first")
 # The sequences' order in the grids of dhu and the recompute (their program rows; not the recompute's segment chains).
 # "on": longest first (a device argsort of the lengths, no host sync), so that where the two passes' programs outnumber
 # what the SMs hold at once (OVERLAP: dhu's 115 KB of shared memory and the recompute's 91 KB allow two programs per SM,
 # H16-ragged queues 448 for 264 places), the longest chains are dispatched first instead of when a place frees up.
 # Meant with OVERLAP_ORDER "dhu_first" (dhu's rows all fit; the recompute's longest take the places left).
-# "off" (default): sequence order. NOT measured yet (session 50, no device time). Read at every call.
+# "off" (default): sequence order. Session 51 (H200, gd_switch_ab with OVERLAP_ORDER dhu_first, same process, rounds 3
+# and 5; backward ms off -> on, bitwise): H16-ragged 2.597 -> 2.558 (-1.5%), but H16-8seqs 2.482 -> 2.509, H16-64seqs
+# 2.483 -> 2.536, H32-8seqs 5.051 -> 5.067 (+0.3-2%, equal lengths: the order is the identity there), H16-1seq no-op.
+# Not shape-decidable without the lengths on the host, so it stays off. Read at every call.
 LONGEST_FIRST = env_choice("JAGATTN_GD_LONGEST_FIRST", ("off", "on"), "off")
 _SIDE: dict = {}
 
