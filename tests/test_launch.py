@@ -122,6 +122,74 @@ def test_interpreter_kernel_launches_where_wrap_triton_refuses_it(monkeypatch):
         L._plain(object())
 
 
+@pytest.mark.skipif(CUDA, reason="the interpreter's kernels (CPU CI)")
+def test_plain_launch_calls_the_kernel_itself_inside_triton_op_bodies(monkeypatch):
+    # launch.DIRECT: where torch's wrap_triton switch is off (a triton_op body on plain tensors, eager) the plain launch
+    # calls kernel[grid] itself, which is all the wrapper would do there; with the switch on (the default outside such
+    # bodies) and with DIRECT False it goes through wrap_triton. Same output bitwise either way
+    from torch._library.triton import set_wrap_triton_enabled
+
+    from conftest import wrap_triton_or_kernel
+
+    real = torch.library.wrap_triton
+    calls: list = []
+
+    def spy(kernel):
+        calls.append(kernel)
+        return wrap_triton_or_kernel(real, kernel)
+
+    monkeypatch.setattr(torch.library, "wrap_triton", spy)
+    x, y = torch.randn(100), torch.randn(100)
+    with set_wrap_triton_enabled(False):
+        direct = _run(_axpy_kernel, x, y, 100, 1, 0.5, 2.0, 3, block=32)
+    assert calls == []
+    wrapped = _run(_axpy_kernel, x, y, 100, 1, 0.5, 2.0, 3, block=32)
+    assert len(calls) == 1
+    monkeypatch.setattr(L, "DIRECT", False)
+    with set_wrap_triton_enabled(False):
+        off = _run(_axpy_kernel, x, y, 100, 1, 0.5, 2.0, 3, block=32)
+    assert len(calls) == 2
+    torch.testing.assert_close(direct, wrapped, rtol=0, atol=0)
+    torch.testing.assert_close(direct, off, rtol=0, atol=0)
+    torch.testing.assert_close(direct, _expected(x, y, 100, 1, 0.5, 2.0, 3))
+
+
+@pytest.mark.skipif(CUDA, reason="the interpreter's kernels (CPU CI)")
+def test_ops_launch_directly_in_eager_mode(monkeypatch):
+    # every launch of an op's eager call runs inside its triton_op body (wrap_triton's switch off there), so none goes
+    # through wrap_triton with DIRECT on; the output and gradients are bitwise those of the wrapped launches
+    import jagattn
+
+    from conftest import wrap_triton_or_kernel
+
+    real = torch.library.wrap_triton
+    calls: list = []
+
+    def spy(kernel):
+        calls.append(kernel)
+        return wrap_triton_or_kernel(real, kernel)
+
+    monkeypatch.setattr(torch.library, "wrap_triton", spy)
+    monkeypatch.setenv("JAGATTN_LAUNCH_REPLAY", "0")
+    gen = torch.Generator().manual_seed(0)
+    lens = [5, 0, 17]
+    cu = torch.tensor([0, 5, 5, 22], dtype=torch.int32)
+    q, k, v = (torch.randn(sum(lens), 2, 16, generator=gen, requires_grad=True) for _ in range(3))
+
+    def run():
+        o = jagattn.hstu_attention(q, k, v, cu, max(lens), alpha=0.5, backend="triton")
+        grads = torch.autograd.grad(o, (q, k, v), torch.ones_like(o))
+        return (o, *grads)
+
+    direct = run()
+    assert calls == [], [getattr(c, "__name__", c) for c in calls]
+    monkeypatch.setattr(L, "DIRECT", False)
+    wrapped = run()
+    assert len(calls) >= 2  # forward and backward kernels
+    for a, b in zip(direct, wrapped, strict=True):
+        torch.testing.assert_close(a, b, rtol=0, atol=0)
+
+
 @pytest.mark.gpu
 @pytest.mark.skipif(not CUDA, reason="needs a CUDA GPU (run on the device machine)")
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])

@@ -68,6 +68,21 @@ try:  # Triton's internals the fast path needs; without any of them every launch
 except Exception:  # pragma: no cover - depends on the installed Triton
     _SUPPORTED = False
 
+try:  # torch's switch that triton_op bodies turn off in eager mode on plain tensors (wrap_triton then only calls kernel)
+    from torch._library.triton import is_wrap_triton_enabled as _wrap_triton_enabled
+except Exception:  # pragma: no cover - depends on the installed torch
+    _wrap_triton_enabled = None
+
+# The plain launch calls ``kernel[grid](...)`` itself where ``wrap_triton(kernel)[grid](...)`` would do only that: not
+# tracing, and torch's wrap_triton switch off (inside a ``triton_op`` body in eager mode, where every launch of the
+# package runs). Making the wrapper and its grid-bound copy per launch cost ~20-40 us of host time on the CI-class CPU
+# (session 51, torch 2.13: wrap_triton() 14-27 us, [grid] 7-14 us, against 0.6 us for kernel[grid]), and the gated
+# delta forward of H16-8seqs is at the edge of host-bound on the H200 (0.45-0.79 ms of host time against ~0.76 ms on
+# the GPU). NOT measured on the GPU yet (session 51 had no device time left): ``JAGATTN_DIRECT_LAUNCH=0`` (read at
+# import) restores the wrapper for an A/B (``benchmarks/gd_host_time.py``). Tests that see launches through a stand-in
+# wrap_triton (conftest's ``on_launch``) set this False.
+DIRECT = env_flag("JAGATTN_DIRECT_LAUNCH", True)
+
 try:  # Gluon's host-side descriptor (Hopper); absent: descriptors are "not recognised" (Triton's path)
     from triton.experimental.gluon.nvidia.hopper import TensorDescriptor as _GluonDesc
 except Exception:  # pragma: no cover - depends on the installed Triton
@@ -193,15 +208,24 @@ def launch(kernel: Any, grid: Any, *args: Any, **kwargs: Any) -> None:
     """``kernel[grid](*args, **kwargs)`` for a ``@triton.jit`` / ``@gluon.jit`` kernel, optionally autotuned.
 
     By default, and always while tracing (torch.compile, export, fake tensors, any mode), a Triton kernel goes
-    through ``wrap_triton(kernel)[grid](...)`` (Inductor sees it) and a Gluon kernel is called directly; with
-    ``JAGATTN_FAST_LAUNCH=1``, in plain eager mode on a GPU, the fast path above.
+    through ``wrap_triton(kernel)[grid](...)`` (Inductor sees it) and a Gluon kernel is called directly, except that
+    in eager mode with torch's wrap_triton switch off (a ``triton_op`` body on plain tensors) ``kernel[grid](...)`` is
+    called itself (``DIRECT``: what the wrapper would run); with ``JAGATTN_FAST_LAUNCH=1``, in plain eager mode on a
+    GPU, the fast path above.
     Arguments as Triton takes them: the positional ones first, constexprs by keyword. Inside an op's
     ``replay.Replay.record`` the launch goes through Triton and is recorded (``replay.record_launch``)."""
     rec = getattr(_TLS, "rec", None)
     if rec is not None:
         _RECORD(rec, kernel, grid, args, kwargs)
         return
-    if not enabled() or not _HOOKS_OK or _tracing():
+    if not enabled() or not _HOOKS_OK:
+        if DIRECT and _wrap_triton_enabled is not None and not _wrap_triton_enabled() and not _tracing():
+            # what wrap_triton(kernel)[grid](...) runs here, without making the wrappers
+            kernel[grid](*args, **kwargs)
+        else:
+            _plain(kernel)[grid](*args, **kwargs)
+        return
+    if _tracing():
         _plain(kernel)[grid](*args, **kwargs)
         return
     info = _info.get(id(kernel))
