@@ -264,12 +264,9 @@ def on_launch(monkeypatch):
             return _Grid()
 
         monkeypatch.setattr(torch.library, "wrap_triton", wrap)
-        # every launch through wrap_triton, as the hook expects: the eager fast launch (_core/launch.py), its direct
-        # plain launch (launch.DIRECT: kernel[grid] itself inside triton_op bodies) and launch replay
-        # (_core/replay.py: its replayed launches skip wrap_triton) off
-        from jagattn._core import launch as _launch
-
-        monkeypatch.setattr(_launch, "DIRECT", False)
+        # every launch through wrap_triton, as the hook expects: the eager fast launch (_core/launch.py) and
+        # launch replay (_core/replay.py: its replayed launches skip wrap_triton) off (the direct plain launch,
+        # launch.DIRECT, calls a replaced wrap_triton anyway)
         monkeypatch.setenv("JAGATTN_FAST_LAUNCH", "0")
         monkeypatch.setenv("JAGATTN_LAUNCH_REPLAY", "0")
 

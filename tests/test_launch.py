@@ -122,54 +122,62 @@ def test_interpreter_kernel_launches_where_wrap_triton_refuses_it(monkeypatch):
         L._plain(object())
 
 
+def _count_wrapped(monkeypatch) -> list:
+    """The kernels ``launch`` hands to its wrapper path (``_plain``), recorded as they pass."""
+    calls: list = []
+    real = L._plain
+
+    def spy(kernel):
+        calls.append(kernel)
+        return real(kernel)
+
+    monkeypatch.setattr(L, "_plain", spy)
+    return calls
+
+
 @pytest.mark.skipif(CUDA, reason="the interpreter's kernels (CPU CI)")
 def test_plain_launch_calls_the_kernel_itself_inside_triton_op_bodies(monkeypatch):
     # launch.DIRECT: where torch's wrap_triton switch is off (a triton_op body on plain tensors, eager) the plain launch
     # calls kernel[grid] itself, which is all the wrapper would do there; with the switch on (the default outside such
-    # bodies) and with DIRECT False it goes through wrap_triton. Same output bitwise either way
+    # bodies), with DIRECT False and with torch.library.wrap_triton replaced (instrumentation) it goes through the
+    # wrapper. Same output bitwise every way
     from torch._library.triton import set_wrap_triton_enabled
 
     from conftest import wrap_triton_or_kernel
 
-    real = torch.library.wrap_triton
-    calls: list = []
-
-    def spy(kernel):
-        calls.append(kernel)
-        return wrap_triton_or_kernel(real, kernel)
-
-    monkeypatch.setattr(torch.library, "wrap_triton", spy)
+    calls = _count_wrapped(monkeypatch)
     x, y = torch.randn(100), torch.randn(100)
+    run = lambda: _run(_axpy_kernel, x, y, 100, 1, 0.5, 2.0, 3, block=32)  # noqa: E731
     with set_wrap_triton_enabled(False):
-        direct = _run(_axpy_kernel, x, y, 100, 1, 0.5, 2.0, 3, block=32)
+        direct = run()
     assert calls == []
-    wrapped = _run(_axpy_kernel, x, y, 100, 1, 0.5, 2.0, 3, block=32)
+    outs = [run()]  # the switch on
     assert len(calls) == 1
+    real = torch.library.wrap_triton
+    seen: list = []
+    monkeypatch.setattr(
+        torch.library, "wrap_triton", lambda k: seen.append(k) or wrap_triton_or_kernel(real, k)
+    )
+    with set_wrap_triton_enabled(False):
+        outs.append(run())
+    assert len(calls) == 2 and len(seen) == 1
+    monkeypatch.setattr(torch.library, "wrap_triton", real)
     monkeypatch.setattr(L, "DIRECT", False)
     with set_wrap_triton_enabled(False):
-        off = _run(_axpy_kernel, x, y, 100, 1, 0.5, 2.0, 3, block=32)
-    assert len(calls) == 2
-    torch.testing.assert_close(direct, wrapped, rtol=0, atol=0)
-    torch.testing.assert_close(direct, off, rtol=0, atol=0)
+        outs.append(run())
+    assert len(calls) == 3
+    for out in outs:
+        torch.testing.assert_close(direct, out, rtol=0, atol=0)
     torch.testing.assert_close(direct, _expected(x, y, 100, 1, 0.5, 2.0, 3))
 
 
 @pytest.mark.skipif(CUDA, reason="the interpreter's kernels (CPU CI)")
 def test_ops_launch_directly_in_eager_mode(monkeypatch):
     # every launch of an op's eager call runs inside its triton_op body (wrap_triton's switch off there), so none goes
-    # through wrap_triton with DIRECT on; the output and gradients are bitwise those of the wrapped launches
+    # through the wrapper with DIRECT on; the output and gradients are bitwise those of the wrapped launches
     import jagattn
 
-    from conftest import wrap_triton_or_kernel
-
-    real = torch.library.wrap_triton
-    calls: list = []
-
-    def spy(kernel):
-        calls.append(kernel)
-        return wrap_triton_or_kernel(real, kernel)
-
-    monkeypatch.setattr(torch.library, "wrap_triton", spy)
+    calls = _count_wrapped(monkeypatch)
     monkeypatch.setenv("JAGATTN_LAUNCH_REPLAY", "0")
     gen = torch.Generator().manual_seed(0)
     lens = [5, 0, 17]

@@ -79,9 +79,10 @@ except Exception:  # pragma: no cover - depends on the installed torch
 # (session 51, torch 2.13: wrap_triton() 14-27 us, [grid] 7-14 us, against 0.6 us for kernel[grid]), and the gated
 # delta forward of H16-8seqs is at the edge of host-bound on the H200 (0.45-0.79 ms of host time against ~0.76 ms on
 # the GPU). NOT measured on the GPU yet (session 51 had no device time left): ``JAGATTN_DIRECT_LAUNCH=0`` (read at
-# import) restores the wrapper for an A/B (``benchmarks/gd_host_time.py``). Tests that see launches through a stand-in
-# wrap_triton (conftest's ``on_launch``) set this False.
+# import) restores the wrapper for an A/B (``benchmarks/gd_host_time.py``). A replaced ``torch.library.wrap_triton``
+# (instrumentation, the tests' spies) is always called: direct only while it is still torch's own.
 DIRECT = env_flag("JAGATTN_DIRECT_LAUNCH", True)
+_TORCH_WRAP = getattr(torch.library, "wrap_triton", None)
 
 try:  # Gluon's host-side descriptor (Hopper); absent: descriptors are "not recognised" (Triton's path)
     from triton.experimental.gluon.nvidia.hopper import TensorDescriptor as _GluonDesc
@@ -210,7 +211,7 @@ def launch(kernel: Any, grid: Any, *args: Any, **kwargs: Any) -> None:
     By default, and always while tracing (torch.compile, export, fake tensors, any mode), a Triton kernel goes
     through ``wrap_triton(kernel)[grid](...)`` (Inductor sees it) and a Gluon kernel is called directly, except that
     in eager mode with torch's wrap_triton switch off (a ``triton_op`` body on plain tensors) ``kernel[grid](...)`` is
-    called itself (``DIRECT``: what the wrapper would run); with ``JAGATTN_FAST_LAUNCH=1``, in plain eager mode on a
+    called itself (``DIRECT``: what the wrapper would run; not when ``torch.library.wrap_triton`` was replaced); with ``JAGATTN_FAST_LAUNCH=1``, in plain eager mode on a
     GPU, the fast path above.
     Arguments as Triton takes them: the positional ones first, constexprs by keyword. Inside an op's
     ``replay.Replay.record`` the launch goes through Triton and is recorded (``replay.record_launch``)."""
@@ -219,7 +220,13 @@ def launch(kernel: Any, grid: Any, *args: Any, **kwargs: Any) -> None:
         _RECORD(rec, kernel, grid, args, kwargs)
         return
     if not enabled() or not _HOOKS_OK:
-        if DIRECT and _wrap_triton_enabled is not None and not _wrap_triton_enabled() and not _tracing():
+        if (
+            DIRECT
+            and _wrap_triton_enabled is not None
+            and torch.library.wrap_triton is _TORCH_WRAP
+            and not _wrap_triton_enabled()
+            and not _tracing()
+        ):
             # what wrap_triton(kernel)[grid](...) runs here, without making the wrappers
             kernel[grid](*args, **kwargs)
         else:
