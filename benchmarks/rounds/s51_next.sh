@@ -1,5 +1,5 @@
 # Session 51's prepared device round (no device time was left): the direct plain launch (_core/launch.DIRECT, on by
-# default since 4b0d0cd's successor; JAGATTN_DIRECT_LAUNCH=0 restores wrap_triton) on the GPU.
+# default since 00f2236; JAGATTN_DIRECT_LAUNCH=0 restores wrap_triton) on the GPU.
 #   tests  the gpu tests of the launch, replay, eager-fast, export, compile and CUDA-graph modules plus HSTU and the
 #          gated delta rule's opcheck / compile / production cases, with DIRECT on (4 workers)
 #   host   benchmarks/gd_host_time.py with DIRECT on and off, alternated twice (host time per call and do_bench);
