@@ -211,8 +211,8 @@ def launch(kernel: Any, grid: Any, *args: Any, **kwargs: Any) -> None:
     By default, and always while tracing (torch.compile, export, fake tensors, any mode), a Triton kernel goes
     through ``wrap_triton(kernel)[grid](...)`` (Inductor sees it) and a Gluon kernel is called directly, except that
     in eager mode with torch's wrap_triton switch off (a ``triton_op`` body on plain tensors) ``kernel[grid](...)`` is
-    called itself (``DIRECT``: what the wrapper would run; not when ``torch.library.wrap_triton`` was replaced); with ``JAGATTN_FAST_LAUNCH=1``, in plain eager mode on a
-    GPU, the fast path above.
+    called itself (``DIRECT``: what the wrapper would run; not when ``torch.library.wrap_triton`` was replaced);
+    with ``JAGATTN_FAST_LAUNCH=1``, in plain eager mode on a GPU, the fast path above.
     Arguments as Triton takes them: the positional ones first, constexprs by keyword. Inside an op's
     ``replay.Replay.record`` the launch goes through Triton and is recorded (``replay.record_launch``)."""
     rec = getattr(_TLS, "rec", None)
