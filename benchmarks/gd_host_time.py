@@ -4,7 +4,7 @@ its GPU time: is a row host-bound in eager use?
 Per row: the forward (no grad) and forward+backward as ``do_bench`` medians (GPU-bound unless the host is slower), and
 the host time of one call (``time.perf_counter`` over 20 calls without a sync: the launches are asynchronous, so this
 is what the host spends per call while the GPU catches up). Then a ``cProfile`` of 10 forward+backward calls of the
-first row: the 15 functions with the most cumulative host time.
+first row: the 25 functions with the most cumulative host time.
 
 Session 51 (H200): the pipelined forward's round 8 measured 0.66-1.0 ms of host time per H16-1seq forward against
 1.31 ms of GPU time.

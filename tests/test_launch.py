@@ -3,7 +3,8 @@
 The fast path is opt-in (``JAGATTN_FAST_LAUNCH=1``). CPU (interpreter): the fast path is off and ``launch`` is a plain launch; the fingerprint separates every argument
 property Triton specializes on. GPU: the fast path's results equal the plain launch's for aligned and misaligned
 tensors, ints equal to 1 / multiples of 16 / others, an autotuned kernel with a callable grid, and it caches one
-plan per fingerprint."""
+plan per fingerprint. The plain launch's direct call (``DIRECT``, ``JAGATTN_DIRECT_LAUNCH``): ``kernel[grid]`` itself
+inside triton_op bodies in eager mode, bitwise the wrapped launch."""
 
 from __future__ import annotations
 
@@ -87,6 +88,27 @@ def test_switch_is_validated(monkeypatch):
     monkeypatch.setenv("JAGATTN_FAST_LAUNCH", "yes")
     with pytest.raises(ValueError, match="JAGATTN_FAST_LAUNCH"):
         L.enabled()
+
+
+def test_direct_switch_is_read_and_validated_at_import():
+    # JAGATTN_DIRECT_LAUNCH (launch.DIRECT) is read when the module is imported: "0" turns the direct plain launch
+    # off, a bad value stops the import with a ValueError naming the variable
+    import os
+    import subprocess
+    import sys
+
+    code = "from jagattn._core import launch; print(launch.DIRECT)"
+    for value, want in (("0", "False"), ("1", "True")):
+        env = {**os.environ, "JAGATTN_DIRECT_LAUNCH": value}
+        out = subprocess.run(
+            [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+        )
+        assert out.stdout.strip() == want, (value, out.stdout, out.stderr)
+    env = {**os.environ, "JAGATTN_DIRECT_LAUNCH": "yes"}
+    bad = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert bad.returncode != 0 and "ValueError" in bad.stderr and "JAGATTN_DIRECT_LAUNCH" in bad.stderr, (
+        bad.stderr
+    )
 
 
 @pytest.mark.skipif(CUDA, reason="the interpreter's plain path (CPU CI)")
