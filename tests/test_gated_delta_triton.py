@@ -805,15 +805,11 @@ def test_gpu_overlap_side_stream_is_the_serial_result(tokens, monkeypatch):
     monkeypatch.setattr(cb, "_side_stream", lambda dev: None)
     serial = run_triton(case)
     monkeypatch.setattr(cb, "_side_stream", side)
-    # both queue orders (OVERLAP_ORDER): "dhu_first" queues the recompute after dhu, waiting only for what came before;
-    # LONGEST_FIRST: the two passes' program rows take the sequences longest first (the same chains)
-    for order, longest in (("rec_first", "off"), ("dhu_first", "off"), ("dhu_first", "on")) * 2:
-        monkeypatch.setattr(cb, "OVERLAP_ORDER", order)
-        monkeypatch.setattr(cb, "LONGEST_FIRST", longest)
+    for attempt in range(5):
         got = run_triton(case)
         for name in serial:
-            assert torch.isfinite(got[name]).all(), (order, longest, name)
-            assert torch.equal(got[name], serial[name]), (order, longest, name)
+            assert torch.isfinite(got[name]).all(), (attempt, name)
+            assert torch.equal(got[name], serial[name]), (attempt, name)
 
 
 @pytest.mark.gpu
@@ -1269,43 +1265,6 @@ def test_triton_state_prefetch_and_dh_split_are_bitwise_the_same(dtype, monkeypa
         got = run()
         for i, (a, b) in enumerate(zip(got, base, strict=True)):
             assert torch.equal(a, b), (mode, split, table, i)
-
-
-def test_longest_first_is_bitwise_the_sequence_order(monkeypatch, device):
-    # chunk_bwd.LONGEST_FIRST="on": dhu's and the recompute's program rows take the sequences longest first (ties and
-    # empty sequences included); each chain is the same arithmetic, so every output is bitwise the sequence order's,
-    # with OVERLAP on and off. The spy checks both kernels got the order
-    from jagattn.gated_delta.triton import chunk_bwd, chunk_fwd
-
-    case = make_case([65, 0, 130, 1, 63, 130, 0], 1, 2, 32, 48, dtype=torch.float32, with_init=True, l2=True, seed=51,
-                     device=device)  # fmt: skip
-    seen: list[tuple[str, bool]] = []
-    for mod in (chunk_fwd, chunk_bwd):
-
-        def spy(kernel, grid, *args, inner=mod.launch, **kwargs):
-            if "SEQ_ORDER" in kwargs:
-                seen.append((kernel.fn.__name__, kwargs["SEQ_ORDER"]))
-                if kwargs["SEQ_ORDER"]:
-                    assert kwargs["ORD"].tolist() == [2, 5, 0, 4, 3, 1, 6]
-            return inner(kernel, grid, *args, **kwargs)
-
-        monkeypatch.setattr(mod, "launch", spy)
-    # sequence chains in the recompute (this small batch would get segment chains, which keep their slot order)
-    monkeypatch.setattr(chunk_fwd, "SEG", "off")
-    for overlap in ("on", "off"):
-        monkeypatch.setattr(chunk_bwd, "OVERLAP", overlap)
-        monkeypatch.setattr(chunk_bwd, "LONGEST_FIRST", "off")
-        base = run_triton(case)
-        monkeypatch.setattr(chunk_bwd, "LONGEST_FIRST", "on")
-        seen.clear()
-        got = run_triton(case)
-        # the forward's pass keeps the sequence order; the backward's two passes take it
-        assert sorted(seen) == [
-            ("_gated_delta_bwd_dhu_kernel", True), ("_gated_delta_fwd_h_kernel", False),
-            ("_gated_delta_fwd_h_kernel", True),
-        ], seen  # fmt: skip
-        for name in base:
-            assert torch.equal(got[name], base[name]), (overlap, name)
 
 
 def test_recompute_launch_config_is_its_own(monkeypatch, device):

@@ -78,8 +78,11 @@ except Exception:  # pragma: no cover - depends on the installed torch
 # package runs). Making the wrapper and its grid-bound copy per launch cost ~20-40 us of host time on the CI-class CPU
 # (session 51, torch 2.13: wrap_triton() 14-27 us, [grid] 7-14 us, against 0.6 us for kernel[grid]), and the gated
 # delta forward of H16-8seqs is at the edge of host-bound on the H200 (0.45-0.79 ms of host time against ~0.76 ms on
-# the GPU). NOT measured on the GPU yet (session 51 had no device time left): ``JAGATTN_DIRECT_LAUNCH=0`` (read at
-# import) restores the wrapper for an A/B (``benchmarks/gd_host_time.py``). A replaced ``torch.library.wrap_triton``
+# the GPU). On the device's host (session 52, H200 machine, torch 2.11, Triton 3.6, ``benchmarks/direct_launch_cost.py``)
+# the wrapper costs far less: 1.3-1.7 us over ``kernel[grid]``'s 18 us, and DIRECT saves 0.3-0.9 us per launch (21.2 /
+# 22.0 against 22.1 / 22.3 us); op-level A/Bs there cannot resolve it (their per-call host times move by up to 2x
+# between identical runs). The 115 gpu tests of the launch / replay / export / compile / CUDA-graph / HSTU modules pass
+# with it. ``JAGATTN_DIRECT_LAUNCH=0`` (read at import) restores the wrapper. A replaced ``torch.library.wrap_triton``
 # (instrumentation, the tests' spies) is always called: direct only while it is still torch's own.
 DIRECT = env_flag("JAGATTN_DIRECT_LAUNCH", True)
 _TORCH_WRAP = getattr(torch.library, "wrap_triton", None)

@@ -160,8 +160,6 @@ def _gated_delta_bwd_dhu_kernel(
     DH_SPLIT: tl.constexpr,
     FUSE_W: tl.constexpr,
     WU_PREC: tl.constexpr,
-    ORD=None,
-    SEQ_ORDER: tl.constexpr = False,
 ):
     """The backward state recurrence, last chunk first: per chunk stores dS (DHBUF), forms the full
     ``dU = dU_local + exp(G_last - G) K dS`` (DU) and steps ``dS``. ``dU_local`` (the intra-chunk
@@ -176,8 +174,6 @@ def _gated_delta_bwd_dhu_kernel(
     i_v = tl.program_id(0)
     i_nh = tl.program_id(1)
     i_n = i_nh // HV
-    if SEQ_ORDER:
-        i_n = tl.load(ORD + i_n)  # LONGEST_FIRST: the program rows take the sequences longest first
     i_hv = i_nh % HV
     i_h = i_hv // (HV // H)
     bos = tl.load(CU + i_n).to(tl.int32)
@@ -777,24 +773,6 @@ DH_F16 = env_choice("JAGATTN_GD_DH_F16", ("off", "on", "all"), "off")
 # allowance off and on. "off" is the old order; "all" is the CPU test mode (fp16 states for every dtype). Read at
 # every call.
 OVERLAP = env_choice("JAGATTN_GD_OVERLAP", ("off", "on", "all"), "on")
-# Which of the two concurrent chains (OVERLAP on a GPU) is queued first. "rec_first" (default): the recompute on the
-# side stream, then dhu. Session 49's profile (round 4) shows the recompute getting the SMs: alone / beside each other
-# (ms) dhu 0.443 / 0.669 and recompute 0.467 / 0.396 on H16-8seqs, 0.646 / 0.880 and 0.642 / 0.582 on H16-ragged.
-# "dhu_first": dhu is queued first and the recompute after it; the side stream still waits only for the work before
-# dhu. Session 51 (H200, gd_switch_ab, same process, round 2): no difference on any suite row (backward within 0.01 ms,
-# e.g. H16-8seqs 2.489 / 2.486, ragged 2.586 / 2.587, H32-8seqs 5.040 / 5.040 ms; bitwise), though the two kernels'
-# profiled times shift; kept opt-in for LONGEST_FIRST. Read at every call.
-OVERLAP_ORDER = env_choice("JAGATTN_GD_OVERLAP_ORDER", ("rec_first", "dhu_first"), "rec_first")
-# The sequences' order in the grids of dhu and the recompute (their program rows; not the recompute's segment chains).
-# "on": longest first (a device argsort of the lengths, no host sync), so that where the two passes' programs outnumber
-# what the SMs hold at once (OVERLAP: dhu's 115 KB of shared memory and the recompute's 91 KB allow two programs per SM,
-# H16-ragged queues 448 for 264 places), the longest chains are dispatched first instead of when a place frees up.
-# Meant with OVERLAP_ORDER "dhu_first" (dhu's rows all fit; the recompute's longest take the places left).
-# "off" (default): sequence order. Session 51 (H200, gd_switch_ab with OVERLAP_ORDER dhu_first, same process, rounds 3
-# and 5; backward ms off -> on, bitwise): H16-ragged 2.597 -> 2.558 (-1.5%), but H16-8seqs 2.482 -> 2.509, H16-64seqs
-# 2.483 -> 2.536, H32-8seqs 5.051 -> 5.067 (+0.3-2%, equal lengths: the order is the identity there), H16-1seq no-op.
-# Not shape-decidable without the lengths on the host, so it stays off. Read at every call.
-LONGEST_FIRST = env_choice("JAGATTN_GD_LONGEST_FIRST", ("off", "on"), "off")
 _SIDE: dict = {}
 
 
@@ -807,11 +785,6 @@ def _side_stream(dev):
     if dev not in _SIDE:
         _SIDE[dev] = torch.cuda.Stream(dev)
     return _SIDE[dev]
-
-
-def _longest_first(cu):
-    """The sequences longest first (int32 ``[N]``; ties in sequence order), on ``cu``'s device: no host sync."""
-    return torch.argsort(cu[1:] - cu[:-1], descending=True, stable=True).to(torch.int32)
 
 
 def _dh_split(q_dtype, in_dtype, t, hv) -> tuple[bool, torch.dtype]:
@@ -880,8 +853,6 @@ def chunk_bwd(
     # H16-1seq's 9 segment slots x 16 heads run V blocks of 64, where its 16 sequence chains alone would give 16)
     seg_n, hseg = seg if seg is not None else (0, None)
     h_chains = chunk_fwd.state_pass_chains(t, n, seg_n, hseg is not None)
-    # LONGEST_FIRST: the program rows of dhu and the recompute take the sequences longest first
-    order = _longest_first(cu) if LONGEST_FIRST == "on" and n > 1 else None
     fuse_h = chunk_fwd.fuse_wu("bwd_h", h_chains * hv, dv_, dk_, row_bytes)
     w_bytes = inter_dtype(k.dtype, "w", t, hv).itemsize  # dhu's launch_config below
     fuse_dhu = fuse_h and chunk_fwd.fuse_wu("bwd_dhu", n * hv, dv_, dk_, dk_ * max(q.element_size(), w_bytes))
@@ -977,11 +948,10 @@ def chunk_bwd(
         # (the side stream waits for the current one inside _state_pass, after its allocations)
         side = _side_stream(dev)
         gh = hs  # unread (dqkwg forms the gate sums)
-        deferred = [] if side is not None and OVERLAP_ORDER == "dhu_first" else None
         hbuf, vnew, _, _ = _state_pass(
             k, None if fuse_h else w, u, gc, initial_state, cu, in_dtype=v.dtype, store_final=False, rk=rk,
             fused=(v, beta, ainv) if fuse_h else None, seg=seg_n, hseg=hseg, hs=hs if h_f16 else None, stream=side,
-            stage="bwd_h", defer=deferred, order=order,
+            stage="bwd_h",
         )  # fmt: skip
     if n > 0:
         bv, warps, stages = launch_config(
@@ -1026,22 +996,18 @@ def chunk_bwd(
             DH_SPLIT=dh_split,
             FUSE_W=fuse_dhu,
             WU_PREC=dot_precision(v.dtype, "wu") if fuse_dhu else "ieee",
-            ORD=order if order is not None else cu,
-            SEQ_ORDER=order is not None,
             num_warps=warps,
             num_stages=stages,
         )
     del du_local
     if gsum:
-        for go in deferred or ():
-            go()  # OVERLAP_ORDER "dhu_first": the recompute queued after dhu (it waits only for the work before dhu)
         if side is not None:
             torch.cuda.current_stream(dev).wait_stream(side)
     else:  # after dhu, so it can form sum(S0 * dS) from its exact fp32 state
         hbuf, vnew, _, gh = _state_pass(
             k, None if fuse_h else w, u, gc, initial_state, cu, in_dtype=v.dtype, store_final=False, dhbuf=dhbuf,
             rk=rk, dhlo=dhlo if dh_split else None, fused=(v, beta, ainv) if fuse_h else None, seg=seg_n, hseg=hseg,
-            dh_f16=dh_f16, stage="bwd_h", order=order,
+            dh_f16=dh_f16, stage="bwd_h",
         )  # fmt: skip
     if not dh_f16:  # the lo part is the recompute's only; DH_F16's scales are dqkwg's too
         del dhlo

@@ -791,8 +791,6 @@ def _gated_delta_fwd_h_kernel(
     SEG_MODE: tl.constexpr = 0,
     HS=None,
     H_F16: tl.constexpr = False,
-    ORD=None,
-    SEQ_ORDER: tl.constexpr = False,
 ):
     """The sequential state pass over the chunks of one (sequence, value head, V block): stores each
     chunk's starting state (HBUF) and ``v_new = U~ - W S`` (VNEW), steps ``S``; the final state (HT),
@@ -833,8 +831,6 @@ def _gated_delta_fwd_h_kernel(
         )  # fmt: skip
     else:
         i_n = i_nh // HV
-        if SEQ_ORDER:  # chunk_bwd.LONGEST_FIRST: the program rows take the sequences longest first
-            i_n = tl.load(ORD + i_n)
         bos = tl.load(CU + i_n).to(tl.int32)
         eos = tl.load(CU + i_n + 1).to(tl.int32)
         if FUSE_O:
@@ -1221,30 +1217,21 @@ def _h_row_bytes(k, v) -> int:
     return k.shape[2] * max(k.element_size(), inter_dtype(k.dtype, "h", k.shape[0], v.shape[1]).itemsize)
 
 
-def _launch_on(stream, defer, kernel, grid, *args, **kwargs) -> None:
+def _launch_on(stream, kernel, grid, *args, **kwargs) -> None:
     """``launch`` on the current stream, or on ``stream`` after it has waited for the current stream's work so far:
     every allocation before the call included (with JAGATTN_POISON they are NaN fills on the current stream, which
-    the side stream must not overtake; session 49: waiting before them raced, 3 gpu tests failed at random). With
-    ``defer`` (a list) the launch on ``stream`` is appended to it as a callable instead: the wait is recorded now, so
-    current-stream work the caller queues before making the call does not hold it back."""
+    the side stream must not overtake; session 49: waiting before them raced, 3 gpu tests failed at random)."""
     if stream is None:
         launch(kernel, grid, *args, **kwargs)
         return
     stream.wait_stream(torch.cuda.current_stream(stream.device))
-
-    def go():
-        with torch.cuda.stream(stream):
-            launch(kernel, grid, *args, **kwargs)
-
-    if defer is None:
-        go()
-    else:
-        defer.append(go)
+    with torch.cuda.stream(stream):
+        launch(kernel, grid, *args, **kwargs)
 
 
 def _state_pass(
     k, w, u, gc, initial_state, cu, *, in_dtype, store_final: bool, dhbuf=None, rk=None, dhlo=None, dh_f16=False,
-    fused=None, out=None, seg: int = 0, hseg=None, hs=None, stream=None, stage: str = "fwd_h", defer=None, order=None,
+    fused=None, out=None, seg: int = 0, hseg=None, hs=None, stream=None, stage: str = "fwd_h",
 ):  # fmt: skip
     """The state pass (``_gated_delta_fwd_h_kernel``) over ``w``, ``u`` from ``_prepare``, or with ``fused =
     (v, beta, T^-1)`` and ``w = u = None`` forming v_new from T per chunk itself (``FUSE_WU``). ``out = (q, rq, o,
@@ -1260,11 +1247,8 @@ def _state_pass(
     ``chunk_bwd.OVERLAP``): the per-chunk states go to an fp16 ``hbuf`` as quotients by a power-of-two scale per
     16 elements of a row, the scales to ``hs`` (``common._pow2_groups16``). ``stream`` (a CUDA stream): the
     buffers are allocated on the current stream, ``stream`` waits for the current stream's work so far (those
-    allocations included) and the pass is launched on it; the caller joins it. ``defer`` (a list, with ``stream``):
-    the wait happens here but the launch is appended to ``defer`` as a callable, for the caller to make after its
-    own launches on the current stream (``chunk_bwd.OVERLAP_ORDER``). ``stage``: ``"bwd_h"`` for the backward's
-    recompute (its ``launch_config`` name: the rule of ``"fwd_h"``, a config override of its own). ``order`` (int32
-    ``[N]``, a permutation of the sequences; not with segment chains): program row ``i`` runs sequence ``order[i]``.
+    allocations included) and the pass is launched on it; the caller joins it. ``stage``: ``"bwd_h"`` for the
+    backward's recompute (its ``launch_config`` name: the rule of ``"fwd_h"``, a config override of its own).
     Returns ``(hbuf, vnew, final, gh)`` or ``(hbuf, vnew, final, gh, hseg)``."""
     t, h, dk = k.shape
     if fused is not None:
@@ -1315,7 +1299,6 @@ def _state_pass(
             bv, warps, o_stages = launch_config("fwd_h_o", n_programs=n * hv, v=dv, k_row_bytes=row_bytes)
         _launch_on(
             stream,
-            defer,
             _gated_delta_fwd_h_kernel,
             (triton.cdiv(dv, bv), chains * hv),
             k,
@@ -1369,8 +1352,6 @@ def _state_pass(
             SEG_MODE=seg_mode,
             HS=hs if h_f16 else gc,
             H_F16=h_f16,
-            ORD=order if order is not None else gc,
-            SEQ_ORDER=order is not None and seg_mode != 2,
             num_warps=warps,
             num_stages=stages,
         )
