@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from .._core.dispatch import Backend, PureTorchBackend, register_family
+from .._core.env import env_choice
 from .._core.library import eager_call
 from .._core.precision import exporting, fp32_route, upcast
 from .._core.triton_utils import backend_unavailable_reason, device_reasons
@@ -38,6 +39,13 @@ RECURRENT_MAX_AVG_LEN = 8
 RECURRENT_MAX_AVG_LEN_GK = 32
 # fp32 inputs without gradients take the recurrent kernel at any length (use_recurrent); False: the rule above
 FP32_RECURRENT = True
+# fp32 inputs WITH gradients (JAGATTN_GD_FP32_TRAIN, read at import; the module value at every call): "reference" (default) refuses them on triton
+# (the chunked backward misses the SPEC rule, see not_supported_reasons; auto runs the reference's token loop);
+# "recurrent" runs the token loop in Triton, forward and backward (ops.gated_delta_fwd_recurrent_train: fp32 states
+# checkpointed every 16 tokens, the backward replaying each block; triton/recurrent.py). Session 52: CPU-verified
+# (interpreter, against the reference's autograd), NOT yet run on a GPU: it becomes the default once the device has
+# run its gpu tests and timed it against the reference.
+FP32_TRAIN = env_choice("JAGATTN_GD_FP32_TRAIN", ("reference", "recurrent"), "reference")
 # The fp32 route (_core/precision.py) up to this many tokens x value heads. Session 15's GPU fuzz (bf16,
 # H200) failed the SPEC rule on one-token batches (dbeta, dg: 3 of 12 with output gradients in the output
 # dtype, every one passed by the fp32 reference) and on single sequences of 150-470 tokens at K = 128/256
@@ -67,7 +75,7 @@ class TritonBackend(Backend):
             reasons.append(
                 f"q/k/v dtype {inputs.dtype} is not supported (fp16, bf16, fp32; fp64 is reference-only)"
             )
-        if inputs.dtype == torch.float32 and inputs.requires_grad:
+        if inputs.dtype == torch.float32 and inputs.requires_grad and FP32_TRAIN != "recurrent":
             # The chunked backward (WY solve, gate gradients by identities) rounds differently from the
             # token loop; in fp32 the SPEC section 5 yardstick (2x an fp32 token loop's error) is tight
             # enough that it misses on some inputs: dk up to 1.35x the bound on H200 / Triton 3.6, and
@@ -77,7 +85,8 @@ class TritonBackend(Backend):
             reasons.append(
                 "fp32 with gradients: the chunked backward misses the SPEC tolerance against an fp32 "
                 "reference on some inputs (dk/dv up to 1.4x the bound); fp16/bf16, or fp32 without "
-                "gradients, run on triton"
+                "gradients, run on triton (JAGATTN_GD_FP32_TRAIN=recurrent: the token loop's backward in Triton, "
+                "not yet verified on a GPU)"
             )
         return reasons
 
@@ -114,20 +123,13 @@ class TritonBackend(Backend):
     def _run(self, inputs: GatedDeltaInputs, q, k, v):
         from . import ops
 
-        if self.use_recurrent(inputs):
-            return eager_call(
-                ops.gated_delta_fwd_recurrent,
-                q,
-                k,
-                v,
-                inputs.g,
-                inputs.beta,
-                inputs.gk,
-                inputs.initial_state,
-                inputs.cu_seqlens,
-                inputs.scale,
-                inputs.use_qk_l2norm,
-            )
+        train = inputs.requires_grad and inputs.dtype == torch.float32 and FP32_TRAIN == "recurrent"
+        if train or self.use_recurrent(inputs):
+            # the token loop: fp32 training (the chunked backward misses the SPEC rule in fp32: the training op keeps
+            # checkpoints for its backward), or forward only (decoding, short sequences, fp32 inference)
+            op = ops.gated_delta_fwd_recurrent_train if train else ops.gated_delta_fwd_recurrent
+            args = (inputs.g, inputs.beta, inputs.gk, inputs.initial_state, inputs.cu_seqlens)
+            return eager_call(op, q, k, v, *args, inputs.scale, inputs.use_qk_l2norm)[:2]
         if inputs.has_gk:
             # per-key gates: their own chunked kernels (triton/chunk_gk.py); g is folded into gk there
             return ops.chunked_fwd_gk(

@@ -41,7 +41,7 @@ from .triton.chunk_fwd import chunk_fwd
 from .triton.chunk_gk import chunk_bwd_gk, chunk_fwd_gk
 from .triton.common import inter_dtype
 from .triton.l2norm import l2norm_bwd, l2norm_bwd_from_y, l2norm_fwd, l2norm_fwd_rstd, l2norm_rstd
-from .triton.recurrent import recurrent_fwd
+from .triton.recurrent import ckpt_slots, recurrent_bwd, recurrent_fwd
 
 # Where the scalar-gate chunk kernels get their L2-normalised q/k (use_qk_l2norm) from:
 # "off": normalised copies written by l2norm_fwd (bf16 for bf16 inputs, fp32 for fp16/fp32);
@@ -347,6 +347,105 @@ def _(q, k, v, g, beta, gk, initial_state, cu_seqlens, scale, use_qk_l2norm):
 
 
 register_eager(gated_delta_fwd_recurrent)  # forward only: with gradients the dispatcher path
+
+
+# ---------------------------------------------------------------------------------------------
+# fp32 training on the token loop: jagattn::gated_delta_fwd_recurrent_train / _bwd_recurrent (backends.FP32_TRAIN)
+
+
+@triton_op(qualname("gated_delta_fwd_recurrent_train"), mutates_args=())
+def gated_delta_fwd_recurrent_train(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    g: torch.Tensor,
+    beta: torch.Tensor,
+    gk: torch.Tensor | None,
+    initial_state: torch.Tensor | None,
+    cu_seqlens: torch.Tensor,
+    scale: float,
+    use_qk_l2norm: bool,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """``(o, final_state, checkpoints)``: the token loop's forward that also keeps the fp32 state entering every
+    ``recurrent.CKPT_TOKENS``-th token of each sequence (``[ckpt_slots, HV, K, V]``) for its backward."""
+    return recurrent_fwd(
+        q.contiguous(), k.contiguous(), v.contiguous(), g.contiguous(), beta.contiguous(), _contig(gk),
+        _contig(initial_state), cu_seqlens, scale, use_qk_l2norm, checkpoints=True,
+    )  # fmt: skip
+
+
+@gated_delta_fwd_recurrent_train.register_fake
+def _(q, k, v, g, beta, gk, initial_state, cu_seqlens, scale, use_qk_l2norm):
+    n = cu_seqlens.shape[0] - 1
+    ckpt = v.new_empty((ckpt_slots(q.shape[0], n), v.shape[1], q.shape[2], v.shape[2]), dtype=torch.float32)
+    return v.new_empty(v.shape), _state_like(q, v, cu_seqlens), ckpt
+
+
+@triton_op(qualname("gated_delta_bwd_recurrent"), mutates_args=())
+def gated_delta_bwd_recurrent(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    g: torch.Tensor,
+    beta: torch.Tensor,
+    gk: torch.Tensor | None,
+    initial_state: torch.Tensor | None,
+    cu_seqlens: torch.Tensor,
+    checkpoints: torch.Tensor,
+    do: torch.Tensor,
+    dht: torch.Tensor | None,
+    scale: float,
+    use_qk_l2norm: bool,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """``(dq, dk, dv, dg, dbeta, dgk, d_initial_state)`` in their inputs' dtypes (dgk ``[0]`` without gk, dh0 fp32,
+    ``[0]`` without an initial state)."""
+    qc, kc = q.contiguous(), k.contiguous()
+    dq, dk, dv, dg, db, dgk, dh0 = recurrent_bwd(
+        qc, kc, v.contiguous(), g.contiguous(), beta.contiguous(), _contig(gk), _contig(initial_state), cu_seqlens,
+        checkpoints, do.contiguous(), _contig(dht), scale, use_qk_l2norm,
+    )  # fmt: skip
+    t, h, dkk = q.shape
+    grp = v.shape[1] // h
+    if grp > 1:  # GVA: a q/k head's gradient is the sum over its value heads
+        dq = dq.view(t, h, grp, dkk).sum(2)
+        dk = dk.view(t, h, grp, dkk).sum(2)
+    dq, dk = _qk_grads(qc, kc, dq, dk, use_qk_l2norm)
+    dgk = dgk.to(gk.dtype) if gk is not None else dgk
+    return dq, dk, dv, dg.to(g.dtype), db.to(beta.dtype), dgk, dh0
+
+
+@gated_delta_bwd_recurrent.register_fake
+def _(q, k, v, g, beta, gk, initial_state, cu_seqlens, checkpoints, do, dht, scale, use_qk_l2norm):
+    dgk = gk.new_empty(gk.shape) if gk is not None else v.new_empty((0,), dtype=torch.float32)
+    return (
+        *(x.new_empty(x.shape) for x in (q, k, v, g, beta)), dgk, _dh0_like(q, v, cu_seqlens, initial_state)
+    )  # fmt: skip
+
+
+def _setup_context_rec(ctx, inputs, output) -> None:
+    _no_materialized_grads(ctx)
+    q, k, v, g, beta, gk, initial_state, cu_seqlens, scale, use_qk_l2norm = inputs
+    ctx.save_for_backward(q, k, v, g, beta, gk, initial_state, saveable(cu_seqlens), output[2])
+    ctx.scale = scale
+    ctx.use_qk_l2norm = use_qk_l2norm
+    ctx.has_gk = gk is not None
+    ctx.has_initial_state = initial_state is not None
+
+
+def _backward_rec(ctx, do, dht, _dckpt):
+    saved = ctx.saved_tensors  # q, k, v, g, beta, gk, initial_state, cu_seqlens, checkpoints
+    do = _do_or_zeros(do, saved[0], saved[2])
+    dq, dk, dv, dg, db, dgk, dh0 = eager_call(
+        gated_delta_bwd_recurrent, *saved, do, dht, ctx.scale, ctx.use_qk_l2norm
+    )
+    return (
+        dq, dk, dv, dg, db, dgk if ctx.has_gk else None, dh0 if ctx.has_initial_state else None, None, None, None
+    )  # fmt: skip
+
+
+gated_delta_fwd_recurrent_train.register_autograd(_backward_rec, setup_context=_setup_context_rec)
+register_eager(gated_delta_fwd_recurrent_train, _setup_context_rec, _backward_rec)
+forbid_double_backward(gated_delta_bwd_recurrent, "gated_delta_rule")
 
 
 # ---------------------------------------------------------------------------------------------

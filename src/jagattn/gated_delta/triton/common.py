@@ -456,6 +456,10 @@ def launch_config(
         return CANDIDATES[kernel][0]
     if kernel == "fwd_recurrent":
         return (min(32, max(16, triton.next_power_of_2(v))), 4, 1)
+    if (
+        kernel == "bwd_recurrent"
+    ):  # fp32 training's token loop: S, dS and S_a live in registers (not yet tuned)
+        return (min(16, triton.next_power_of_2(v)), 4, 1)
     if kernel in ("fwd_h", "bwd_h", "bwd_dhu"):
         # the widest V block that fills the GPU once: fwd_h BV 64 is 22% faster than 32 on H16 8 x 4096
         # (128 (sequence, head) chains; H200, session 5); bwd_dhu (with the fused local dv since session
