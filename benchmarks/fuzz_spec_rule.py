@@ -62,7 +62,8 @@ CAP_LEN: int | None = None
 # --dims A,B: the two head dims of every case (attention d/dv, HSTU dq/dv, gated delta dk/dv) instead of
 # the random draw; the draw still happens, so every other choice of a seed stays the same
 DIMS: tuple[int, int] | None = None
-# --dtype bf16|fp16 (GPU): the dtype of every case instead of the random draw (drawn anyway, as --dims)
+# --dtype bf16/fp16/fp32 (bf16 GPU only): the dtype of every case instead of the random draw (drawn anyway, as
+# --dims)
 DTYPE: torch.dtype | None = None
 
 
@@ -272,8 +273,12 @@ def case_gated_delta(rng: random.Random, dev: str, dtype, scale: int, per_key: b
         )  # fmt: skip
         return {"o": o, "final_state": fs}
 
-    # fp32 with gradients is refused by the Triton backend (not_supported_reasons): forward only
-    grads = ("q", "k", "v", "g", "beta", "h0", "gk") if dtype != torch.float32 else ()
+    # fp32 with gradients is refused by the Triton backend (not_supported_reasons): forward only, unless fp32 training
+    # runs on the token loop (--set jagattn.gated_delta.backends.FP32_TRAIN=recurrent, session 52)
+    from jagattn.gated_delta import backends as gd_backends
+
+    fp32_grads = dtype != torch.float32 or gd_backends.FP32_TRAIN == "recurrent"
+    grads = ("q", "k", "v", "g", "beta", "h0", "gk") if fp32_grads else ()
     return desc, args, grads, run, ref
 
 
@@ -441,7 +446,9 @@ def main() -> None:
     ap.add_argument("--scale", type=int, default=1, help="multiplies the random lengths (GPU)")
     ap.add_argument("--time-budget", type=float, default=float("inf"), help="seconds, then stop")
     ap.add_argument("--dims", help="A,B: both head dims of every case (instead of the random draw)")
-    ap.add_argument("--dtype", choices=("bf16", "fp16"), help="every case in this dtype (GPU)")
+    ap.add_argument(
+        "--dtype", choices=("bf16", "fp16", "fp32"), help="every case in this dtype (bf16: GPU only)"
+    )
     ap.add_argument("--set", action="append", default=[], help="pkg.module.ATTR=value (experiments)")
     ap.add_argument("--cap-len", type=int, help="cap every drawn sequence length at this (tiny batches)")
     ap.add_argument(
@@ -457,9 +464,9 @@ def main() -> None:
         if len(DIMS) != 2:
             raise SystemExit("--dims takes two head dims: A,B")
     if args.dtype:
-        if args.device == "cpu":
-            ap.error("--dtype is for the GPU (the CPU interpreter draws fp32/fp16 and cannot run bf16 dots)")
-        DTYPE = {"bf16": torch.bfloat16, "fp16": torch.float16}[args.dtype]
+        if args.device == "cpu" and args.dtype == "bf16":
+            ap.error("--dtype bf16 is for the GPU (the CPU interpreter cannot run bf16 dots)")
+        DTYPE = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}[args.dtype]
     CAP_LEN = args.cap_len
     G_SHIFT = args.g_shift
     ROUNDED_GRADS = args.rounded_grads

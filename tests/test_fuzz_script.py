@@ -57,3 +57,22 @@ def test_fp32_forward_takes_the_token_loop(fuzz, monkeypatch, device):
         monkeypatch.setattr(backends, "FP32_RECURRENT", False)
         msg = fuzz.run_case("gated_delta", 35247, device, 1)
         assert msg is not None and "o: backend error" in msg
+
+
+def test_fp32_training_is_fuzzed_with_gradients(fuzz, monkeypatch, device):
+    # with fp32 training on the token loop (gated_delta.backends.FP32_TRAIN = "recurrent", session 52) the fuzz checks
+    # the fp32 gradients too: seed 35247 (fp32, GVA, l2norm) passes, and a dv off by 1.5x is reported
+    from jagattn.gated_delta import backends, ops
+
+    monkeypatch.setattr(backends, "FP32_TRAIN", "recurrent")
+    assert fuzz.run_case("gated_delta", 35247, device, 1) is None
+    real = ops.recurrent_bwd
+
+    def off(*args, **kwargs):
+        out = list(real(*args, **kwargs))
+        out[2] = out[2] * 1.5  # dv
+        return tuple(out)
+
+    monkeypatch.setattr(ops, "recurrent_bwd", off)
+    msg = fuzz.run_case("gated_delta", 35247, device, 1)
+    assert msg is not None and "dv: backend error" in msg, msg

@@ -60,7 +60,8 @@ class TritonBackend(Backend):
     family = FAMILY
     description = (
         "Triton: chunked (64) WY kernels, fwd + bwd, varlen, GVA, states, l2norm, per-key gates gk; "
-        "fused recurrent forward for short sequences and fp32 inference; bf16 is the fast dtype (fp16 keeps fp32 "
+        "fused recurrent forward for short sequences and fp32 inference (fp32 training on it: opt-in "
+        "JAGATTN_GD_FP32_TRAIN=recurrent); bf16 is the fast dtype (fp16 keeps fp32 "
         "intermediates on split-tf32 products: about 10x bf16's time at 32k tokens on H200)"
     )
 
