@@ -179,6 +179,29 @@ def _gated_delta_case(monkeypatch, per_key, save_t, kkt, wu):
                                  backend="triton")  # fmt: skip
 
 
+def _gated_delta_fp32_train_case(monkeypatch):
+    # fp32 training on the token loop (opt-in JAGATTN_GD_FP32_TRAIN=recurrent): the checkpointed forward and the
+    # reverse token loop, with per-key gates, a state and l2norm
+    from jagattn.gated_delta import backends
+
+    monkeypatch.setattr(backends, "FP32_TRAIN", "recurrent")
+    gen = generator(4)
+    lengths = [5, 0, 20]
+    t = sum(lengths)
+    q, k = (randn((t, 1, 16), generator=gen) for _ in range(2))
+    v = randn((t, 2, 16), generator=gen)
+    g = torch.nn.functional.logsigmoid(randn((t, 2), generator=gen))
+    beta = torch.rand((t, 2), generator=gen)
+    gk = torch.nn.functional.logsigmoid(randn((t, 2, 16), generator=gen))
+    h0 = randn((len(lengths), 2, 16, 16), generator=gen)
+    leaves = _leaves(q, k, v, g, beta, gk, h0)
+    out = jagattn.gated_delta_rule(
+        q, k, v, g, beta, cu_seqlens=cu_seqlens(lengths), initial_state=h0, output_final_state=True,
+        use_qk_l2norm=True, gk=gk, backend="triton",
+    )  # fmt: skip
+    _backward(out, *leaves)
+
+
 def _package_kernels() -> set[str]:
     found = set()
     for mod in pkgutil.walk_packages(jagattn.__path__, "jagattn."):
@@ -206,6 +229,7 @@ CASES = [
     (_gated_delta_case, (False, "off", "blocks16", "loop")),
     (_gated_delta_case, (False, "fp32", "dot64", "tiles")),
     (_gated_delta_case, (True, "auto", "blocks16", "loop")),
+    (_gated_delta_fp32_train_case, ()),
 ]
 
 
