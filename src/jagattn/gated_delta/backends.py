@@ -39,12 +39,13 @@ RECURRENT_MAX_AVG_LEN = 8
 RECURRENT_MAX_AVG_LEN_GK = 32
 # fp32 inputs without gradients take the recurrent kernel at any length (use_recurrent); False: the rule above
 FP32_RECURRENT = True
-# fp32 inputs WITH gradients (JAGATTN_GD_FP32_TRAIN, read at import; the module value at every call): "reference" (default) refuses them on triton
-# (the chunked backward misses the SPEC rule, see not_supported_reasons; auto runs the reference's token loop);
-# "recurrent" runs the token loop in Triton, forward and backward (ops.gated_delta_fwd_recurrent_train: fp32 states
-# checkpointed every 16 tokens, the backward replaying each block; triton/recurrent.py). Session 52: CPU-verified
-# (interpreter, against the reference's autograd), NOT yet run on a GPU: it becomes the default once the device has
-# run its gpu tests and timed it against the reference.
+# fp32 inputs WITH gradients (JAGATTN_GD_FP32_TRAIN, read at import; the module value at every call). "reference"
+# (default): the triton backend refuses them (the chunked backward misses the SPEC rule, see not_supported_reasons) and
+# auto runs the reference's token loop. "recurrent": the token loop in Triton, forward and backward
+# (ops.gated_delta_fwd_recurrent_train; triton/recurrent.py): fp32 states checkpointed every 16 tokens, the backward
+# replaying each block. Memory beyond the inputs and gradients: the checkpoints (T / 16 + N states) and fp32 per-V-block
+# parts of dq, dk (and dgk), V / 16 x [T, HV, K] each. Session 52: CPU-verified (interpreter against the reference's
+# autograd, CPU fuzz), NOT yet run on a GPU; the default once the device has run its gpu tests and timed it.
 FP32_TRAIN = env_choice("JAGATTN_GD_FP32_TRAIN", ("reference", "recurrent"), "reference")
 # The fp32 route (_core/precision.py) up to this many tokens x value heads. Session 15's GPU fuzz (bf16,
 # H200) failed the SPEC rule on one-token batches (dbeta, dg: 3 of 12 with output gradients in the output
