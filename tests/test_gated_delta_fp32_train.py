@@ -136,6 +136,17 @@ def test_fp32_train_matches_reference(name, recurrent_train, device):
     check(make_case(**CASES[name], seed=520 + list(CASES).index(name), device=device))
 
 
+def test_fp32_train_v_blocks_of_32(recurrent_train, monkeypatch, device):
+    # the backward's other launch-config candidate (common.CANDIDATES["bwd_recurrent"]): V blocks of 32 at 8 warps,
+    # two V blocks at V = 40, with gk and GVA
+    from jagattn.gated_delta.triton import common
+
+    monkeypatch.setitem(common.CONFIG_OVERRIDE, "bwd_recurrent", common.CANDIDATES["bwd_recurrent"][1])
+    check(
+        make_case([17, 0, 30], 1, 2, 16, 40, with_gk=True, with_init=True, l2=True, seed=536, device=device)
+    )
+
+
 def test_fp32_train_hard_reset_gates(recurrent_train, device):
     # g = -inf and gk = -inf on single tokens (exp = 0: the state is reset; SPEC allows gates <= 0): no NaN
     case = make_case([20, 18], 1, 1, 16, 16, with_gk=True, with_init=True, l2=True, seed=527, device=device)

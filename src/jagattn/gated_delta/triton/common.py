@@ -316,6 +316,10 @@ CANDIDATES = {
     "bwd_h": _STATE_PASS_CONFIGS,
     "bwd_dhu": _STATE_PASS_CONFIGS,
     "fwd_recurrent": [(bv, w, 1) for bv in (16, 32, 64) for w in (4, 8)],
+    # fp32 training's reverse token loop (backends.FP32_TRAIN): S, dS and S_a in registers. Local Triton 3.6 sm_90, V =
+    # 128 with gk, registers at K = 128 / 256: (16, 4, 1) 168 / 244, (32, 8, 1) 218 / 226, no spill (session 52; not
+    # timed yet: V blocks of 32 halve the per-V-block gradient parts)
+    "bwd_recurrent": [(16, 4, 1), (32, 8, 1)],
     # (inverse by powers instead of forward substitution, num_warps, unused)
     "fwd_kkt_solve": [(p, w, 1) for p in (0, 1) for w in (1, 2, 4)],
     # (BV, num_warps, num_stages, key block: dq/dk columns per program, partial gate sums added in wy)
