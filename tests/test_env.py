@@ -346,6 +346,15 @@ IMPORT_TIME = [
         "auto, 0, 1",
     ),
     (
+        "gated_delta/backends.py",
+        "JAGATTN_GD_FP32_TRAIN",
+        "FP32_TRAIN",
+        "reference",
+        ("Recurrent", "recurrent"),
+        "token",
+        "reference, recurrent",
+    ),
+    (
         "gated_delta/triton/common.py",
         "JAGATTN_GD_BF16_DOT",
         "BF16_DOT",

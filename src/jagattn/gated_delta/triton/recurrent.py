@@ -117,22 +117,10 @@ def _gated_delta_fwd_recurrent_kernel(
     CKPT=None,
     CK: tl.constexpr = 0,
 ):
-    # (written out, not through the helpers the backward shares: the forward's code stays what the device verified
-    # before session 52; with CK = 0 its PTX is the earlier kernel's)
+    # (the token step written out, not through the backward's helpers: the forward's code stays what the device
+    # verified before session 52; with CK = 0 its sm_90 PTX code is the earlier kernel's)
     scale = tl.cast(scale, tl.float32)  # Inductor passes Python floats as fp64 scalars
-    i_v = tl.program_id(0)
-    i_nh = tl.program_id(1)
-    i_n = i_nh // HV
-    i_hv = i_nh % HV
-    i_h = i_hv // (HV // H)
-    bos = tl.load(CU + i_n).to(tl.int64)
-    eos = tl.load(CU + i_n + 1).to(tl.int64)
-    o_k = tl.arange(0, BK)
-    o_v = i_v * BV + tl.arange(0, BV)
-    m_k = o_k < K
-    m_v = o_v < V
-    m_kv = m_k[:, None] & m_v[None, :]
-    p_state = (i_n * HV + i_hv).to(tl.int64) * K * V + o_k[:, None] * V + o_v[None, :]
+    i_n, i_hv, i_h, bos, eos, o_k, o_v, m_k, m_v, m_kv, o_kv, p_state = _program(CU, H, HV, K, V, BK, BV)
     if USE_INITIAL_STATE:
         b_h = tl.load(H0 + p_state, mask=m_kv, other=0.0).to(tl.float32)
     else:
@@ -141,7 +129,7 @@ def _gated_delta_fwd_recurrent_kernel(
         if CK > 0:  # noqa: SIM102 (constexpr first: no modulo by a zero CK) the state entering every CK-th token
             if (t - bos) % CK == 0:
                 i_c = bos // CK + i_n + (t - bos) // CK
-                tl.store(CKPT + (i_c * HV + i_hv) * K * V + o_k[:, None] * V + o_v[None, :], b_h, mask=m_kv)
+                tl.store(CKPT + (i_c * HV + i_hv) * K * V + o_kv, b_h, mask=m_kv)
         p_qk = (t * H + i_h) * K + o_k
         b_q = tl.load(Q + p_qk, mask=m_k, other=0.0).to(tl.float32)
         b_k = tl.load(K_ + p_qk, mask=m_k, other=0.0).to(tl.float32)
@@ -271,8 +259,11 @@ def recurrent_fwd(
     n = cu.shape[0] - 1
     o = new_empty((t, hv, dv), dtype=v.dtype, device=v.device)
     final = new_empty((n, hv, dk, dv), dtype=torch.float32, device=v.device)
-    ckpt = new_empty(
-        (ckpt_slots(t, n) if checkpoints else 0, hv, dk, dv), dtype=torch.float32, device=v.device
+    # the checkpoints only for the training op (the decoding path allocates nothing more)
+    ckpt = (
+        new_empty((ckpt_slots(t, n), hv, dk, dv), dtype=torch.float32, device=v.device)
+        if checkpoints
+        else final
     )
     if n > 0:
         bv, warps, stages = launch_config("fwd_recurrent", n_programs=n * hv, v=dv)
@@ -299,7 +290,7 @@ def recurrent_fwd(
             HAS_GK=gk is not None,
             BV=bv,
             USE_INITIAL_STATE=initial_state is not None,
-            CKPT=ckpt if checkpoints else final,
+            CKPT=ckpt,
             CK=CKPT_TOKENS if checkpoints else 0,
             num_warps=warps,
             num_stages=stages,
