@@ -230,6 +230,17 @@ def test_fp32_train_checkpoints_are_the_token_loop_states(device):
                 part - starts[s], 16**-0.5, True,
             )  # fmt: skip
             assert torch.equal(ckpt[slot], state[0]), (s, i)
+    # every slot is written (opcheck compares the whole output; the suite poisons new buffers with NaN): the one
+    # slot between a sequence's last checkpoint and the next sequence's first, where there is one, holds the final
+    # state (here after the empty sequence and the 16 tokens from 50; sequences 1 and 2 fill their ranges)
+    assert not ckpt.isnan().any()
+    gaps = []
+    for s, length in enumerate(lengths):
+        slot = starts[s] // ck + s + -(-length // ck)
+        if slot < starts[s + 1] // ck + s + 1:
+            gaps.append(s)
+            assert torch.equal(ckpt[slot], fs[s]), s
+    assert gaps == [0, 3], gaps
 
 
 def test_fp32_train_ops_schema_and_autograd_registration(device):

@@ -10,7 +10,9 @@ everything in fp32 (q/k L2-normalised in-kernel when asked), with or without per
 (longer sequences and anything needing gradients run the chunked kernels, ``chunk_gk.py`` for gk).
 
 The token loop's backward (``recurrent_bwd``; fp32 training, ``backends.FP32_TRAIN``): the forward also stores the
-fp32 state entering every ``CK``-th token of each sequence (``ckpt_slots`` slots, ``[slots, HV, K, V]``); one
+fp32 state entering every ``CK``-th token of each sequence (``ckpt_slots`` slots, ``[slots, HV, K, V]``, every one
+written: the one a sequence may leave between its last checkpoint and the next sequence's first gets its final
+state); one
 program per (V block, sequence, value head) walks the tokens last first with ``dS`` in registers and gets the state
 before token ``t`` by replaying the forward from the checkpoint of ``t``'s block (at most ``CK - 1`` steps; no
 per-token states are stored). Per token, with ``S_a`` the decayed state, ``p = S_a^T k``, ``u = beta (v - p)``,
@@ -105,6 +107,7 @@ def _gated_delta_fwd_recurrent_kernel(
     HT,
     CU,
     scale,
+    CKPT,
     H: tl.constexpr,
     HV: tl.constexpr,
     K: tl.constexpr,
@@ -114,7 +117,6 @@ def _gated_delta_fwd_recurrent_kernel(
     USE_L2NORM: tl.constexpr,
     HAS_GK: tl.constexpr,
     USE_INITIAL_STATE: tl.constexpr,
-    CKPT=None,
     CK: tl.constexpr = 0,
 ):
     # (the token step written out, not through the backward's helpers: the forward's code stays what the device
@@ -149,6 +151,11 @@ def _gated_delta_fwd_recurrent_kernel(
         b_o = tl.sum(b_h * b_q[:, None], 0) * scale
         tl.store(O + p_v, b_o.to(O.dtype.element_ty), mask=m_v)
     tl.store(HT + p_state, b_h, mask=m_kv)
+    if CK > 0:  # every slot written (no garbage in the op's output): the one slot between this
+        # sequence's last checkpoint and the next sequence's first, where there is one, gets the final state
+        i_c = bos // CK + i_n + (eos - bos + CK - 1) // CK
+        if i_c < eos // CK + i_n + 1:
+            tl.store(CKPT + (i_c * HV + i_hv) * K * V + o_kv, b_h, mask=m_kv)
 
 
 @triton.jit
@@ -281,6 +288,7 @@ def recurrent_fwd(
             final,
             cu,
             scale,
+            ckpt,  # positional: a tensor by keyword would keep the launch replay off
             H=h,
             HV=hv,
             K=dk,
@@ -290,7 +298,6 @@ def recurrent_fwd(
             HAS_GK=gk is not None,
             BV=bv,
             USE_INITIAL_STATE=initial_state is not None,
-            CKPT=ckpt,
             CK=CKPT_TOKENS if checkpoints else 0,
             num_warps=warps,
             num_stages=stages,
