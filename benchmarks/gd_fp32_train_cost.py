@@ -53,7 +53,8 @@ def run_row(first: bool, h: int, n: int, length: int, args) -> str:
         return torch.autograd.grad(o.sum() + fs.sum(), leaves)
 
     out = [f"H{h} {n}x{length}"]
-    for name, fn in (("triton", lambda: public("triton")), ("chunked-fp32", chunked)):
+    routes = [("triton", lambda: public("triton"))] + ([("chunked-fp32", chunked)] if args.chunked else [])
+    for name, fn in routes:
         fn()
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()
@@ -63,10 +64,12 @@ def run_row(first: bool, h: int, n: int, length: int, args) -> str:
         out.append(f"{name} {ms:.2f} ms peak {peak:.0f} MiB")
     if n * length <= args.ref_max_tokens:
         torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
         t0 = time.perf_counter()
         ref = public("reference")
         torch.cuda.synchronize()
-        out.append(f"reference {1e3 * (time.perf_counter() - t0):.0f} ms (one call)")
+        peak = torch.cuda.max_memory_allocated() / 2**20
+        out.append(f"reference {1e3 * (time.perf_counter() - t0):.0f} ms (one call) peak {peak:.0f} MiB")
         if first:
             got = public("triton")
             errs = [((a - b).abs().max() / b.abs().max()).item() for a, b in zip(got, ref, strict=True)]
@@ -80,6 +83,7 @@ def main() -> None:
     ap.add_argument("--dk", type=int, default=128)
     ap.add_argument("--dv", type=int, default=128)
     ap.add_argument("--ref-max-tokens", type=int, default=2048)
+    ap.add_argument("--no-chunked", dest="chunked", action="store_false", help="time only the token loop")
     args = ap.parse_args()
     backends.FP32_TRAIN = "recurrent"
     for i, row in enumerate(args.rows.split(",")):
