@@ -495,7 +495,7 @@ GD_LAYOUTS = {
 @pytest.mark.parametrize(
     "dtype,grads,with_gk",
     [(torch.float16, True, False), (torch.float16, True, True), (torch.float32, False, False)],
-    ids=["fp16", "fp16-gk", "fp32-fwd"],  # fp32 with gradients is reference-only (backends.py)
+    ids=["fp16", "fp16-gk", "fp32-fwd"],  # fp32 with gradients: tests/test_gated_delta_fp32_train.py
 )
 def test_gated_delta_layouts(dtype, grads, with_gk):
     base = _gated_delta_base(dtype, lens=(4, 9) if with_gk else (3, 0, 40, 5))

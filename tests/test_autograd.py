@@ -63,7 +63,8 @@ def test_offsets_made_under_inference_mode_train(op, device):
 
 @pytest.mark.parametrize("op", OPS)
 def test_autocast_does_not_change_the_result(op, device):
-    # fp32 with gradients: attention and gated delta run the reference (auto), HSTU its fp32 Triton kernels;
+    # fp32 with gradients: attention runs the reference (auto), gated delta its Triton token loop where Triton runs,
+    # HSTU its fp32 Triton kernels;
     # under autocast(bfloat16) each must give the same bits as without it
     args = _inputs(op, [5, 9, 3], 0, device)
     results = []

@@ -1,8 +1,8 @@
-"""fp32 training of the gated delta rule on the Triton token loop (``backends.FP32_TRAIN = "recurrent"``).
+"""fp32 training of the gated delta rule on the Triton token loop (``backends.FP32_TRAIN = "recurrent"``, the default
+since session 53).
 
 The chunked backward misses the SPEC rule against an fp32 reference on some inputs, so fp32 inputs with gradients
-are refused by the Triton backend by default (``auto`` runs the reference). With ``JAGATTN_GD_FP32_TRAIN=recurrent``
-they run ``ops.gated_delta_fwd_recurrent_train`` / ``gated_delta_bwd_recurrent`` (``triton/recurrent.py``): the
+run the token loop instead: they run ``ops.gated_delta_fwd_recurrent_train`` / ``gated_delta_bwd_recurrent`` (``triton/recurrent.py``): the
 forward stores the state entering every 16th token, the backward walks the tokens last first and replays each
 block from its checkpoint. CPU tests run the kernels under the interpreter against the reference's autograd with
 the SPEC section 5 rule (fp64 gold, the fp32 reference as yardstick); the gpu tests the same, opcheck and compile.
@@ -180,14 +180,15 @@ def test_fp32_train_without_final_state_or_output_gradient(recurrent_train, devi
 
 
 def test_fp32_train_routing_and_reasons(monkeypatch, device):
-    # default: the triton backend refuses fp32 with gradients and says how to opt in; with "recurrent" it takes
-    # them through the training op (and fp32 without gradients still takes the forward-only token loop)
+    # switched off ("reference"): the triton backend refuses fp32 with gradients and says how to switch it back on;
+    # with "recurrent" (the default) it takes them through the training op (and fp32 without gradients still takes
+    # the forward-only token loop)
     case = make_case([9, 4], 1, 1, 16, 16, with_gk=False, with_init=False, l2=False, seed=529, device=device)
     args = [case[n] for n in ("q", "k", "v", "g", "beta")]
     monkeypatch.setattr(backends, "FP32_TRAIN", "reference")
     ex = jagattn.explain("gated_delta", *args, cu_seqlens=case["cu_seqlens"])
     assert ex.chosen == "reference"
-    assert "JAGATTN_GD_FP32_TRAIN=recurrent" in str(ex)
+    assert "JAGATTN_GD_FP32_TRAIN=reference" in str(ex) and "set it to recurrent" in str(ex)
     with pytest.raises(NotSupportedError, match="fp32 with gradients"):
         jagattn.gated_delta_rule(*args, cu_seqlens=case["cu_seqlens"], backend="triton")
     monkeypatch.setattr(backends, "FP32_TRAIN", "recurrent")

@@ -23,6 +23,7 @@ import jagattn
 import jagattn.gated_delta.api
 from conftest import wrap_triton_or_kernel
 from jagattn import NotSupportedError, testing
+from jagattn.gated_delta import backends as gd_backends
 from jagattn.gated_delta.backends import TritonBackend
 from jagattn.gated_delta.reference import gated_delta_reference
 
@@ -70,12 +71,17 @@ def _leaves(case):
 def triton_call(*args, **kwargs):
     """``jagattn.gated_delta_rule(..., backend="triton")`` without the selection step.
 
-    The dispatcher refuses fp32 with gradients (its chunked backward misses the SPEC rule on some
-    inputs); the fixed fp32 cases here still exercise the kernels' plumbing in full precision, so they
-    call the backend directly, as the public function does once it has chosen it.
+    fp32 with gradients runs the token loop (the chunked backward misses the SPEC rule on some inputs:
+    ``backends.FP32_TRAIN``), but small fp16/bf16 batches still train on the chunked fp32 kernels
+    (``_core/precision.py``): the fixed fp32 cases here exercise those in full precision, so they call the backend
+    directly with the token loop's training switched off (the chunked path it takes then).
     """
     inputs = jagattn.gated_delta.api.make_inputs(*args, **kwargs)
-    o, fs = TritonBackend()(inputs)
+    saved, gd_backends.FP32_TRAIN = gd_backends.FP32_TRAIN, "reference"
+    try:
+        o, fs = TritonBackend()(inputs)
+    finally:
+        gd_backends.FP32_TRAIN = saved
     if inputs.batch_shape is not None:
         o = o.unflatten(0, inputs.batch_shape)
     return o, (fs if inputs.output_final_state else None)
@@ -567,12 +573,16 @@ def test_chunked_equals_recurrent_forward(device):
 # dispatch
 
 
-def test_triton_reasons_fp64_and_gk_chosen(device):
+def test_triton_reasons_fp64_and_gk_chosen(monkeypatch, device):
     case = make_case([5], 1, 1, 16, 16, dtype=torch.float32, with_init=False, l2=False, seed=0, device=device)
     args = [case[n] for n in ("q", "k", "v", "g", "beta")]
     gk = -torch.rand(5, 1, 16, device=device)
-    # per-key gates with gradients run on the chunked gk kernels (tests/test_gated_delta_gk.py), except
-    # where a reason of its own applies: this case is fp32 with gradients, refused on every device
+    # per-key gates with gradients run on triton (fp16/bf16: the chunked gk kernels, tests/test_gated_delta_gk.py;
+    # this fp32 case: the token loop, backends.FP32_TRAIN), and on the reference where fp32 training on triton is
+    # switched off
+    table = jagattn.explain("gated_delta", *args, cu_seqlens=case["cu_seqlens"], gk=gk)
+    assert table.chosen == "triton"
+    monkeypatch.setattr(gd_backends, "FP32_TRAIN", "reference")
     table = jagattn.explain("gated_delta", *args, cu_seqlens=case["cu_seqlens"], gk=gk)
     want = "reference"
     assert table.chosen == want
@@ -681,10 +691,11 @@ def test_gpu_fp16_small():
     check_against_reference(case, torch.float16)
 
 
-def test_fp32_training_is_rejected_with_a_reason(device):
+def test_fp32_training_is_rejected_with_a_reason(monkeypatch, device):
     # the fp32 chunked backward misses the tolerance rule on some inputs (dk up to 1.35x the bound on
-    # H200; 3 of 40 random interpreter batches): the backend must say so, auto must run the reference,
-    # and an explicit backend="triton" must raise instead of running
+    # H200; 3 of 40 random interpreter batches): with the token loop's training switched off the backend must say
+    # so, auto must run the reference, and an explicit backend="triton" must raise instead of running
+    monkeypatch.setattr(gd_backends, "FP32_TRAIN", "reference")
     gen = torch.Generator().manual_seed(0)
     t, h, d = 40, 2, 32
     q, k, v = (torch.randn(t, h, d, generator=gen).to(device).requires_grad_() for _ in range(3))

@@ -39,14 +39,18 @@ RECURRENT_MAX_AVG_LEN = 8
 RECURRENT_MAX_AVG_LEN_GK = 32
 # fp32 inputs without gradients take the recurrent kernel at any length (use_recurrent); False: the rule above
 FP32_RECURRENT = True
-# fp32 inputs WITH gradients (JAGATTN_GD_FP32_TRAIN, read at import; the module value at every call). "reference"
-# (default): the triton backend refuses them (the chunked backward misses the SPEC rule, see not_supported_reasons) and
-# auto runs the reference's token loop. "recurrent": the token loop in Triton, forward and backward
-# (ops.gated_delta_fwd_recurrent_train; triton/recurrent.py): fp32 states checkpointed every 16 tokens, the backward
-# replaying each block. Memory beyond the inputs and gradients: the checkpoints (T / 16 + N states) and fp32 per-V-block
-# parts of dq, dk (and dgk), V / 16 x [T, HV, K] each. Session 52: CPU-verified (interpreter against the reference's
-# autograd, CPU fuzz), NOT yet run on a GPU; the default once the device has run its gpu tests and timed it.
-FP32_TRAIN = env_choice("JAGATTN_GD_FP32_TRAIN", ("reference", "recurrent"), "reference")
+# fp32 inputs WITH gradients (JAGATTN_GD_FP32_TRAIN, read at import; the module value at every call). "recurrent"
+# (default since session 53): the token loop in Triton, forward and backward (ops.gated_delta_fwd_recurrent_train;
+# triton/recurrent.py): fp32 states checkpointed every 16 tokens, the backward replaying each block. "reference": the
+# triton backend refuses them (the chunked fp32 backward misses the SPEC rule, see not_supported_reasons) and auto
+# runs the reference's Python token loop. Memory beyond the inputs and gradients: the checkpoints (T / 16 + N states)
+# and fp32 per-V-block parts of dq, dk (and dgk), V / 16 x [T, HV, K] each. Session 53, H200, Triton 3.6, fp32,
+# K = V = 128, l2norm, an initial state, fwd + bwd (benchmarks/gd_fp32_train_cost.py, results 2026-11-29-s53-h200-
+# round4/5): H16 1 x 2048: 16.4 ms, peak 521 MiB, against the reference's 3080 ms and 4354 MiB (gradients within
+# 3.5e-7..5.3e-7 of max|ref|); H16 8 x 4096: 74.9 ms, 8.3 GiB; 64 x 512: 65.6 ms, 8.6 GiB; 1 x 32768: 262 ms,
+# 8.3 GiB (the reference there: ~34 GiB of per-token states). V blocks of 32 (JAGATTN_GD_CONFIG=bwd_recurrent=32,8,1)
+# took 102 ms / 6.2 GiB on 8 x 4096: the default stays 16. Its gpu tests pass there (opcheck, compile, the rule).
+FP32_TRAIN = env_choice("JAGATTN_GD_FP32_TRAIN", ("reference", "recurrent"), "recurrent")
 # The fp32 route (_core/precision.py) up to this many tokens x value heads. Session 15's GPU fuzz (bf16,
 # H200) failed the SPEC rule on one-token batches (dbeta, dg: 3 of 12 with output gradients in the output
 # dtype, every one passed by the fp32 reference) and on single sequences of 150-470 tokens at K = 128/256
@@ -61,8 +65,8 @@ class TritonBackend(Backend):
     family = FAMILY
     description = (
         "Triton: chunked (64) WY kernels, fwd + bwd, varlen, GVA, states, l2norm, per-key gates gk; "
-        "fused recurrent forward for short sequences and fp32 inference (fp32 training on it: opt-in "
-        "JAGATTN_GD_FP32_TRAIN=recurrent); bf16 is the fast dtype (fp16 keeps fp32 "
+        "fused recurrent forward for short sequences and fp32 inference, and fp32 training on that token "
+        "loop (checkpointed backward); bf16 is the fast dtype (fp16 keeps fp32 "
         "intermediates on split-tf32 products: about 10x bf16's time at 32k tokens on H200)"
     )
 
@@ -83,12 +87,11 @@ class TritonBackend(Backend):
             # enough that it misses on some inputs: dk up to 1.35x the bound on H200 / Triton 3.6, and
             # under the interpreter 3 of 40 random scalar-g batches (dv/dk 1.1-1.4x) and 1 of 30 with
             # strong per-key gates (dgk 1.5x), session 3. The forward passes. fp32 training therefore
-            # runs on the reference on every device, the same rule as the attention kernels.
+            # runs on the token loop by default (FP32_TRAIN above); this reason only where that is switched off.
             reasons.append(
-                "fp32 with gradients: the chunked backward misses the SPEC tolerance against an fp32 "
-                "reference on some inputs (dk/dv up to 1.4x the bound); fp16/bf16, or fp32 without "
-                "gradients, run on triton (JAGATTN_GD_FP32_TRAIN=recurrent: the token loop's backward in Triton, "
-                "not yet verified on a GPU)"
+                "fp32 with gradients: the token loop's backward is switched off (JAGATTN_GD_FP32_TRAIN=reference, "
+                "backends.FP32_TRAIN) and the chunked backward misses the SPEC tolerance against an fp32 reference on some inputs (dk/dv "
+                "up to 1.4x the bound); set it to recurrent (the default) to train fp32 on triton"
             )
         return reasons
 
