@@ -273,8 +273,9 @@ def case_gated_delta(rng: random.Random, dev: str, dtype, scale: int, per_key: b
         )  # fmt: skip
         return {"o": o, "final_state": fs}
 
-    # fp32 with gradients is refused by the Triton backend (not_supported_reasons): forward only, unless fp32 training
-    # runs on the token loop (--set jagattn.gated_delta.backends.FP32_TRAIN=recurrent, session 52)
+    # fp32 with gradients trains on the token loop (gated_delta.backends.FP32_TRAIN = "recurrent", the default since
+    # session 53): every gradient checked; with it off (--set ...FP32_TRAIN=reference) the Triton backend refuses fp32
+    # with gradients (not_supported_reasons), so forward only
     from jagattn.gated_delta import backends as gd_backends
 
     fp32_grads = dtype != torch.float32 or gd_backends.FP32_TRAIN == "recurrent"

@@ -49,12 +49,14 @@ def test_fp32_forward_takes_the_token_loop(fuzz, monkeypatch, device):
     # session 35's CPU fuzz: the chunked fp32 forward missed the SPEC rule on o by 1.5x (seed 35247: lengths
     # [51, 51, 1, 2], K = 16, GVA, l2norm, no gradients); fp32 without gradients now runs the recurrent kernel
     # (gated_delta.backends.FP32_RECURRENT), which passes. On the CPU the chunked forward must still fail it, so the
-    # case keeps testing what it was picked for
+    # case keeps testing what it was picked for (with fp32 training off the token loop too: the fuzz then checks the
+    # forward alone, as in session 35, instead of training on the token loop)
     from jagattn.gated_delta import backends
 
     assert fuzz.run_case("gated_delta", 35247, device, 1) is None
     if device == "cpu":
         monkeypatch.setattr(backends, "FP32_RECURRENT", False)
+        monkeypatch.setattr(backends, "FP32_TRAIN", "reference")
         msg = fuzz.run_case("gated_delta", 35247, device, 1)
         assert msg is not None and "o: backend error" in msg
 
