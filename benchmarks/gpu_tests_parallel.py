@@ -1,4 +1,4 @@
-"""Run the ``gpu``-marked tests of some test files in several pytest processes at once on the device.
+"""Run the ``gpu``-marked tests (or those of ``-m EXPR``) of some test files in several pytest processes at once on the device.
 
 The gated delta gpu tests spend most of their time in the recurrent reference (a Python loop over 32k
 tokens, host-bound), so one process cannot finish them inside one device call; N processes sharing the
@@ -32,6 +32,9 @@ def main() -> int:
     ap.add_argument("--timeout", type=float, default=420.0)
     ap.add_argument("--out", default=".")
     ap.add_argument("-k", default="", help="pytest -k expression applied when collecting")
+    ap.add_argument(
+        "-m", dest="marker", default="gpu", help='pytest -m expression ("not gpu": the CPU tests on cuda)'
+    )
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     cmd = [
@@ -40,7 +43,7 @@ def main() -> int:
         "pytest",
         "-q",
         "-m",
-        "gpu",
+        args.marker,
         "--collect-only",
         "-p",
         "no:cacheprovider",
@@ -52,11 +55,11 @@ def main() -> int:
     ids = [line.strip() for line in listing.splitlines() if "::" in line and not line.startswith(" ")]
     if not ids:
         print(listing[-2000:])
-        print("no gpu tests collected")
+        print(f"no tests collected (-m {args.marker!r})")
         return 1
     groups = [ids[i :: args.workers] for i in range(args.workers)]
     groups = [g for g in groups if g]
-    print(f"{len(ids)} gpu tests over {len(groups)} workers", flush=True)
+    print(f"{len(ids)} tests (-m {args.marker!r}) over {len(groups)} workers", flush=True)
     t0 = time.monotonic()
     procs = []
     for i, g in enumerate(groups):
