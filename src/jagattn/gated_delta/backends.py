@@ -48,7 +48,7 @@ FP32_RECURRENT = True
 # K = V = 128, l2norm, an initial state, fwd + bwd (benchmarks/gd_fp32_train_cost.py, results 2026-11-29-s53-h200-
 # round4/5): H16 1 x 2048: 16.4 ms, peak 521 MiB, against the reference's 3080 ms and 4354 MiB (gradients within
 # 3.5e-7..5.3e-7 of max|ref|); H16 8 x 4096: 74.9 ms, 8.3 GiB; 64 x 512: 65.6 ms, 8.6 GiB; 1 x 32768: 262 ms,
-# 8.3 GiB (the reference there: ~34 GiB of per-token states). V blocks of 32 (JAGATTN_GD_CONFIG=bwd_recurrent=32,8,1)
+# 8.3 GiB (the reference there, estimated, not run: ~34 GiB of per-token states). V blocks of 32 (JAGATTN_GD_CONFIG=bwd_recurrent=32,8,1)
 # took 102 ms / 6.2 GiB on 8 x 4096: the default stays 16. Its gpu tests pass there (opcheck, compile, the rule).
 FP32_TRAIN = env_choice("JAGATTN_GD_FP32_TRAIN", ("reference", "recurrent"), "recurrent")
 # The fp32 route (_core/precision.py) up to this many tokens x value heads. Session 15's GPU fuzz (bf16,
