@@ -312,6 +312,14 @@ forbid_double_backward(gated_delta_bwd, "gated_delta_rule")
 _REC_REPLAY = Replay("gated_delta_fwd_recurrent")
 
 
+def _rec_tensors(q, k, v, g, beta, gk, initial_state, cu_seqlens) -> tuple:
+    """The token-loop forwards' tensor arguments, contiguous (``recurrent_fwd``'s first eight)."""
+    return (
+        q.contiguous(), k.contiguous(), v.contiguous(), g.contiguous(), beta.contiguous(), _contig(gk),
+        _contig(initial_state), cu_seqlens,
+    )  # fmt: skip
+
+
 @triton_op(qualname("gated_delta_fwd_recurrent"), mutates_args=())
 def gated_delta_fwd_recurrent(
     q: torch.Tensor,
@@ -326,16 +334,7 @@ def gated_delta_fwd_recurrent(
     use_qk_l2norm: bool,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Forward only (no autograd registered: the backend never routes inputs that need grad here)."""
-    tensors = (
-        q.contiguous(),
-        k.contiguous(),
-        v.contiguous(),
-        g.contiguous(),
-        beta.contiguous(),
-        _contig(gk),
-        _contig(initial_state),
-        cu_seqlens,
-    )
+    tensors = _rec_tensors(q, k, v, g, beta, gk, initial_state, cu_seqlens)
     return _REC_REPLAY.call(
         tensors, (scale, use_qk_l2norm), lambda: recurrent_fwd(*tensors, scale, use_qk_l2norm)
     )
@@ -368,10 +367,8 @@ def gated_delta_fwd_recurrent_train(
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """``(o, final_state, checkpoints)``: the token loop's forward that also keeps the fp32 state entering every
     ``recurrent.CKPT_TOKENS``-th token of each sequence (``[ckpt_slots, HV, K, V]``) for its backward."""
-    return recurrent_fwd(
-        q.contiguous(), k.contiguous(), v.contiguous(), g.contiguous(), beta.contiguous(), _contig(gk),
-        _contig(initial_state), cu_seqlens, scale, use_qk_l2norm, checkpoints=True,
-    )  # fmt: skip
+    tensors = _rec_tensors(q, k, v, g, beta, gk, initial_state, cu_seqlens)
+    return recurrent_fwd(*tensors, scale, use_qk_l2norm, checkpoints=True)
 
 
 @gated_delta_fwd_recurrent_train.register_fake
