@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import os
+import warnings
 from pathlib import Path
 
 import pytest
@@ -390,7 +391,19 @@ def test_gd_config(monkeypatch):
     monkeypatch.setenv(var, " bwd_dqkwg=64, 8,3,64 ; fwd_h=32,4,2;")
     want = {"bwd_dqkwg": (64, 8, 3, 64), "fwd_h": (32, 4, 2)}
     assert _import_read(common, var, CONFIG_OVERRIDE={})["CONFIG_OVERRIDE"] == want
-    assert common.parse_config_override("bwd_wy=32,4,32") == {"bwd_wy": (32, 4, 32)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # candidates are taken silently
+        assert common.parse_config_override("bwd_dqkwg=32,4,1,32;bwd_wy=16,8,1") == {
+            "bwd_dqkwg": (32, 4, 1, 32),
+            "bwd_wy": (16, 8, 1),
+        }
+    # a config outside the candidates is taken, with a warning naming it and the candidates
+    with pytest.warns(
+        UserWarning, match=r"^JAGATTN_GD_CONFIG: bwd_wy=32,4,32 is not one of bwd_wy's candidate .*64,4,2"
+    ):
+        assert common.parse_config_override("bwd_wy=32,4,32") == {"bwd_wy": (32, 4, 32)}
+    with pytest.warns(UserWarning, match=r"bwd_dqkwg=16, 4,1,16 is not one of .*miscompile"):
+        assert common.parse_config_override("bwd_dqkwg=16, 4,1,16") == {"bwd_dqkwg": (16, 4, 1, 16)}
     assert common.parse_config_override(" ; ") == {}
     for bad, msg in (
         (

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import os
+import warnings
 
 import triton
 import triton.language as tl
@@ -370,7 +371,9 @@ DQKWG_NARROW_ROWS = (64, 4, 2, 64)
 def parse_config_override(text: str) -> dict[str, tuple[int, ...]]:
     """``JAGATTN_GD_CONFIG`` (``"kernel=a,b,c;..."``, empty items skipped) as kernel -> config. A
     ValueError naming the variable for an item without ``=``, a kernel not in ``CANDIDATES``, a value
-    that is not an integer or a config whose length no candidate of that kernel has."""
+    that is not an integer or a config whose length no candidate of that kernel has; a UserWarning for a config
+    that is not one of its kernel's candidates (accepted for device experiments, but unchecked: some such configs
+    give wrong results on Triton 3.6 / Hopper, e.g. ``bwd_dqkwg`` key blocks of 16 at 4 warps, session 54)."""
     out: dict[str, tuple[int, ...]] = {}
     for item in filter(str.strip, text.split(";")):
         name, sep, cfg = (part.strip() for part in item.partition("="))
@@ -387,6 +390,15 @@ def parse_config_override(text: str) -> dict[str, tuple[int, ...]]:
         if len(values) not in lengths:
             raise ValueError(
                 f"JAGATTN_GD_CONFIG: {name} takes {' or '.join(map(str, lengths))} integers (got {item.strip()!r})"
+            )
+        if values not in CANDIDATES[name]:
+            warnings.warn(
+                f"JAGATTN_GD_CONFIG: {name}={cfg.strip()} is not one of {name}'s candidate configs "
+                f"({', '.join(','.join(map(str, c)) for c in CANDIDATES[name])}): it is used, but no test or device "
+                "check covers it, and configs outside the candidates can miscompile on Triton 3.6 / Hopper (wrong "
+                "results, no error; see CANDIDATES in jagattn/gated_delta/triton/common.py)",
+                UserWarning,
+                stacklevel=2,
             )
         out[name] = values
     return out
