@@ -64,7 +64,20 @@ def main() -> int:
     procs = []
     for i, g in enumerate(groups):
         log = open(os.path.join(args.out, f"gpu_tests_w{i}.log"), "w")  # noqa: SIM115 (closed below)
-        run = [sys.executable, "-m", "pytest", "-q", "-rfE", "-p", "no:cacheprovider", "--durations=3", *g]
+        # -v: one line per test as it ends, so a worker cut by the timeout still names its failures and what it
+        # did not reach (session 54 recovered them from the collection order)
+        run = [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-v",
+            "--tb=short",
+            "-rfE",
+            "-p",
+            "no:cacheprovider",
+            "--durations=3",
+            *g,
+        ]
         procs.append((subprocess.Popen(run, stdout=log, stderr=subprocess.STDOUT), log, g))
     failed = False
     for i, (p, log, g) in enumerate(procs):
@@ -82,7 +95,22 @@ def main() -> int:
             "",
         )
         if rc is None:
-            print(f"worker {i}: TIMEOUT after {args.timeout:.0f} s; {len(g)} tests, log tail: {text[-1:]}")
+            ended = {}
+            for s in text:
+                head, _, rest = s.partition(" ")
+                if "::" in head and rest.startswith(
+                    ("PASSED", "FAILED", "ERROR", "SKIPPED", "XFAIL", "XPASS")
+                ):
+                    ended[head] = rest.split()[0]
+            left = [t for t in g if t not in ended]
+            print(
+                f"worker {i}: TIMEOUT after {args.timeout:.0f} s; {len(g)} tests, {len(ended)} ended, {len(left)} not"
+            )
+            for t, how in ended.items():
+                if how in ("FAILED", "ERROR"):
+                    print(f"    {how} {t} (cut before pytest's summary: see the log)")
+            with open(os.path.join(args.out, f"gpu_tests_w{i}_not_run.txt"), "w") as f:
+                f.write("".join(t + "\n" for t in left))
             failed = True
         else:
             print(f"worker {i}: rc={rc} {summary.strip()}  ({time.monotonic() - t0:.0f} s)")

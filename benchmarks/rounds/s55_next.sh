@@ -1,0 +1,22 @@
+# Prepared for session 55: the rest of the CPU-designed (non-gpu) tests on cuda. Session 54 ran those of
+# test_gated_delta_{triton,gk,fp32_train}.py, test_attention_triton.py and test_hstu_triton.py on the H200 (the first
+# time: device rounds ran -m gpu) and found eight tests that failed there, all in the tests (results
+# 2026-11-29-s54-*). These are the other files' (test_api_fuzz.py's 1149 CPU-tensor cases left out).
+#   rest     every other test file's non-gpu tests on cuda, 8 workers (a cut worker lists what it did not reach in
+#            $OUT/gpu_tests_w<i>_not_run.txt and names its failures from pytest -v lines)
+#   gated    the three gated delta files again (session 54's fixes, all 105 tests; 6 workers)
+# Call: JAGATTN_GIT_SHA=<sha> bash benchmarks/rounds/s55_next.sh [rest|gated]
+export OUT=${OUT:-$PWD/.device-out} JAGATTN_AUTOTUNE=0
+source benchmarks/device_round_env.sh
+case "${1:-rest}" in
+  rest)
+    files=$(ls tests/test_*.py | grep -v -e test_api_fuzz -e test_gated_delta_triton -e test_gated_delta_gk \
+        -e test_gated_delta_fp32_train -e test_attention_triton -e test_hstu_triton)
+    JAGATTN_POISON=1 PYTHONPATH=src timeout 560 python3 benchmarks/gpu_tests_parallel.py --workers 8 --timeout 540 \
+        --out $OUT -m "not gpu" $files 2>&1 | tail -60 ;;
+  gated)
+    JAGATTN_POISON=1 PYTHONPATH=src timeout 560 python3 benchmarks/gpu_tests_parallel.py --workers 6 --timeout 540 \
+        --out $OUT -m "not gpu" tests/test_gated_delta_triton.py tests/test_gated_delta_gk.py \
+        tests/test_gated_delta_fp32_train.py 2>&1 | tail -60 ;;
+esac
+echo "rc=$? elapsed $((SECONDS - T0)) s"
