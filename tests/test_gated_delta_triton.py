@@ -711,12 +711,17 @@ def test_gpu_production_fp16(lengths, h, hv):
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "fp16"])
 @pytest.mark.parametrize("dk,dv", [(16, 16), (24, 48), (32, 80)], ids=["k16", "k24", "k32"])
 def test_gpu_small_head_dims(dk, dv, dtype):
-    """Head dims below the default key block (64) past the small-batch fp32 route (4 heads x ~1.4k tokens): dqkwg's
-    key block shrinks to the padded K (``min(bkb, bk)``: 16 or 32 at 4 warps, the sizes whose forced form
-    miscompiles on Triton 3.6 Hopper in ``test_triton_backward_tiles_and_key_blocks``), V tiles partial."""
-    case = make_case(
-        [0, 1, 63, 700, 65, 600], 2, 4, dk, dv, dtype=dtype, with_init=True, l2=True, seed=dk, device="cuda"
-    )
+    """Head dims below the default key block (64): dqkwg's key block shrinks to the padded K (``min(bkb, bk)``: 16 or
+    32 at 4 warps, the sizes whose forced form miscompiles on Triton 3.6 Hopper in
+    ``test_triton_backward_tiles_and_key_blocks``), V tiles partial. 4329 tokens x 4 value heads: past the small-batch
+    fp32 route and past ``PRECISE_MAX_TOKENS``, so bf16 runs its speed path (16-bit intermediates: the miscompile
+    pattern's operand type). Session 54 ran an earlier form (1429 tokens: bf16 on the precise path) on the H200, 6
+    passed; this form has not run on the device yet."""
+    from jagattn.gated_delta.triton import common
+
+    lengths = [0, 1, 63, 2100, 65, 2100]
+    assert not common.bf16_precise(torch.bfloat16, sum(lengths), 4)
+    case = make_case(lengths, 2, 4, dk, dv, dtype=dtype, with_init=True, l2=True, seed=dk, device="cuda")
     got = run_triton(case)
     gold, lowp = references(case, dtype)
     for name in gold:
