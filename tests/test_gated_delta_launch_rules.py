@@ -292,3 +292,21 @@ def test_dqkwg_narrow_rows_only_for_16_bit_copies_and_states(monkeypatch, dtype,
     chunk_bwd.chunk_bwd(q, k, v, g, beta, None, cu, dk**-0.5, do, None)
     first = common.CANDIDATES["bwd_dqkwg"][0]
     assert seen == [common.DQKWG_NARROW_ROWS if narrow else first]
+
+
+def test_candidates_leave_out_the_triton36_hopper_miscompile_patterns():
+    # Configs that gave wrong results on Triton 3.6 / H200 (no error) stay out of CANDIDATES, which launch_config and
+    # the sweeps draw from (JAGATTN_GD_CONFIG warns outside them): a narrow right operand next to a [BT, BT] score or
+    # T tile at 4 warps (the notes above CANDIDATES in common.py): fwd_o / bwd_dv_local BV 16 / 32; fwd_wu / bwd_wy
+    # column tiles under 64 (T in bf16 as the left operand); bwd_dqkwg key blocks under 64 at 4 warps only as
+    # (32, 4, 1, 32), no V block under 32 (the forced (16, 4, 1, 16): dk 0.57 off against gold rms 0.19 on the H200,
+    # session 54); fwd_h_o (the fused output) V 64 only
+    c = common.CANDIDATES
+    for kernel in ("fwd_o", "bwd_dv_local"):
+        assert all(bv >= 64 for bv, _, _ in c[kernel]), kernel
+    for kernel in ("fwd_wu", "bwd_wy"):
+        assert all(bc >= 64 or warps > 4 for bc, warps, _ in c[kernel]), kernel
+    narrow = [cfg for cfg in c["bwd_dqkwg"] if cfg[3] < 64 and cfg[1] <= 4]
+    assert narrow == [(32, 4, 1, 32)]
+    assert all(bv >= 32 for bv, *_ in c["bwd_dqkwg"])
+    assert {bv for bv, *_ in c["fwd_h_o"]} == {64}
