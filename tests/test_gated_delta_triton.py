@@ -146,15 +146,16 @@ def references(case, dtype):
     return gold, lowp
 
 
-def check_against_reference(case, dtype, got=None, refs=None):
+def check_against_reference(case, dtype, got=None, refs=None, factor=2.0):
     """The SPEC rule on every output of ``run_triton(case)`` (or on ``got``, that run's result already made
-    under the same settings), against ``references(case, dtype)`` (or ``refs``, the same made before)."""
+    under the same settings), against ``references(case, dtype)`` (or ``refs``, the same made before). ``factor``:
+    the rule's 2x, widened only for an opt-in documented to miss it."""
     got = run_triton(case) if got is None else got
     gold, lowp = references(case, dtype) if refs is None else refs
     assert got.keys() == gold.keys()
     for name in gold:
         testing.assert_finite_where(name, got[name])
-        testing.check_close(f"triton {name}", got[name], gold[name], lowp[name])
+        testing.check_close(f"triton {name}", got[name], gold[name], lowp[name], factor=factor)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -722,11 +723,7 @@ def test_gpu_small_head_dims(dk, dv, dtype):
     lengths = [0, 1, 63, 2100, 65, 2100]
     assert not common.bf16_precise(torch.bfloat16, sum(lengths), 4)
     case = make_case(lengths, 2, 4, dk, dv, dtype=dtype, with_init=True, l2=True, seed=dk, device="cuda")
-    got = run_triton(case)
-    gold, lowp = references(case, dtype)
-    for name in gold:
-        testing.assert_finite_where(name, got[name])
-        testing.check_close(f"triton {name} (K={dk}, V={dv})", got[name], gold[name], lowp[name])
+    check_against_reference(case, dtype)
 
 
 @pytest.mark.gpu
@@ -1012,18 +1009,11 @@ def test_triton_fp16_tf32_products_opt_in(l2, monkeypatch, device):
     case = make_case(
         [63, 0, 65, 1, 70], 1, 2, 32, 48, dtype=torch.float16, with_init=True, l2=l2, seed=5, device=device
     )
-    if device == "cpu":
-        check_against_reference(case, torch.float16)
-    else:
-        # on the GPU tf32 truncates the fp32 intermediates: this opt-in misses the SPEC rule (session 11's fp16 fuzz:
-        # 26 of 30 seeds, o / final_state / dk at 2-4x the reference error; on the H200 in session 54 this case's o
-        # at 2.03x, dk at 5.7x (max; 3.5x rms), dbeta at 5.3x), so here it is held to 8x: what it is documented to
-        # miss by, not the bug-size errors (hundreds of times the bound) a broken tile gives
-        got = run_triton(case)
-        gold, lowp = references(case, torch.float16)
-        for name in gold:
-            testing.assert_finite_where(name, got[name])
-            testing.check_close(f"triton {name} (tf32 opt-in)", got[name], gold[name], lowp[name], factor=8.0)
+    # on the GPU tf32 truncates the fp32 intermediates: this opt-in misses the SPEC rule (session 11's fp16 fuzz:
+    # 26 of 30 seeds, o / final_state / dk at 2-4x the reference error; on the H200 in session 54 this case's o
+    # at 2.03x, dk at 5.7x (max; 3.5x rms), dbeta at 5.3x), so there it is held to 8x: what it is documented to
+    # miss by, not the bug-size errors (hundreds of times the bound) a broken tile gives
+    check_against_reference(case, torch.float16, factor=2.0 if device == "cpu" else 8.0)
     assert {k for k, _ in seen} >= {"fwd_h", "fwd_o", "dhu", "dqkwg", "wy"}
     assert all(keep for _, keep in seen)
 

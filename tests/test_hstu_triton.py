@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import os
 import random
 import threading
 
@@ -23,6 +22,7 @@ from hypothesis import strategies as st
 
 import jagattn
 from jagattn import NotSupportedError
+from jagattn._core.triton_utils import interpreter_enabled
 from jagattn.hstu.api import make_inputs
 from jagattn.hstu.backends import TritonBackend
 from jagattn.hstu.reference import hstu_reference
@@ -961,7 +961,7 @@ def test_ctx_split_on_the_compact_grid(monkeypatch, device):
 
     if device == "cuda" and not torch.cuda.is_available():
         pytest.skip("needs a CUDA GPU")
-    if device == "cpu" and os.environ.get("TRITON_INTERPRET") != "1":
+    if device == "cpu" and not interpreter_enabled():
         # (conftest sets the interpreter only on a machine without a GPU; there the cuda case runs instead)
         pytest.skip("the CPU case needs the Triton interpreter (TRITON_INTERPRET=1)")
     monkeypatch.setattr(schedule, "ENABLED", True)
